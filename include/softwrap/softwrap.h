@@ -1,0 +1,264 @@
+/*
+ * softwrap.h — the C API of softwrap: failure-atomic, durable transactions
+ * ("wraps") over byte-addressable persistent memory.
+ *
+ * A program creates or opens a *pool* (a file mapped into memory), then
+ * groups stores to pool memory into *wraps*:
+ *
+ *     sw_pool *p = sw_pool_open("/mnt/pmem/bank", NULL);
+ *     struct bank *b = sw_pool_root(p, sizeof *b);
+ *     sw_wrap_open(p);
+ *     sw_store64(p, &b->acct[1], sw_load64(p, &b->acct[1]) - 10);
+ *     sw_store64(p, &b->acct[2], sw_load64(p, &b->acct[2]) + 10);
+ *     if (sw_wrap_close(p) != 0) fprintf(stderr, "%s\n", sw_errormsg());
+ *
+ * After sw_wrap_close returns 0, every store of the wrap survives any crash;
+ * a crash before that leaves none of them.  Nested wraps are flattened into
+ * the outermost one.
+ *
+ * Error handling: functions returning int give 0 on success and a negative
+ * SW_E* code on failure; functions returning pointers give NULL.  In both
+ * cases sw_errormsg() describes the last failure of the calling thread.
+ * Functions returning values (sw_load*) cannot fail loudly: on misuse they
+ * return 0 and set the thread's error (see sw_errno()).
+ *
+ * Concurrency: many threads may run wraps on one pool at once.  Isolation
+ * is the caller's, as in the SoftWrAP paper: two wraps that are open at the
+ * same time must not touch the same 8-byte word unless the caller serializes
+ * them with its own lock, and the lock must be released only *after*
+ * sw_wrap_close returns ("close before you unlock").  Loads under such a
+ * lock see the newest committed (or own uncommitted) values.
+ *
+ * Addresses passed to the access functions are pointers into the pool's
+ * mapping (as returned by sw_pool_root, sw_pmalloc or computed from them).
+ * Persistent data must refer to other persistent data by offset
+ * (sw_pool_offset / sw_pool_ptr), because the mapping address may change
+ * between runs.
+ */
+#ifndef SOFTWRAP_SOFTWRAP_H_
+#define SOFTWRAP_SOFTWRAP_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(__GNUC__)
+#define SW_API __attribute__((visibility("default")))
+#else
+#define SW_API
+#endif
+
+/* ---------------------------------------------------------------- errors */
+
+#define SW_OK 0
+#define SW_EINVAL (-1)    /* bad argument or API misuse */
+#define SW_EIO (-2)       /* operating-system I/O failure (see message) */
+#define SW_ENOMEM (-3)    /* DRAM allocation failed */
+#define SW_ENOSPC (-4)    /* the pool's heap is full */
+#define SW_ECORRUPT (-5)  /* the pool's metadata fails validation */
+#define SW_EFOREIGN (-6)  /* the file is not a softwrap pool */
+#define SW_EVERSION (-7)  /* pool layout version not supported */
+#define SW_ENOWRAP (-8)   /* operation needs an open wrap */
+#define SW_ETOOBIG (-9)   /* wrap exceeds log or alias capacity; aborted */
+#define SW_ENOTSUP (-10)  /* not supported by this engine / medium */
+#define SW_EBUSY (-11)    /* pool in use (locked by another process, open wraps) */
+#define SW_EEXIST (-12)   /* file exists (sw_pool_create) */
+#define SW_ERANGE (-13)   /* address outside the pool */
+#define SW_EABORTED (-14) /* the wrap had failed earlier and was rolled back */
+
+/* Thread-local message describing the calling thread's last failure; never
+ * NULL ("" when there was none).  Valid until the thread's next failure. */
+SW_API const char *sw_errormsg(void);
+/* Thread-local SW_E* code of the last failure (0 if none). */
+SW_API int sw_errno(void);
+/* Static name of an SW_E* code ("SW_ENOSPC"). */
+SW_API const char *sw_strerror(int code);
+
+/* ---------------------------------------------------------------- config */
+
+typedef enum sw_engine_kind {
+  SW_ENGINE_DEFAULT = 0,     /* softwrap unless SOFTWRAP_ENGINE says otherwise */
+  SW_ENGINE_SOFTWRAP = 1,    /* global alias tables + redo log (the paper) */
+  SW_ENGINE_SOFTWRAP_LOCAL = 2, /* per-thread alias table, recycled at close */
+  SW_ENGINE_UNDO = 3,        /* undo log, PMDK style (baseline) */
+  SW_ENGINE_NONATOMIC = 4    /* durable but not atomic (baseline, control) */
+} sw_engine_kind;
+
+typedef enum sw_medium_kind {
+  SW_MEDIUM_AUTO = 0,   /* x86 on DAX (MAP_SYNC), msync elsewhere */
+  SW_MEDIUM_X86 = 1,    /* clwb/clflushopt/clflush + movnt + sfence */
+  SW_MEDIUM_MSYNC = 2,  /* x86 instructions plus msync at each fence */
+  SW_MEDIUM_SCM_EMU = 3 /* x86 plus the papers' emulated SCM timing */
+} sw_medium_kind;
+
+/* Options for create/open.  Zero-initialize and set what you need; zero
+ * fields take defaults.  Environment variables override (so any program
+ * can be switched without recompiling): SOFTWRAP_ENGINE
+ * (softwrap|softwrap-local|undo|nonatomic), SOFTWRAP_MEDIUM
+ * (auto|x86|msync|scm-emu), SOFTWRAP_SCM_WRITE_NS, SOFTWRAP_SCM_SERIAL_NS. */
+typedef struct sw_config {
+  sw_engine_kind engine;
+  sw_medium_kind medium;
+  uint32_t scm_write_ns;      /* scm-emu: Tw per cache line (default 1000) */
+  uint32_t scm_serialize_ns;  /* scm-emu: Ts per pcommit (default 220) */
+  uint32_t scm_wc_entries;    /* scm-emu: write-combining queue (default 8) */
+  uint32_t alias_entries;     /* softwrap: entries per alias table, power of
+                                 two (default 65536) */
+  uint32_t retire_divisor;    /* softwrap: retire when a table holds
+                                 entries/retire_divisor (default 8) */
+  uint32_t shadow_page_size;  /* softwrap: sw_read/sw_write page, power of
+                                 two, 64..65536 (default 1024) */
+  uint32_t max_alias_tables;  /* softwrap: tables in the ring, >= 2 (default
+                                 8; more than 2 only for outsized wraps) */
+  /* Creation only (ignored by open, which reads them from the pool): */
+  uint32_t lanes;             /* log lanes = wraps open at once (default 32) */
+  uint64_t lane_size;         /* bytes per lane (default: pool/64 clamped to
+                                 [64 KiB, 16 MiB]) */
+  uint32_t flags;             /* SW_CONFIG_* */
+} sw_config;
+
+#define SW_CONFIG_NO_RETIRE_THREAD 0x1u /* retire inline in wrap_close (tests) */
+#define SW_CONFIG_OVERWRITE 0x2u        /* sw_pool_create may replace a file */
+
+/* ------------------------------------------------------------------ pool */
+
+typedef struct sw_pool sw_pool;
+
+/* Creates a pool file of `size` bytes (at least 8 MiB) at `path` and opens
+ * it.  Fails with SW_EEXIST if the file exists (unless SW_CONFIG_OVERWRITE),
+ * SW_EINVAL for a bad size/config, SW_EIO for OS errors.  cfg may be NULL. */
+SW_API sw_pool *sw_pool_create(const char *path, size_t size, const sw_config *cfg);
+
+/* Opens an existing pool and runs recovery.  Refuses (NULL) files that are
+ * not softwrap pools (SW_EFOREIGN), of another layout version
+ * (SW_EVERSION), truncated or with a bad header checksum (SW_ECORRUPT), or
+ * already open in another process (SW_EBUSY).  Never writes to a file it
+ * refused.  cfg may be NULL. */
+SW_API sw_pool *sw_pool_open(const char *path, const sw_config *cfg);
+
+/* Retires everything, makes it durable, unmaps and frees the handle.
+ * REQUIRES: no thread has a wrap open on the pool (else SW_EBUSY and the
+ * pool stays open). */
+SW_API int sw_pool_close(sw_pool *pool);
+
+/* Returns the root object, allocating and zeroing `size` bytes the first
+ * time (durably, in a wrap of its own or the caller's).  Later calls return
+ * the same object; asking for more than its size fails (NULL, SW_EINVAL).
+ * size 0 returns the existing root or NULL. */
+SW_API void *sw_pool_root(sw_pool *pool, size_t size);
+
+/* Retires all aliases so that plain (non-sw_load) reads see the newest
+ * committed values.  REQUIRES: no open wraps on the pool. */
+SW_API int sw_pool_quiesce(sw_pool *pool);
+
+/* Offset of a pool address (0 for NULL) and the reverse (NULL for 0). */
+SW_API uint64_t sw_pool_offset(sw_pool *pool, const void *addr);
+SW_API void *sw_pool_ptr(sw_pool *pool, uint64_t offset);
+SW_API void *sw_pool_base(sw_pool *pool);
+SW_API size_t sw_pool_size(sw_pool *pool);
+
+/* What recovery did when the pool was opened. */
+typedef struct sw_recovery_report {
+  uint64_t redo_wraps_replayed;  /* committed redo wraps copied home */
+  uint64_t redo_bytes_replayed;
+  uint64_t undo_wraps_rolled_back;
+  uint64_t undo_bytes_restored;
+  uint64_t torn_frames_skipped;  /* uncommitted/torn log frames ignored */
+  uint64_t elapsed_ns;
+} sw_recovery_report;
+SW_API int sw_pool_recovery_report(sw_pool *pool, sw_recovery_report *out);
+
+/* Names of the engine and medium the pool was opened with. */
+SW_API const char *sw_pool_engine_name(sw_pool *pool);
+SW_API const char *sw_pool_medium_name(sw_pool *pool);
+
+/* ----------------------------------------------------------------- wraps */
+
+/* Opens a wrap (or a nested level of the calling thread's open wrap). */
+SW_API int sw_wrap_open(sw_pool *pool);
+/* Closes one nesting level; closing the outermost commits: when it returns
+ * 0 the wrap is durable.  SW_ENOWRAP without an open wrap; SW_EABORTED if
+ * the wrap failed earlier (e.g. SW_ETOOBIG) and was rolled back. */
+SW_API int sw_wrap_close(sw_pool *pool);
+/* Discards the effects of the calling thread's outermost wrap (whatever the
+ * nesting depth) and ends it.  Under the nonatomic engine the stores cannot
+ * be taken back: they are flushed, the wrap ends and SW_ENOTSUP is
+ * returned. */
+SW_API int sw_wrap_abort(sw_pool *pool);
+/* Current nesting depth of the calling thread (0 = no wrap). */
+SW_API int sw_wrap_depth(sw_pool *pool);
+
+/* ---------------------------------------------------------------- access */
+
+/* Loads see the newest value stored by any committed wrap or by the
+ * caller's own open wrap.  Out-of-pool or misaligned addresses: 0 and
+ * SW_ERANGE / SW_EINVAL.  Sizes must be naturally aligned. */
+SW_API uint8_t sw_load8(sw_pool *pool, const void *addr);
+SW_API uint16_t sw_load16(sw_pool *pool, const void *addr);
+SW_API uint32_t sw_load32(sw_pool *pool, const void *addr);
+SW_API uint64_t sw_load64(sw_pool *pool, const void *addr);
+
+/* Stores join the calling thread's open wrap; outside a wrap a store is a
+ * wrap of its own.  Misuse sets the thread's error and stores nothing. */
+SW_API void sw_store8(sw_pool *pool, void *addr, uint8_t v);
+SW_API void sw_store16(sw_pool *pool, void *addr, uint16_t v);
+SW_API void sw_store32(sw_pool *pool, void *addr, uint32_t v);
+SW_API void sw_store64(sw_pool *pool, void *addr, uint64_t v);
+
+/* Copies n bytes pool -> DRAM (read) or DRAM -> pool (write, in the wrap),
+ * any alignment; softwrap stages them in shadow pages.  Return 0 or an
+ * SW_E* code. */
+SW_API int sw_read(sw_pool *pool, void *dst, const void *src, size_t n);
+SW_API int sw_write(sw_pool *pool, void *dst, const void *src, size_t n);
+/* Like sw_write with a constant byte. */
+SW_API int sw_memset(sw_pool *pool, void *dst, int c, size_t n);
+
+/* ------------------------------------------------------------ allocation */
+
+/* Allocates n bytes (16-byte aligned, uninitialized) in the calling
+ * thread's open wrap: if the wrap aborts or a crash interrupts it, the
+ * allocation never happened.  NULL with SW_ENOWRAP outside a wrap,
+ * SW_ENOSPC when the pool is full, SW_EINVAL for n == 0. */
+SW_API void *sw_pmalloc(sw_pool *pool, size_t n);
+/* As sw_pmalloc, zero-filled. */
+SW_API void *sw_pzalloc(sw_pool *pool, size_t n);
+/* Frees in the open wrap (takes effect when it commits).  NULL is a no-op;
+ * a pointer not returned by sw_pmalloc fails with SW_EINVAL. */
+SW_API int sw_pfree(sw_pool *pool, void *p);
+/* Usable size of an allocation. */
+SW_API size_t sw_pusable_size(sw_pool *pool, const void *p);
+
+/* -------------------------------------------------------------- counters */
+
+typedef struct sw_stats {
+  uint64_t wraps;          /* outermost wraps committed */
+  uint64_t aborts;         /* outermost wraps aborted */
+  uint64_t loads;
+  uint64_t stores;         /* word stores; sw_write counts one per call */
+  uint64_t log_bytes;      /* bytes of log records written */
+  uint64_t streamed_lines; /* cache lines written with non-temporal stores */
+  uint64_t flushes;        /* cache lines flushed (clwb/clflushopt/clflush) */
+  uint64_t fences;         /* persist fences (pcommits on scm-emu) */
+  uint64_t fences_commit;  /* ... of which at wrap commit */
+  uint64_t fences_log;     /* ... ordering a log record before a data store */
+  uint64_t fences_retire;  /* ... retirement / truncation */
+  uint64_t home_writes;    /* stores to home locations */
+  uint64_t alias_hits;
+  uint64_t alias_misses;
+  uint64_t table_switches;
+  uint64_t retire_ns;      /* time spent retiring alias tables */
+  uint64_t retired_entries;
+} sw_stats;
+
+/* Sums the per-thread counters of the pool (retirement thread included). */
+SW_API int sw_pool_stats(sw_pool *pool, sw_stats *out);
+SW_API int sw_pool_stats_reset(sw_pool *pool);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* SOFTWRAP_SOFTWRAP_H_ */

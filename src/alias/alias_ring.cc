@@ -1,0 +1,319 @@
+// alias_ring.cc — table switches, state transitions and retirement.
+//
+// All transitions happen under mu_ in step_locked(), driven by the
+// retirement thread (or inline, with SW_CONFIG_NO_RETIRE_THREAD, and by
+// quiesce).  Only the copy of a Closed table to its home locations runs
+// without the lock, guarded by retiring_ so that it happens once.
+#include "alias/alias_ring.h"
+
+#include <algorithm>
+#include <cstring>
+#include <utility>
+
+#include "common/clock.h"
+#include "medium/medium.h"
+
+namespace softwrap {
+
+AliasRing::AliasRing(const ResolvedConfig& cfg, PoolFile* pool, Medium* medium)
+    : pool_(pool),
+      medium_(medium),
+      ring_(std::min<uint32_t>(std::max<uint32_t>(cfg.max_alias_tables, 2), kMaxRing)),
+      threshold_(std::max<uint32_t>(cfg.alias_entries / cfg.retire_divisor, 1)),
+      page_size_(cfg.shadow_page_size),
+      base_capacity_(cfg.alias_entries),
+      inline_retire_(cfg.flags & SW_CONFIG_NO_RETIRE_THREAD),
+      tables_(ring_),
+      colours_(new Colour[size_t{ring_} * ring_]) {
+  for (uint32_t i = 0; i < 2; ++i) tables_[i] = std::make_unique<AliasTable>(cfg.alias_entries, page_size_);
+  for (uint32_t i = 2; i < ring_; ++i) tables_[i] = nullptr;
+  const uint64_t s = pool_->meta()->retired_seq;
+  seq_.store(s);
+  retired_seq_.store(s);
+  tables_[0]->gen = 0;
+  tables_[0]->state.store(TableState::kActive);
+  if (!inline_retire_) thread_ = std::thread([this] { retirer_main(); });
+}
+
+AliasRing::~AliasRing() { stop(); }
+
+void AliasRing::stop() {
+  {
+    std::lock_guard<std::mutex> g(mu_);
+    stop_ = true;
+  }
+  cv_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+WrapTag AliasRing::enter() {
+  for (;;) {
+    const uint64_t a = active_gen_.load();
+    const uint64_t m = readable_gen_.load();
+    Colour& c = colour(a, m);
+    c.n.fetch_add(1);
+    if (active_gen_.load() == a && readable_gen_.load() == m) return {a, m};
+    c.n.fetch_sub(1);
+  }
+}
+
+void AliasRing::leave(const WrapTag& tag) {
+  colour(tag.active, tag.readable).n.fetch_sub(1);
+  // Wake the retirer only when this wrap may have been what it waits for.
+  if (tag.active != active_gen_.load(std::memory_order_relaxed) ||
+      tag.readable != readable_gen_.load(std::memory_order_relaxed)) {
+    wake();
+  }
+}
+
+int64_t AliasRing::writers_of(uint64_t gen) {
+  int64_t n = 0;
+  for (uint32_t m = 0; m < ring_; ++m) n += colours_[(gen % ring_) * ring_ + m].n.load();
+  return n;
+}
+
+int64_t AliasRing::readers_of(uint64_t gen) {
+  int64_t n = 0;
+  for (uint32_t a = 0; a < ring_; ++a) n += colours_[a * ring_ + gen % ring_].n.load();
+  return n;
+}
+
+void AliasRing::wake() {
+  if (inline_retire_) return;
+  work_.store(true, std::memory_order_release);
+  cv_.notify_one();
+}
+
+uint64_t AliasRing::lookup_word(uint64_t w) {
+  const uint64_t a = active_gen_.load();
+  const uint64_t r = readable_gen_.load();
+  for (uint64_t g = a; g + 1 > r; --g) {
+    AliasTable& t = table(g);
+    if (t.has_words.load(std::memory_order_acquire)) {
+      if (AliasEntry* e = t.find(w); e && (e->meta.load(std::memory_order_acquire) & kMetaValid)) {
+        counters().alias_hits.add();
+        return e->value.load(std::memory_order_relaxed);
+      }
+    }
+    if (t.has_pages.load(std::memory_order_acquire)) {
+      const uint64_t po = w & ~(uint64_t{page_size_} - 1);
+      if (AliasEntry* e = t.find(page_key(po)); e && (e->meta.load(std::memory_order_acquire) & kMetaValid)) {
+        counters().alias_hits.add();
+        uint64_t v;
+        std::memcpy(&v, reinterpret_cast<const char*>(e->value.load(std::memory_order_relaxed)) + (w - po), 8);
+        return v;
+      }
+    }
+    if (g == 0) break;
+  }
+  counters().alias_misses.add();
+  return __atomic_load_n(reinterpret_cast<const uint64_t*>(pool_->at(w)), __ATOMIC_RELAXED);
+}
+
+void AliasRing::visible_bytes(uint64_t off, size_t n, uint64_t below_gen, unsigned char* out) {
+  std::memcpy(out, pool_->at(off), n);
+  for (uint64_t g = readable_gen_.load(); g < below_gen; ++g) overlay_table(table(g), off, n, page_size_, out);
+}
+
+bool AliasRing::try_switch_locked(bool overflow) {
+  const uint64_t a = active_gen_.load(), o = oldest_gen_.load();
+  const uint64_t live = a - o + 1;
+  if (!overflow && live > 1) return false;
+  if (live >= ring_) return false;
+  const uint64_t ng = a + 1;
+  // A table made for a wrap that outgrew the active one is twice its size.
+  const uint32_t want = overflow && live > 1 ? std::min<uint64_t>(uint64_t{table(a).capacity()} * 2, kMaxEntries)
+                                             : base_capacity_;
+  auto& slot = tables_[ng % ring_];
+  if (!slot || slot->capacity() != want) slot = std::make_unique<AliasTable>(want, page_size_);
+  AliasTable& next = *slot;
+  next.gen = ng;
+  next.state.store(TableState::kActive);
+  AliasTable& cur = table(a);
+  // Every wrap that took a sequence number up to here has finished storing;
+  // wraps taking one later may still store into the new table.
+  cur.seq_boundary = seq_.load();
+  cur.state.store(TableState::kFull);
+  active_gen_.store(ng);
+  counters().table_switches.add();
+  wake();
+  return true;
+}
+
+void AliasRing::after_commit(bool pressure) {
+  const uint64_t a = active_gen_.load(std::memory_order_relaxed);
+  if (!pressure && table(a).count() < threshold_) return;
+  if (oldest_gen_.load(std::memory_order_relaxed) != a) return;  // other table still draining
+  std::unique_lock<std::mutex> lk(mu_);
+  try_switch_locked(false);
+  if (inline_retire_) {
+    while (step_locked(lk)) {
+    }
+  }
+}
+
+bool AliasRing::make_room(uint64_t gen, const WrapTag& tag) {
+  const uint64_t deadline = now_ns() + kRoomWaitNs;
+  std::unique_lock<std::mutex> lk(mu_);
+  for (;;) {
+    if (active_gen_.load() != gen) return true;
+    if (try_switch_locked(true)) return true;
+    // The ring is full.  Only tables older than the ones this wrap may read
+    // can be recycled without it; if there are none, waiting cannot help.
+    if (oldest_gen_.load() >= tag.readable) return false;
+    if (inline_retire_) {
+      if (!step_locked(lk)) return false;
+      continue;
+    }
+    wake();
+    done_cv_.wait_until(lk, std::chrono::steady_clock::time_point(std::chrono::nanoseconds(deadline)));
+    if (now_ns() >= deadline) return active_gen_.load() != gen || try_switch_locked(true);
+  }
+}
+
+void AliasRing::throttle(bool pressure) {
+  const uint64_t a = active_gen_.load(std::memory_order_relaxed);
+  AliasTable& t = table(a);
+  if (!pressure && t.count() < std::min(3 * threshold_, t.hard_limit() / 2)) return;
+  if (pressure && oldest_gen_.load() == a && t.count() == 0) return;  // nothing to switch away from
+  // The active table is well past its threshold but the other one is still
+  // draining: wait for it (as the paper's wrapOpen does), but not forever —
+  // the extra tables of the ring absorb what a stalled retirement leaves.
+  const uint64_t deadline = now_ns() + kThrottleWaitNs;
+  std::unique_lock<std::mutex> lk(mu_);
+  while (oldest_gen_.load() != active_gen_.load()) {
+    if (inline_retire_) {
+      if (!step_locked(lk)) break;
+      continue;
+    }
+    wake();
+    done_cv_.wait_until(lk, std::chrono::steady_clock::time_point(std::chrono::nanoseconds(deadline)));
+    if (now_ns() >= deadline) break;
+  }
+  if (pressure || table(active_gen_.load()).count() >= threshold_) try_switch_locked(false);
+}
+
+bool AliasRing::wait_retired(uint64_t seq) {
+  const uint64_t deadline = now_ns() + kRoomWaitNs;
+  std::unique_lock<std::mutex> lk(mu_);
+  while (retired_seq_.load() < seq) {
+    // The frame is in the active table: it needs a switch first.
+    if (seq > table(active_gen_.load()).seq_boundary && table(active_gen_.load()).state.load() == TableState::kActive) {
+      try_switch_locked(false);
+    }
+    if (inline_retire_) {
+      if (!step_locked(lk)) return retired_seq_.load() >= seq;
+      continue;
+    }
+    wake();
+    done_cv_.wait_until(lk, std::chrono::steady_clock::time_point(std::chrono::nanoseconds(deadline)));
+    if (now_ns() >= deadline) return retired_seq_.load() >= seq;
+  }
+  return true;
+}
+
+bool AliasRing::step_locked(std::unique_lock<std::mutex>& lk) {
+  const uint64_t a = active_gen_.load();
+  const uint64_t g = readable_gen_.load();
+  if (g < a && !retiring_.load()) {
+    AliasTable& t = table(g);
+    const TableState s = t.state.load();
+    if (s == TableState::kFull && writers_of(g) == 0) {
+      t.state.store(TableState::kClosed);
+      return true;
+    }
+    if (s == TableState::kClosed) {
+      retiring_.store(true);
+      lk.unlock();
+      retire(t);
+      lk.lock();
+      t.state.store(TableState::kRetired);
+      readable_gen_.store(g + 1);
+      retiring_.store(false);
+      done_cv_.notify_all();
+      return true;
+    }
+  }
+  const uint64_t o = oldest_gen_.load();
+  if (o < readable_gen_.load() && readers_of(o) == 0) {
+    AliasTable& t = table(o);
+    t.clear();
+    t.state.store(TableState::kEmpty);
+    oldest_gen_.store(o + 1);
+    done_cv_.notify_all();
+    return true;
+  }
+  return false;
+}
+
+void AliasRing::retire(AliasTable& t) {
+  CountersScope scope(&retire_counters_);
+  const uint64_t t0 = now_ns();
+  std::vector<std::pair<uint64_t, uint64_t>> words;
+  words.reserve(t.count());
+  uint64_t entries = 0;
+  t.for_each([&](AliasEntry& e) {
+    if (!(e.meta.load(std::memory_order_acquire) & kMetaValid)) return;
+    const uint64_t k = e.key.load(std::memory_order_relaxed);
+    ++entries;
+    if (k & 1) {
+      char* home = pool_->at(k & ~uint64_t{1});
+      medium_->write(home, reinterpret_cast<const void*>(e.value.load(std::memory_order_relaxed)), page_size_);
+      medium_->flush(home, page_size_);
+    } else {
+      words.emplace_back(k, e.value.load(std::memory_order_relaxed));
+    }
+  });
+  std::sort(words.begin(), words.end());
+  uintptr_t last_line = 0;
+  for (const auto& [off, v] : words) {
+    char* home = pool_->at(off);
+    medium_->store(home, v, 8);
+    const uintptr_t line = line_down(reinterpret_cast<uintptr_t>(home));
+    if (line != last_line) {
+      if (last_line) medium_->flush(reinterpret_cast<void*>(last_line), kCacheLine);
+      last_line = line;
+    }
+  }
+  if (last_line) medium_->flush(reinterpret_cast<void*>(last_line), kCacheLine);
+  medium_->fence(FenceKind::kRetire);
+  persist_retired_seq(t.seq_boundary);
+  counters().home_writes.add(entries);
+  counters().retired_entries.add(entries);
+  counters().retire_ns.add(now_ns() - t0);
+}
+
+void AliasRing::persist_retired_seq(uint64_t s) {
+  if (s <= retired_seq_.load()) return;
+  uint64_t* w = &pool_->meta()->retired_seq;
+  medium_->store(w, s, 8);
+  medium_->flush(w, 8);
+  medium_->fence(FenceKind::kRetire);
+  retired_seq_.store(s, std::memory_order_release);
+}
+
+void AliasRing::retirer_main() {
+  std::unique_lock<std::mutex> lk(mu_);
+  while (!stop_) {
+    if (!work_.exchange(false)) cv_.wait_for(lk, std::chrono::milliseconds(2));
+    while (!stop_ && step_locked(lk)) {
+    }
+  }
+}
+
+int AliasRing::quiesce() {
+  std::unique_lock<std::mutex> lk(mu_);
+  if (table(active_gen_.load()).count() > 0) {
+    while (!try_switch_locked(true)) {
+      if (!step_locked(lk)) done_cv_.wait_for(lk, std::chrono::milliseconds(1));
+    }
+  }
+  while (oldest_gen_.load() < active_gen_.load()) {
+    if (!step_locked(lk)) done_cv_.wait_for(lk, std::chrono::milliseconds(1));
+  }
+  // Nothing is aliased now: every committed frame is home.
+  persist_retired_seq(seq_.load());
+  return 0;
+}
+
+}  // namespace softwrap

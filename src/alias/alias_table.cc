@@ -1,0 +1,124 @@
+// alias_table.cc — insertion by compare-and-swap, recycling, page arena.
+#include "alias/alias_table.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+
+namespace softwrap {
+
+const char* table_state_name(TableState s) {
+  switch (s) {
+    case TableState::kEmpty: return "Empty";
+    case TableState::kActive: return "Active";
+    case TableState::kFull: return "Full";
+    case TableState::kClosed: return "Closed";
+    case TableState::kRetired: return "Retired";
+  }
+  return "?";
+}
+
+PageArena::~PageArena() {
+  for (char* b : blocks_) std::free(b);
+}
+
+char* PageArena::allocate() {
+  std::lock_guard<std::mutex> g(mu_);
+  if (used_in_last_ == kPagesPerBlock) {
+    char* b = static_cast<char*>(std::aligned_alloc(64, page_size_ * kPagesPerBlock));
+    if (!b) return nullptr;
+    blocks_.push_back(b);
+    used_in_last_ = 0;
+  }
+  return blocks_.back() + page_size_ * used_in_last_++;
+}
+
+void PageArena::reset() {
+  // Keep one block for the next generation; free the rest.
+  std::lock_guard<std::mutex> g(mu_);
+  while (blocks_.size() > 1) {
+    std::free(blocks_.back());
+    blocks_.pop_back();
+  }
+  used_in_last_ = blocks_.empty() ? kPagesPerBlock : 0;
+}
+
+size_t PageArena::pages() const {
+  return blocks_.empty() ? 0 : (blocks_.size() - 1) * kPagesPerBlock + used_in_last_;
+}
+
+AliasTable::AliasTable(uint32_t capacity, size_t page_size)
+    : mask_(capacity - 1), entries_(new AliasEntry[capacity]), arena_(page_size) {}
+
+AliasEntry* AliasTable::find_or_insert(uint64_t key, bool* inserted) {
+  uint32_t i = static_cast<uint32_t>(mix64(key)) & mask_;
+  for (;;) {
+    AliasEntry& e = entries_[i];
+    uint64_t k = e.key.load(std::memory_order_acquire);
+    if (k == key) {
+      *inserted = false;
+      return &e;
+    }
+    if (k == 0) {
+      if (count_.load(std::memory_order_relaxed) >= hard_limit()) return nullptr;
+      if (e.key.compare_exchange_strong(k, key, std::memory_order_acq_rel)) {
+        count_.fetch_add(1, std::memory_order_relaxed);
+        *inserted = true;
+        return &e;
+      }
+      if (k == key) {  // lost the race to the same key
+        *inserted = false;
+        return &e;
+      }
+    }
+    i = (i + 1) & mask_;
+  }
+}
+
+void AliasTable::clear() {
+  if (count_.load(std::memory_order_relaxed) != 0) {
+    for (uint32_t i = 0; i <= mask_; ++i) {
+      AliasEntry& e = entries_[i];
+      e.key.store(0, std::memory_order_relaxed);
+      e.value.store(0, std::memory_order_relaxed);
+      e.meta.store(0, std::memory_order_relaxed);
+    }
+  }
+  count_.store(0, std::memory_order_relaxed);
+  has_pages.store(false, std::memory_order_relaxed);
+  has_words.store(false, std::memory_order_relaxed);
+  arena_.reset();
+  seq_boundary = 0;
+}
+
+void AliasTable::clear_entries(const std::vector<AliasEntry*>& used) {
+  for (AliasEntry* e : used) {
+    e->key.store(0, std::memory_order_relaxed);
+    e->value.store(0, std::memory_order_relaxed);
+    e->meta.store(0, std::memory_order_relaxed);
+  }
+  count_.store(0, std::memory_order_relaxed);
+  has_pages.store(false, std::memory_order_relaxed);
+  has_words.store(false, std::memory_order_relaxed);
+  arena_.reset();
+}
+
+void overlay_table(AliasTable& t, uint64_t off, size_t n, size_t page_size, unsigned char* out) {
+  const uint64_t po = off & ~(uint64_t{page_size} - 1);
+  if (t.has_pages.load(std::memory_order_acquire)) {
+    if (AliasEntry* e = t.find(page_key(po)); e && (e->meta.load(std::memory_order_acquire) & kMetaValid)) {
+      std::memcpy(out, reinterpret_cast<const char*>(e->value.load(std::memory_order_relaxed)) + (off - po), n);
+    }
+  }
+  if (t.has_words.load(std::memory_order_acquire)) {
+    for (uint64_t w = off & ~uint64_t{7}; w < off + n; w += 8) {
+      AliasEntry* e = t.find(w);
+      if (!e || !(e->meta.load(std::memory_order_acquire) & kMetaValid)) continue;
+      const uint64_t v = e->value.load(std::memory_order_relaxed);
+      const uint64_t lo = std::max(w, off), hi = std::min(w + 8, off + n);
+      std::memcpy(out + (lo - off), reinterpret_cast<const char*>(&v) + (lo - w), hi - lo);
+    }
+  }
+}
+
+}  // namespace softwrap

@@ -1,0 +1,121 @@
+// alias_table.h — a DRAM key-value table from persistent offsets to their
+// newest values (full paper, section IV-A).
+//
+// Open addressing with linear probing over a power-of-two array of 24-byte
+// entries {key, value, meta}, as in the paper.  Keys are inserted with one
+// compare-and-swap and never deleted; the whole table is recycled after
+// retirement.  Two kinds of key share a table:
+//   word  key = offset of an 8-byte-aligned word;  value = the word
+//   page  key = offset of a shadow page | 1;       value = DRAM page pointer
+// Within one table a word entry shadows the page entry covering it (sw_write
+// keeps overlapping word entries current), so retirement writes pages
+// first, then words.  meta holds a valid bit and the stamp of the wrap that
+// last wrote the entry (so a wrap records an entry's old value for abort
+// only on its first touch).  An entry whose valid bit is clear is absent to
+// readers: a word entry created by an aborted wrap, or a page entry still
+// being filled by its creator.
+#ifndef SOFTWRAP_ALIAS_ALIAS_TABLE_H_
+#define SOFTWRAP_ALIAS_ALIAS_TABLE_H_
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "common/hash.h"
+
+namespace softwrap {
+
+inline constexpr uint64_t kMetaValid = 1;
+
+struct AliasEntry {
+  std::atomic<uint64_t> key{0};
+  std::atomic<uint64_t> value{0};
+  std::atomic<uint64_t> meta{0};
+};
+
+// Shadow pages of one table, released all at once when it is recycled.
+class PageArena {
+ public:
+  explicit PageArena(size_t page_size) : page_size_(page_size) {}
+  ~PageArena();
+  char* allocate();  // thread-safe; nullptr if out of memory
+  void reset();      // REQUIRES: no concurrent users
+  size_t pages() const;
+
+ private:
+  static constexpr size_t kPagesPerBlock = 64;
+  size_t page_size_;
+  std::mutex mu_;
+  std::vector<char*> blocks_;
+  size_t used_in_last_ = kPagesPerBlock;
+};
+
+enum class TableState : int { kEmpty = 0, kActive, kFull, kClosed, kRetired };
+const char* table_state_name(TableState s);
+
+class AliasTable {
+ public:
+  AliasTable(uint32_t capacity, size_t page_size);
+
+  uint32_t capacity() const { return mask_ + 1; }
+  uint32_t count() const { return count_.load(std::memory_order_relaxed); }
+  // New keys are refused at this fill (3/4), keeping probes short.
+  uint32_t hard_limit() const { return capacity() / 4 * 3; }
+
+  // Entry for key or nullptr.  Lock-free.
+  AliasEntry* find(uint64_t key) {
+    uint32_t i = static_cast<uint32_t>(mix64(key)) & mask_;
+    for (;;) {
+      AliasEntry& e = entries_[i];
+      const uint64_t k = e.key.load(std::memory_order_acquire);
+      if (k == key) return &e;
+      if (k == 0) return nullptr;
+      i = (i + 1) & mask_;
+    }
+  }
+  // Entry for key, inserting it (meta 0 = not yet valid) if absent.
+  // nullptr if the table is at its hard limit.  *inserted tells which.
+  AliasEntry* find_or_insert(uint64_t key, bool* inserted);
+
+  // Iterates the entries in slot order (retirement, quiesce, tests).
+  template <class F>
+  void for_each(F&& f) {
+    for (uint32_t i = 0; i <= mask_; ++i) {
+      AliasEntry& e = entries_[i];
+      if (e.key.load(std::memory_order_acquire) != 0) f(e);
+    }
+  }
+
+  PageArena& arena() { return arena_; }
+  std::atomic<bool> has_pages{false};
+  std::atomic<bool> has_words{false};
+
+  // Recycling: REQUIRES no concurrent users.
+  void clear();
+  // Empties a table whose only keys are `used` (single-threaded tables).
+  void clear_entries(const std::vector<AliasEntry*>& used);
+
+  // Ring bookkeeping (owned by AliasRing).
+  std::atomic<TableState> state{TableState::kEmpty};
+  uint64_t gen = 0;
+  uint64_t seq_boundary = 0;  // last commit seq of wraps whose stores all land here or older
+
+ private:
+  uint32_t mask_;
+  std::unique_ptr<AliasEntry[]> entries_;
+  std::atomic<uint32_t> count_{0};
+  PageArena arena_;
+};
+
+inline uint64_t page_key(uint64_t page_off) { return page_off | 1; }
+
+// Overlays what table t holds for [off, off+n) (n within one shadow page)
+// onto out: the page entry first, then word entries, which shadow it.
+void overlay_table(AliasTable& t, uint64_t off, size_t n, size_t page_size, unsigned char* out);
+
+}  // namespace softwrap
+
+#endif  // SOFTWRAP_ALIAS_ALIAS_TABLE_H_

@@ -1,0 +1,45 @@
+// runtime.h — what an sw_pool handle is: the layers of one open pool.
+//
+// The C API (c_api.cc) validates arguments, keeps nesting and the
+// per-thread contexts, and forwards to the engine.  A thread finds its
+// context through a small thread-local cache keyed by pool id, so the fast
+// path is a compare and a pointer load.  A context outlives its thread (its
+// counters still count) and is reused by the next thread that needs one.
+#ifndef SOFTWRAP_API_RUNTIME_H_
+#define SOFTWRAP_API_RUNTIME_H_
+
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "engine/engine.h"
+#include "log/lanes.h"
+#include "medium/medium.h"
+#include "pool/allocator.h"
+#include "pool/pool.h"
+#include "softwrap/softwrap.h"
+
+struct sw_pool {
+  uint64_t id = 0;  // unique per process, never reused
+  softwrap::ResolvedConfig cfg;
+  std::unique_ptr<softwrap::PoolFile> file;
+  std::unique_ptr<softwrap::Medium> medium;
+  std::unique_ptr<softwrap::LaneSet> lanes;
+  std::unique_ptr<softwrap::Engine> engine;
+  std::unique_ptr<softwrap::Allocator> alloc;
+  sw_recovery_report report{};
+  uint64_t user_lo = 0;  // user addresses: [user_lo, size)
+  std::mutex ctx_mu;
+  std::vector<std::unique_ptr<softwrap::ThreadCtx>> ctxs;
+  std::shared_ptr<int> alive = std::make_shared<int>(0);
+  std::mutex root_mu;
+};
+
+namespace softwrap {
+
+// The calling thread's context on pool p (created on first use).
+ThreadCtx& thread_ctx(sw_pool* p);
+
+}  // namespace softwrap
+
+#endif  // SOFTWRAP_API_RUNTIME_H_

@@ -1,0 +1,26 @@
+// error.h — the thread-local error slot behind sw_errormsg()/sw_errno().
+//
+// Internal code reports failure by returning an SW_E* code (or nullptr) and
+// calling set_error() with a message that says what was wrong and, where it
+// helps, what to do.  The slot keeps the last failure of the thread, as
+// PMDK's pmemobj_errormsg does.
+#ifndef SOFTWRAP_COMMON_ERROR_H_
+#define SOFTWRAP_COMMON_ERROR_H_
+
+#include <string>
+
+#include "softwrap/softwrap.h"
+
+namespace softwrap {
+
+// Records the failure and returns `code` so callers can `return set_error(...)`.
+int set_error(int code, const char* fmt, ...) __attribute__((format(printf, 2, 3)));
+// As set_error, appending ": strerror(errno)".
+int set_error_errno(int code, const char* fmt, ...) __attribute__((format(printf, 2, 3)));
+void clear_error();
+int last_error();
+const char* last_error_message();
+
+}  // namespace softwrap
+
+#endif  // SOFTWRAP_COMMON_ERROR_H_

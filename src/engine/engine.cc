@@ -1,0 +1,42 @@
+// engine.cc — engine selection and the thread context's wrap hooks.
+#include "engine/engine.h"
+
+#include "common/error.h"
+
+namespace softwrap {
+
+uint64_t ThreadCtx::load64(uint64_t offset) { return engine->load(*this, offset, 8); }
+
+void ThreadCtx::store64(uint64_t offset, uint64_t value) {
+  if (fail_code == 0) engine->store(*this, offset, value, 8);
+}
+
+void ThreadCtx::run_commit_actions() {
+  for (const WrapAction& a : commit_actions) a.fn(a.self, a.a, a.b);
+  commit_actions.clear();
+  abort_actions.clear();
+}
+
+void ThreadCtx::run_abort_actions() {
+  // Newest first: undo in the reverse order of doing.
+  for (size_t i = abort_actions.size(); i-- > 0;) {
+    const WrapAction& a = abort_actions[i];
+    a.fn(a.self, a.a, a.b);
+  }
+  abort_actions.clear();
+  commit_actions.clear();
+}
+
+std::unique_ptr<Engine> make_engine(const EngineEnv& env) {
+  switch (env.cfg->engine) {
+    case SW_ENGINE_DEFAULT:
+    case SW_ENGINE_SOFTWRAP: return make_softwrap_engine(env);
+    case SW_ENGINE_SOFTWRAP_LOCAL: return make_local_engine(env);
+    case SW_ENGINE_UNDO: return make_undo_engine(env);
+    case SW_ENGINE_NONATOMIC: return make_nonatomic_engine(env);
+  }
+  set_error(SW_EINVAL, "unknown engine %d", static_cast<int>(env.cfg->engine));
+  return nullptr;
+}
+
+}  // namespace softwrap

@@ -1,0 +1,119 @@
+// engine.h — one interface, several ways to make wraps atomic.
+//
+// The API layer owns nesting (depth counting), the per-thread context and
+// argument checking; an Engine sees only outermost begin/commit/rollback and
+// the accesses in between, with offsets already validated against the pool.
+// Engines are chosen per pool at open (SOFTWRAP_ENGINE overrides):
+//   softwrap        global double-buffered alias tables + streamed redo log,
+//                   background retirement (full paper, section IV-A)
+//   softwrap-local  per-thread alias table, values go home at close (IV-D)
+//   undo            undo log, PMDK style (the papers' Undo Log baseline)
+//   nonatomic       stores go home, flushed at close (baseline, control)
+#ifndef SOFTWRAP_ENGINE_ENGINE_H_
+#define SOFTWRAP_ENGINE_ENGINE_H_
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "common/counters.h"
+#include "pool/allocator.h"
+#include "pool/pool.h"
+
+namespace softwrap {
+
+class Medium;
+class Engine;
+class LaneSet;
+
+struct WrapAction {
+  TxAccess::Action fn;
+  void* self;
+  uint64_t a, b;
+};
+
+// State of one thread on one pool.  Only its thread touches it, except the
+// counters (read by sw_pool_stats) and `owned` (thread exit).
+struct ThreadCtx final : TxAccess {
+  Engine* engine = nullptr;
+  int depth = 0;            // wrap nesting depth
+  int fail_code = 0;        // != 0: the open wrap failed and was rolled back
+  uint32_t lane = ~0u;      // log lane held while a wrap is open
+  uint32_t preferred_lane = 0;
+  uint64_t wrap_serial = 0;  // outermost wraps begun by this thread
+  void* engine_state = nullptr;  // owned by the engine (attach/detach)
+  std::atomic<bool> owned{true};
+  Counters counters;
+  std::vector<WrapAction> commit_actions;
+  std::vector<WrapAction> abort_actions;
+
+  bool in_wrap() override { return depth > 0; }
+  uint64_t load64(uint64_t offset) override;
+  void store64(uint64_t offset, uint64_t value) override;
+  void on_commit(Action fn, void* self, uint64_t a, uint64_t b) override {
+    commit_actions.push_back({fn, self, a, b});
+  }
+  void on_abort(Action fn, void* self, uint64_t a, uint64_t b) override {
+    abort_actions.push_back({fn, self, a, b});
+  }
+  // Runs and clears one list, clearing the other.
+  void run_commit_actions();
+  void run_abort_actions();
+};
+
+// Everything an engine is built from.
+struct EngineEnv {
+  const ResolvedConfig* cfg;
+  PoolFile* pool;
+  Medium* medium;
+  LaneSet* lanes;
+};
+
+class Engine {
+ public:
+  virtual ~Engine() = default;
+  virtual const char* name() const = 0;
+
+  // A thread context is first used / is being destroyed.
+  virtual void attach(ThreadCtx& ctx) {}
+  virtual void detach(ThreadCtx& ctx) {}
+
+  // Outermost open.  ctx.lane is held.  0 or an SW_E* code.
+  virtual int begin(ThreadCtx& ctx) = 0;
+  // Outermost close: durable when it returns 0.  On failure the wrap has
+  // been rolled back.  ctx.lane is released by the caller afterwards.
+  virtual int commit(ThreadCtx& ctx) = 0;
+  // Outermost abort: discard the wrap's effects (SW_ENOTSUP for nonatomic,
+  // whose stores stay, flushed).
+  virtual int rollback(ThreadCtx& ctx) = 0;
+
+  // Offsets are validated (in the pool, naturally aligned for load/store).
+  // load/read may be called outside a wrap (depth 0).  store/write only in
+  // a wrap; on an unrecoverable capacity problem they roll the wrap back,
+  // set ctx.fail_code (SW_ETOOBIG) and the thread error.
+  virtual uint64_t load(ThreadCtx& ctx, uint64_t off, unsigned size) = 0;
+  virtual void store(ThreadCtx& ctx, uint64_t off, uint64_t v, unsigned size) = 0;
+  virtual void read(ThreadCtx& ctx, void* dst, uint64_t off, size_t n) = 0;
+  virtual void write(ThreadCtx& ctx, uint64_t off, const void* src, size_t n) = 0;
+
+  // REQUIRES: no open wraps.  Retire everything home, durable.
+  virtual int quiesce() = 0;
+  // Stop background threads and quiesce; the engine is unusable after.
+  virtual int shutdown() = 0;
+  // Adds counters the engine keeps outside thread contexts (retirement).
+  virtual void add_stats(sw_stats* out) {}
+  virtual void reset_stats() {}
+};
+
+// Builds the engine cfg.engine names.  nullptr + thread error on failure.
+std::unique_ptr<Engine> make_softwrap_engine(const EngineEnv& env);
+std::unique_ptr<Engine> make_local_engine(const EngineEnv& env);
+std::unique_ptr<Engine> make_undo_engine(const EngineEnv& env);
+std::unique_ptr<Engine> make_nonatomic_engine(const EngineEnv& env);
+std::unique_ptr<Engine> make_engine(const EngineEnv& env);
+
+}  // namespace softwrap
+
+#endif  // SOFTWRAP_ENGINE_ENGINE_H_

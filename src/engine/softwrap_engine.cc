@@ -1,0 +1,333 @@
+// softwrap_engine.cc — SoftWrAP with global aliasing (full paper, IV-A).
+//
+// A store goes to the active alias table (one CAS to insert a new key,
+// none to update) and is appended to the thread's redo frame, which streams
+// whole cache lines to its lane as they fill.  A commit takes a sequence
+// number, writes the frame trailer and fences once.  Home locations are
+// written only by retirement (alias_ring.cc), after the table is Closed.
+//
+// Abort: the first time a wrap touches an entry it saves the entry's
+// previous value and meta (DRAM only); shadow-page bytes it overwrites are
+// saved likewise.  Rolling back restores them newest first, so the tables
+// again hold exactly what committed wraps left there.
+//
+// If a switch happens while a store is inserting, the store is repeated in
+// the new active table, so the newest value of a key is always in the
+// newest table holding it.
+#include <sched.h>
+
+#include <cstring>
+#include <vector>
+
+#include "alias/alias_ring.h"
+#include "common/error.h"
+#include "engine/engine.h"
+#include "log/lanes.h"
+#include "log/redo_log.h"
+#include "medium/medium.h"
+
+namespace softwrap {
+namespace {
+
+struct WordUndo {
+  AliasEntry* e;
+  uint64_t value, meta;
+};
+struct PageUndo {
+  char* page;
+  uint32_t off, len;
+  size_t bytes_at;  // into SwThread::page_bytes
+};
+
+class SoftwrapEngine;
+
+struct SwThread {
+  SwThread(SoftwrapEngine* eng, const PoolFile* pool, Medium* medium, RedoWriter::SpaceFn fn)
+      : writer(pool, medium, fn, this), engine(eng) {}
+  RedoWriter writer;
+  SoftwrapEngine* engine;
+  Lane* lane = nullptr;
+  WrapTag tag{};
+  uint64_t id = 0;
+  uint64_t stamp = 0;
+  std::vector<WordUndo> undo;
+  std::vector<PageUndo> page_undo;
+  std::vector<unsigned char> page_bytes;
+  std::vector<unsigned char> scratch;
+};
+
+class SoftwrapEngine final : public Engine {
+ public:
+  explicit SoftwrapEngine(const EngineEnv& env)
+      : pool_(env.pool), medium_(env.medium), lanes_(env.lanes), ring_(*env.cfg, env.pool, env.medium),
+        page_size_(env.cfg->shadow_page_size) {
+    // Frames at or below the watermark are already home: lanes start empty.
+    for (uint32_t i = 0; i < lanes_->count(); ++i) {
+      Lane& l = lanes_->lane(i);
+      l.tail = l.reclaimed = 0;
+      l.committed.clear();
+    }
+  }
+  ~SoftwrapEngine() override { ring_.stop(); }
+
+  const char* name() const override { return "softwrap"; }
+
+  void attach(ThreadCtx& ctx) override {
+    auto* t = new SwThread(this, pool_, medium_, &SoftwrapEngine::space);
+    t->id = (thread_ids_.fetch_add(1) + 1) & 0xFFFF;
+    ctx.engine_state = t;
+  }
+  void detach(ThreadCtx& ctx) override { delete st(ctx); }
+
+  int begin(ThreadCtx& ctx) override {
+    SwThread& t = *st(ctx);
+    t.lane = &lanes_->lane(ctx.lane);
+    reclaim(*t.lane);
+    ring_.throttle(t.lane->tail - t.lane->reclaimed > t.lane->size / 4);
+    t.tag = ring_.enter();
+    // meta = stamp: thread context id, wrap serial, valid bit.
+    t.stamp = t.id << 48 | (ctx.wrap_serial & ((uint64_t{1} << 47) - 1)) << 1 | kMetaValid;
+    t.writer.begin(*t.lane);
+    return 0;
+  }
+
+  int commit(ThreadCtx& ctx) override {
+    SwThread& t = *st(ctx);
+    const uint64_t seq = ring_.next_seq();
+    if (!t.writer.commit(seq)) {
+      rollback(ctx);
+      return set_error(SW_ETOOBIG, "wrap's redo frame does not fit its log lane (%llu bytes per lane)",
+                       static_cast<unsigned long long>(t.lane->size));
+    }
+    medium_->fence(FenceKind::kCommit);
+    ring_.leave(t.tag);
+    t.undo.clear();
+    t.page_undo.clear();
+    t.page_bytes.clear();
+    const bool pressure = t.lane->tail - t.lane->reclaimed > t.lane->size / 4;
+    t.lane = nullptr;
+    ring_.after_commit(pressure);
+    return 0;
+  }
+
+  int rollback(ThreadCtx& ctx) override {
+    SwThread& t = *st(ctx);
+    for (size_t i = t.page_undo.size(); i-- > 0;) {
+      const PageUndo& u = t.page_undo[i];
+      std::memcpy(u.page + u.off, &t.page_bytes[u.bytes_at], u.len);
+    }
+    for (size_t i = t.undo.size(); i-- > 0;) {
+      const WordUndo& u = t.undo[i];
+      u.e->value.store(u.value, std::memory_order_relaxed);
+      u.e->meta.store(u.meta, std::memory_order_release);
+    }
+    t.undo.clear();
+    t.page_undo.clear();
+    t.page_bytes.clear();
+    t.writer.abandon();
+    ring_.leave(t.tag);
+    t.lane = nullptr;
+    return 0;
+  }
+
+  uint64_t load(ThreadCtx& ctx, uint64_t off, unsigned size) override {
+    counters().loads.add();
+    const uint64_t w = off & ~uint64_t{7};
+    uint64_t v;
+    if (ctx.depth == 0) {
+      const WrapTag tag = ring_.enter();
+      v = ring_.lookup_word(w);
+      ring_.leave(tag);
+    } else {
+      v = ring_.lookup_word(w);
+    }
+    return extract(v, off - w, size);
+  }
+
+  void store(ThreadCtx& ctx, uint64_t off, uint64_t v, unsigned size) override {
+    SwThread& t = *st(ctx);
+    counters().stores.add();
+    const uint64_t w = off & ~uint64_t{7};
+    if (size < 8) v = merge(ring_.lookup_word(w), off - w, v, size);
+    if (!put_word(t, w, v) || !t.writer.append_store(w, v, 8)) fail(ctx);
+  }
+
+  void read(ThreadCtx& ctx, void* dst, uint64_t off, size_t n) override {
+    counters().loads.add();
+    WrapTag tag{};
+    if (ctx.depth == 0) tag = ring_.enter();
+    auto* out = static_cast<unsigned char*>(dst);
+    const uint64_t below = ring_.active_gen() + 1;
+    for_pages(off, n, [&](uint64_t o, size_t len, size_t done) { ring_.visible_bytes(o, len, below, out + done); });
+    if (ctx.depth == 0) ring_.leave(tag);
+  }
+
+  void write(ThreadCtx& ctx, uint64_t off, const void* src, size_t n) override {
+    SwThread& t = *st(ctx);
+    counters().stores.add();
+    const auto* in = static_cast<const unsigned char*>(src);
+    bool ok = true;
+    for_pages(off, n, [&](uint64_t o, size_t len, size_t done) {
+      if (ok) ok = put_bytes(t, o, in + done, len);
+    });
+    if (!ok || !t.writer.append_range(off, src, n)) fail(ctx);
+  }
+
+  int quiesce() override { return ring_.quiesce(); }
+  int shutdown() override {
+    int rc = ring_.quiesce();
+    ring_.stop();
+    return rc;
+  }
+  void add_stats(sw_stats* out) override { ring_.retire_counters().add_to(out); }
+  void reset_stats() override { ring_.retire_counters().reset(); }
+
+ private:
+  static SwThread* st(ThreadCtx& ctx) { return static_cast<SwThread*>(ctx.engine_state); }
+
+  static uint64_t extract(uint64_t v, uint64_t byte, unsigned size) {
+    if (size == 8) return v;
+    return (v >> (8 * byte)) & ((uint64_t{1} << (8 * size)) - 1);
+  }
+  static uint64_t merge(uint64_t cur, uint64_t byte, uint64_t v, unsigned size) {
+    const uint64_t mask = ((uint64_t{1} << (8 * size)) - 1) << (8 * byte);
+    return (cur & ~mask) | ((v << (8 * byte)) & mask);
+  }
+
+  template <class F>
+  void for_pages(uint64_t off, size_t n, F&& f) {
+    size_t done = 0;
+    while (done < n) {
+      const uint64_t o = off + done;
+      const size_t len = std::min<size_t>(n - done, page_size_ - (o & (page_size_ - 1)));
+      f(o, len, done);
+      done += len;
+    }
+  }
+
+  // Inserts/updates the word in the active table (and again in a newer one
+  // if a switch raced with us).  False if no table can take it.
+  bool put_word(SwThread& t, uint64_t w, uint64_t v) {
+    for (;;) {
+      const uint64_t g = ring_.active_gen();
+      AliasTable& tab = ring_.table(g);
+      if (!tab.has_words.load(std::memory_order_relaxed)) tab.has_words.store(true, std::memory_order_release);
+      bool inserted;
+      AliasEntry* e = tab.find_or_insert(w, &inserted);
+      if (!e) {
+        if (!ring_.make_room(g, t.tag)) return false;
+        continue;
+      }
+      touch_word(t, e);
+      e->value.store(v, std::memory_order_relaxed);
+      e->meta.store(t.stamp, std::memory_order_release);
+      if (ring_.active_gen() == g) return true;
+    }
+  }
+
+  void touch_word(SwThread& t, AliasEntry* e) {
+    const uint64_t m = e->meta.load(std::memory_order_relaxed);
+    if (m != t.stamp) t.undo.push_back({e, e->value.load(std::memory_order_relaxed), m});
+  }
+
+  // Writes bytes [o, o+len) (within one shadow page) into the active
+  // table's page, creating it from the visible content if needed, and keeps
+  // word entries of that table which overlap the range current.
+  bool put_bytes(SwThread& t, uint64_t o, const unsigned char* src, size_t len) {
+    const uint64_t po = o & ~(uint64_t{page_size_} - 1);
+    for (;;) {
+      const uint64_t g = ring_.active_gen();
+      AliasTable& tab = ring_.table(g);
+      if (!tab.has_pages.load(std::memory_order_relaxed)) tab.has_pages.store(true, std::memory_order_release);
+      bool inserted;
+      AliasEntry* e = tab.find_or_insert(page_key(po), &inserted);
+      if (!e) {
+        if (!ring_.make_room(g, t.tag)) return false;
+        continue;
+      }
+      char* page;
+      if (inserted) {
+        page = tab.arena().allocate();
+        if (!page) return false;
+        ring_.visible_bytes(po, page_size_, g, reinterpret_cast<unsigned char*>(page));
+        e->value.store(reinterpret_cast<uintptr_t>(page), std::memory_order_relaxed);
+        e->meta.store(kMetaValid, std::memory_order_release);
+      } else {
+        while (!(e->meta.load(std::memory_order_acquire) & kMetaValid)) sched_yield();  // being filled
+        page = reinterpret_cast<char*>(e->value.load(std::memory_order_relaxed));
+      }
+      const uint32_t in_page = static_cast<uint32_t>(o - po);
+      t.page_undo.push_back({page, in_page, static_cast<uint32_t>(len), t.page_bytes.size()});
+      t.page_bytes.insert(t.page_bytes.end(), page + in_page, page + in_page + len);
+      std::memcpy(page + in_page, src, len);
+      if (tab.has_words.load(std::memory_order_acquire)) {
+        for (uint64_t w = o & ~uint64_t{7}; w < o + len; w += 8) {
+          AliasEntry* we = tab.find(w);
+          if (!we || !(we->meta.load(std::memory_order_acquire) & kMetaValid)) continue;
+          uint64_t v = we->value.load(std::memory_order_relaxed);
+          const uint64_t lo = std::max(w, o), hi = std::min(w + 8, o + len);
+          std::memcpy(reinterpret_cast<char*>(&v) + (lo - w), src + (lo - o), hi - lo);
+          touch_word(t, we);
+          we->value.store(v, std::memory_order_relaxed);
+          we->meta.store(t.stamp, std::memory_order_release);
+        }
+      }
+      if (ring_.active_gen() == g) return true;
+    }
+  }
+
+  void fail(ThreadCtx& ctx) {
+    if (ctx.fail_code) return;
+    const Lane* lane = st(ctx)->lane;
+    rollback(ctx);
+    ctx.fail_code = SW_ETOOBIG;
+    set_error(SW_ETOOBIG,
+              "wrap too large: its redo frame or alias entries exceed what the log lane (%llu bytes) and "
+              "the alias tables can hold; the wrap was rolled back (raise lane_size or alias_entries)",
+              static_cast<unsigned long long>(lane ? lane->size : 0));
+  }
+
+  void reclaim(Lane& l) {
+    const uint64_t r = ring_.retired_seq();
+    while (!l.committed.empty() && l.committed.front().seq <= r) {
+      l.reclaimed = l.committed.front().end;
+      l.committed.pop_front();
+    }
+    if (l.committed.empty() && l.tail == l.reclaimed) {
+      // Nothing pending: restart at a line boundary (tail already is one).
+      l.reclaimed = l.tail;
+    }
+  }
+
+  // The lane is out of room: wait (bounded) for retirement of the frames
+  // standing in the way.
+  static bool space(void* self, Lane& l, uint64_t need_end) {
+    auto* t = static_cast<SwThread*>(self);
+    SoftwrapEngine* eng = t->engine;
+    for (;;) {
+      eng->reclaim(l);
+      if (need_end <= l.reclaimed + l.size) return true;
+      uint64_t seq = 0;
+      for (const FrameMark& m : l.committed) {
+        seq = m.seq;
+        if (need_end <= m.end + l.size) break;
+      }
+      if (seq == 0 || !eng->ring_.wait_retired(seq)) return false;
+    }
+  }
+
+  PoolFile* pool_;
+  Medium* medium_;
+  LaneSet* lanes_;
+  AliasRing ring_;
+  size_t page_size_;
+  std::atomic<uint64_t> thread_ids_{0};
+};
+
+}  // namespace
+
+std::unique_ptr<Engine> make_softwrap_engine(const EngineEnv& env) {
+  return std::make_unique<SoftwrapEngine>(env);
+}
+
+}  // namespace softwrap

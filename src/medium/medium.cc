@@ -1,0 +1,81 @@
+// medium.cc — choosing and naming media.
+//
+// The pool layer resolves the kind (sw_config, then SOFTWRAP_MEDIUM) and
+// detects DAX (MAP_SYNC); this file only maps that choice to an object:
+// AUTO means x86 when the mapping is DAX and msync otherwise.  Requests
+// this process cannot honour (a bad SOFTWRAP_FLUSH, an empty scm-emu queue,
+// an msync medium without a mapping) fail here with a message, before any
+// byte is written.
+#include <memory>
+#include <string>
+
+#include "common/error.h"
+#include "medium/cpu.h"
+#include "medium/medium.h"
+#include "medium/msync_medium.h"
+#include "medium/scm_emu_medium.h"
+#include "medium/x86_medium.h"
+
+namespace softwrap {
+
+namespace {
+constexpr uint32_t kMaxWcEntries = 1u << 16;
+}  // namespace
+
+std::unique_ptr<Medium> make_medium(const MediumOptions& opts, void* base, size_t len) {
+  const CpuFeatures& cpu = cpu_features();
+  if (!cpu.flush_env_error.empty()) {
+    set_error(SW_EINVAL, "%s", cpu.flush_env_error.c_str());
+    return nullptr;
+  }
+  sw_medium_kind kind = opts.kind;
+  if (kind == SW_MEDIUM_AUTO) kind = opts.is_dax ? SW_MEDIUM_X86 : SW_MEDIUM_MSYNC;
+  switch (kind) {
+    case SW_MEDIUM_X86:
+      return std::make_unique<X86Medium>(cpu.flush, cpu.avx);
+    case SW_MEDIUM_MSYNC:
+      if (base == nullptr || len == 0) {
+        set_error(SW_EINVAL, "msync medium needs a mapping (base %p, length %zu)", base, len);
+        return nullptr;
+      }
+      return std::make_unique<MsyncMedium>(base, len, cpu.flush, cpu.avx);
+    case SW_MEDIUM_SCM_EMU: {
+      if (opts.scm_wc_entries == 0 || opts.scm_wc_entries > kMaxWcEntries) {
+        set_error(SW_EINVAL, "scm-emu: write-combining queue of %u entries; need 1..%u",
+                  opts.scm_wc_entries, kMaxWcEntries);
+        return nullptr;
+      }
+      ScmTiming t;
+      t.write_ns = opts.scm_write_ns;
+      t.serialize_ns = opts.scm_serialize_ns;
+      t.entries = opts.scm_wc_entries;
+      return std::make_unique<ScmEmuMedium>(t, cpu.flush, cpu.avx);
+    }
+    default:
+      set_error(SW_EINVAL, "unknown medium kind %d (expected auto, x86, msync or scm-emu)",
+                static_cast<int>(opts.kind));
+      return nullptr;
+  }
+}
+
+bool parse_medium_kind(const std::string& s, sw_medium_kind* out) {
+  for (sw_medium_kind k : {SW_MEDIUM_AUTO, SW_MEDIUM_X86, SW_MEDIUM_MSYNC, SW_MEDIUM_SCM_EMU}) {
+    if (s == medium_kind_name(k)) {
+      *out = k;
+      return true;
+    }
+  }
+  return false;
+}
+
+const char* medium_kind_name(sw_medium_kind k) {
+  switch (k) {
+    case SW_MEDIUM_AUTO: return "auto";
+    case SW_MEDIUM_X86: return "x86";
+    case SW_MEDIUM_MSYNC: return "msync";
+    case SW_MEDIUM_SCM_EMU: return "scm-emu";
+  }
+  return "?";
+}
+
+}  // namespace softwrap

@@ -1,0 +1,95 @@
+// medium.h — how bytes reach persistence.
+//
+// Every write to pool memory goes through a Medium, so that emulation
+// (scm-emu) and crash simulation (trace) see every persistent store.  The
+// interface is PMDK's pmem_ops in C++ clothes: temporal writes, cache-line
+// flushes, non-temporal streams, and a persist fence.  A Medium is bound
+// once at pool open; CPU-specific choices (clwb vs clflushopt vs clflush)
+// are made once, from CPUID, when the x86 medium is constructed.
+//
+// Semantics (the x86 ADR model the engines are written against):
+//   write(dst,src,n)  temporal stores; may persist at any time, in any order
+//                     across cache lines, until flushed and fenced.
+//   flush(addr,n)     write back every cache line overlapping [addr,addr+n);
+//                     durable at this thread's next fence().
+//   stream(dst,src,n) non-temporal stores; durable at this thread's next
+//                     fence().  Callers pass whole, 64-byte-aligned lines
+//                     on hot paths (the log); other shapes are legal.
+//   fence(kind)       persist barrier: everything this thread flushed or
+//                     streamed before is durable before anything after.  On
+//                     scm-emu this is the papers' pcommit (drain + Ts).
+//   drain()           all threads' flushed/streamed data durable (close).
+// Loads never go through the medium: pool memory is read directly.
+#ifndef SOFTWRAP_MEDIUM_MEDIUM_H_
+#define SOFTWRAP_MEDIUM_MEDIUM_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "common/counters.h"
+#include "softwrap/softwrap.h"
+
+namespace softwrap {
+
+inline constexpr size_t kCacheLine = 64;
+
+inline uintptr_t line_down(uintptr_t a) { return a & ~uintptr_t{kCacheLine - 1}; }
+inline uintptr_t line_up(uintptr_t a) { return (a + kCacheLine - 1) & ~uintptr_t{kCacheLine - 1}; }
+
+// Declared once by each medium; the core never sniffs for them again.
+struct MediumProperties {
+  const char* name = "";       // "x86", "msync", "scm-emu", "trace"
+  const char* flush_insn = "";  // "clwb", "clflushopt", "clflush", "none"
+  bool auto_flush = false;      // caches are in the persistence domain (eADR)
+  bool emulated_timing = false;  // scm-emu: flushes/streams cost Tw per line
+  size_t atomic_width = 8;      // largest power-fail-atomic aligned store
+};
+
+struct MediumOptions {
+  sw_medium_kind kind = SW_MEDIUM_AUTO;
+  bool is_dax = false;            // mapping has MAP_SYNC: x86 is safe
+  uint32_t scm_write_ns = 1000;   // Tw
+  uint32_t scm_serialize_ns = 220;  // Ts
+  uint32_t scm_wc_entries = 8;    // write-combining queue length
+};
+
+class Medium {
+ public:
+  virtual ~Medium() = default;
+  Medium(const Medium&) = delete;
+  Medium& operator=(const Medium&) = delete;
+
+  virtual const MediumProperties& properties() const = 0;
+
+  virtual void write(void* dst, const void* src, size_t n) = 0;
+  // Temporal store of an aligned 1/2/4/8-byte value (fast path of write()).
+  virtual void store(void* dst, uint64_t v, unsigned size) = 0;
+  virtual void flush(const void* addr, size_t n) = 0;
+  virtual void stream(void* dst, const void* src, size_t n) = 0;
+  virtual void fence(FenceKind kind) = 0;
+  virtual void drain() = 0;
+
+  // Convenience: write, flush (no fence).
+  void write_flush(void* dst, const void* src, size_t n) {
+    write(dst, src, n);
+    flush(dst, n);
+  }
+
+ protected:
+  Medium() = default;
+};
+
+// Creates the medium for a mapping [base, base+len).  kind AUTO picks x86 on
+// DAX and msync otherwise.  Returns nullptr and sets the thread error on an
+// unsupported request.
+std::unique_ptr<Medium> make_medium(const MediumOptions& opts, void* base, size_t len);
+
+// Name <-> kind ("auto", "x86", "msync", "scm-emu"); false/"?" if unknown.
+bool parse_medium_kind(const std::string& s, sw_medium_kind* out);
+const char* medium_kind_name(sw_medium_kind k);
+
+}  // namespace softwrap
+
+#endif  // SOFTWRAP_MEDIUM_MEDIUM_H_

@@ -1,0 +1,617 @@
+// medium_test.cc — tests of the medium layer: CPU detection, the factory,
+// byte-exact write/stream/store at every alignment, event counting, the
+// msync medium's page tracking on a real file, and the scm-emu queue model.
+//
+// Timing assertions are lower bounds that the model guarantees by
+// construction (completion stamps are Tw apart), so a slow or noisy machine
+// cannot break them; the one upper bound (combining) takes the best of
+// several trials and is five times the expected cost.
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "common/counters.h"
+#include "common/error.h"
+#include "medium/cpu.h"
+#include "medium/medium.h"
+#include "medium/msync_medium.h"
+#include "medium/scm_emu_medium.h"
+#include "medium/x86_medium.h"
+
+namespace softwrap {
+namespace {
+
+constexpr unsigned char kSentinel = 0xA5;
+
+uint64_t fence_count(const Counters& c, FenceKind k) { return c.fences[static_cast<int>(k)].get(); }
+
+// ------------------------------------------------------------------ cpu
+
+TEST(CpuFeaturesTest, DetectsBaselineAndPrefersClwb) {
+  CpuFeatures f = detect_cpu_features(nullptr);
+  EXPECT_TRUE(f.clflush);
+  EXPECT_TRUE(f.sse2);
+  EXPECT_TRUE(f.flush_env_error.empty());
+  EXPECT_FALSE(f.flush_overridden);
+  FlushInsn best = f.clwb ? FlushInsn::kClwb : f.clflushopt ? FlushInsn::kClflushopt : FlushInsn::kClflush;
+  EXPECT_EQ(f.flush, best);
+  EXPECT_TRUE(f.supports(f.flush));
+}
+
+TEST(CpuFeaturesTest, FlushOverride) {
+  CpuFeatures f = detect_cpu_features("clflush");
+  EXPECT_EQ(f.flush, FlushInsn::kClflush);
+  EXPECT_TRUE(f.flush_overridden);
+  EXPECT_TRUE(f.flush_env_error.empty());
+
+  CpuFeatures bad = detect_cpu_features("clzap");
+  EXPECT_FALSE(bad.flush_env_error.empty());
+  EXPECT_FALSE(bad.flush_overridden);
+  EXPECT_TRUE(bad.supports(bad.flush));
+
+  CpuFeatures base = detect_cpu_features(nullptr);
+  for (FlushInsn insn : {FlushInsn::kClwb, FlushInsn::kClflushopt}) {
+    CpuFeatures o = detect_cpu_features(flush_insn_name(insn));
+    if (base.supports(insn)) {
+      EXPECT_EQ(o.flush, insn);
+      EXPECT_TRUE(o.flush_env_error.empty());
+    } else {
+      EXPECT_FALSE(o.flush_env_error.empty()) << flush_insn_name(insn);
+      EXPECT_EQ(o.flush, base.flush);
+    }
+  }
+  EXPECT_TRUE(detect_cpu_features("").flush_env_error.empty());
+}
+
+TEST(CpuFeaturesTest, InsnNamesRoundTrip) {
+  for (FlushInsn insn : {FlushInsn::kClwb, FlushInsn::kClflushopt, FlushInsn::kClflush}) {
+    FlushInsn back;
+    ASSERT_TRUE(parse_flush_insn(flush_insn_name(insn), &back));
+    EXPECT_EQ(back, insn);
+  }
+  FlushInsn out;
+  EXPECT_FALSE(parse_flush_insn("CLWB", &out));
+}
+
+// -------------------------------------------------------------- factory
+
+TEST(MediumFactoryTest, KindNamesRoundTrip) {
+  for (sw_medium_kind k : {SW_MEDIUM_AUTO, SW_MEDIUM_X86, SW_MEDIUM_MSYNC, SW_MEDIUM_SCM_EMU}) {
+    sw_medium_kind back;
+    ASSERT_TRUE(parse_medium_kind(medium_kind_name(k), &back));
+    EXPECT_EQ(back, k);
+  }
+  sw_medium_kind out = SW_MEDIUM_X86;
+  EXPECT_FALSE(parse_medium_kind("scm", &out));
+  EXPECT_FALSE(parse_medium_kind("", &out));
+  EXPECT_EQ(out, SW_MEDIUM_X86);
+}
+
+TEST(MediumFactoryTest, AutoFollowsDaxAndPropertiesAreDeclared) {
+  alignas(64) static char region[4096];
+  const CpuFeatures& cpu = cpu_features();
+  MediumOptions o;
+  o.is_dax = true;
+  auto dax = make_medium(o, region, sizeof region);
+  ASSERT_NE(dax, nullptr);
+  EXPECT_STREQ(dax->properties().name, "x86");
+  EXPECT_STREQ(dax->properties().flush_insn, flush_insn_name(cpu.flush));
+  EXPECT_FALSE(dax->properties().auto_flush);
+  EXPECT_FALSE(dax->properties().emulated_timing);
+  EXPECT_EQ(dax->properties().atomic_width, 8u);
+
+  o.is_dax = false;
+  auto paged = make_medium(o, region, sizeof region);
+  ASSERT_NE(paged, nullptr);
+  EXPECT_STREQ(paged->properties().name, "msync");
+  EXPECT_FALSE(paged->properties().emulated_timing);
+
+  o.kind = SW_MEDIUM_SCM_EMU;
+  auto emu = make_medium(o, region, sizeof region);
+  ASSERT_NE(emu, nullptr);
+  EXPECT_STREQ(emu->properties().name, "scm-emu");
+  EXPECT_TRUE(emu->properties().emulated_timing);
+  EXPECT_FALSE(emu->properties().auto_flush);
+
+  o.kind = SW_MEDIUM_X86;
+  auto forced = make_medium(o, region, sizeof region);
+  ASSERT_NE(forced, nullptr);
+  EXPECT_STREQ(forced->properties().name, "x86");
+}
+
+TEST(MediumFactoryTest, RefusesBadRequests) {
+  alignas(64) static char region[4096];
+  MediumOptions o;
+  o.kind = SW_MEDIUM_SCM_EMU;
+  o.scm_wc_entries = 0;
+  clear_error();
+  EXPECT_EQ(make_medium(o, region, sizeof region), nullptr);
+  EXPECT_EQ(last_error(), SW_EINVAL);
+  EXPECT_NE(std::string(last_error_message()).find("queue"), std::string::npos);
+
+  o = MediumOptions{};
+  o.kind = SW_MEDIUM_MSYNC;
+  clear_error();
+  EXPECT_EQ(make_medium(o, nullptr, 0), nullptr);
+  EXPECT_EQ(last_error(), SW_EINVAL);
+}
+
+// ---------------------------------------------------- byte correctness
+
+struct alignas(64) Arena {
+  unsigned char bytes[512];
+};
+
+std::vector<unsigned char> pattern(size_t n, unsigned seed) {
+  std::vector<unsigned char> v(n);
+  uint32_t x = seed * 2654435761u + 1;
+  for (auto& b : v) {
+    x = x * 1664525u + 1013904223u;
+    b = static_cast<unsigned char>(x >> 24);
+    if (b == kSentinel) b = 0;
+  }
+  return v;
+}
+
+enum class Op { kWrite, kWriteFlush, kStream };
+
+// For every size 1..300 at every offset 0..63 within a line (and a source
+// misaligned differently), the destination holds exactly the source bytes
+// after the fence and no byte outside the range changed.
+void check_all_shapes(Medium& m, Op op) {
+  Arena arena;
+  auto src = pattern(sizeof arena.bytes, static_cast<unsigned>(op) + 7);
+  for (size_t off = 0; off < kCacheLine; ++off) {
+    for (size_t n = 1; n <= 300; ++n) {
+      memset(arena.bytes, kSentinel, sizeof arena.bytes);
+      const unsigned char* s = src.data() + (off * 7 + n) % 64;
+      unsigned char* d = arena.bytes + 64 + off;
+      switch (op) {
+        case Op::kWrite: m.write(d, s, n); break;
+        case Op::kWriteFlush: m.write_flush(d, s, n); break;
+        case Op::kStream: m.stream(d, s, n); break;
+      }
+      m.fence(FenceKind::kOther);
+      ASSERT_EQ(memcmp(d, s, n), 0) << "off " << off << " n " << n;
+      for (size_t i = 0; i < sizeof arena.bytes; ++i) {
+        if (arena.bytes + i >= d && arena.bytes + i < d + n) continue;
+        ASSERT_EQ(arena.bytes[i], kSentinel) << "off " << off << " n " << n << " byte " << i;
+      }
+    }
+  }
+}
+
+struct X86Config {
+  FlushInsn insn;
+  bool avx;
+};
+
+std::vector<X86Config> supported_configs() {
+  const CpuFeatures& cpu = cpu_features();
+  std::vector<X86Config> out;
+  for (FlushInsn insn : {FlushInsn::kClwb, FlushInsn::kClflushopt, FlushInsn::kClflush}) {
+    if (!cpu.supports(insn)) continue;
+    out.push_back({insn, false});
+    if (cpu.avx) out.push_back({insn, true});
+  }
+  return out;
+}
+
+TEST(X86MediumTest, StreamEveryShapeEveryInstruction) {
+  Counters c;
+  CountersScope scope(&c);
+  for (const X86Config& cfg : supported_configs()) {
+    SCOPED_TRACE(std::string(flush_insn_name(cfg.insn)) + (cfg.avx ? " avx" : " sse2"));
+    X86Medium m(cfg.insn, cfg.avx);
+    EXPECT_STREQ(m.properties().flush_insn, flush_insn_name(cfg.insn));
+    check_all_shapes(m, Op::kStream);
+  }
+}
+
+TEST(X86MediumTest, WriteAndWriteFlushEveryShape) {
+  Counters c;
+  CountersScope scope(&c);
+  X86Medium m;
+  check_all_shapes(m, Op::kWrite);
+  check_all_shapes(m, Op::kWriteFlush);
+}
+
+TEST(X86MediumTest, LargeUnalignedStream) {
+  X86Medium m;
+  std::vector<unsigned char> dst(1 << 16, kSentinel);
+  auto src = pattern(dst.size(), 3);
+  size_t n = dst.size() - 200;
+  m.stream(dst.data() + 37, src.data() + 5, n);
+  m.fence(FenceKind::kOther);
+  EXPECT_EQ(memcmp(dst.data() + 37, src.data() + 5, n), 0);
+  EXPECT_EQ(dst[36], kSentinel);
+  EXPECT_EQ(dst[37 + n], kSentinel);
+}
+
+TEST(X86MediumTest, StoreWritesExactlyItsWidth) {
+  X86Medium m;
+  alignas(8) unsigned char buf[32];
+  for (unsigned size : {1u, 2u, 4u, 8u}) {
+    memset(buf, kSentinel, sizeof buf);
+    m.store(buf + 8, 0x0102030405060708ull, size);
+    uint64_t expect = 0x0102030405060708ull;
+    EXPECT_EQ(memcmp(buf + 8, &expect, size), 0) << size;
+    for (size_t i = 0; i < sizeof buf; ++i) {
+      if (i >= 8 && i < 8 + size) continue;
+      EXPECT_EQ(buf[i], kSentinel) << "size " << size << " byte " << i;
+    }
+  }
+  uint64_t word = 0;
+  m.store(&word, ~0ull, 8);
+  EXPECT_EQ(word, ~0ull);
+}
+
+TEST(MediumTest, EveryKindMovesBytesExactly) {
+  void* map = mmap(nullptr, 1 << 16, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  ASSERT_NE(map, MAP_FAILED);
+  for (sw_medium_kind k : {SW_MEDIUM_X86, SW_MEDIUM_MSYNC, SW_MEDIUM_SCM_EMU}) {
+    SCOPED_TRACE(medium_kind_name(k));
+    MediumOptions o;
+    o.kind = k;
+    o.scm_write_ns = 0;
+    o.scm_serialize_ns = 0;
+    auto m = make_medium(o, map, 1 << 16);
+    ASSERT_NE(m, nullptr);
+    auto src = pattern(4096, 11);
+    auto* d = static_cast<unsigned char*>(map);
+    for (size_t off : {size_t{0}, size_t{3}, size_t{61}}) {
+      memset(d, kSentinel, 8192);
+      m->stream(d + off, src.data(), 1000);
+      m->write_flush(d + 2048 + off, src.data() + 1000, 777);
+      m->store(d + 4096, 0x1122334455667788ull, 8);
+      m->flush(d + 4096, 8);
+      m->fence(FenceKind::kCommit);
+      m->drain();
+      EXPECT_EQ(memcmp(d + off, src.data(), 1000), 0);
+      EXPECT_EQ(memcmp(d + 2048 + off, src.data() + 1000, 777), 0);
+      uint64_t v;
+      memcpy(&v, d + 4096, 8);
+      EXPECT_EQ(v, 0x1122334455667788ull);
+      EXPECT_EQ(d[off + 1000], kSentinel);
+    }
+  }
+  munmap(map, 1 << 16);
+}
+
+// ------------------------------------------------------------- counters
+
+TEST(MediumCountersTest, FlushesStreamsAndFencesAreCountedByKind) {
+  Counters c;
+  CountersScope scope(&c);
+  X86Medium m;
+  Arena a;
+  auto src = pattern(sizeof a.bytes, 1);
+  unsigned char* line = a.bytes + 64;
+
+  m.write(line, src.data(), 100);
+  m.store(line, 1, 8);
+  EXPECT_EQ(c.flushes.get(), 0u);
+  EXPECT_EQ(c.home_writes.get(), 0u);  // writes are the engines' to count
+
+  m.flush(line, 0);
+  EXPECT_EQ(c.flushes.get(), 0u);
+  m.flush(line, 1);
+  EXPECT_EQ(c.flushes.get(), 1u);
+  m.flush(line, 64);
+  EXPECT_EQ(c.flushes.get(), 2u);
+  m.flush(line, 65);
+  EXPECT_EQ(c.flushes.get(), 4u);
+  m.flush(line + 63, 2);
+  EXPECT_EQ(c.flushes.get(), 6u);
+
+  m.stream(line, src.data(), 64);
+  EXPECT_EQ(c.streamed_lines.get(), 1u);
+  m.stream(line + 5, src.data(), 1);
+  EXPECT_EQ(c.streamed_lines.get(), 2u);
+  m.stream(line - 4, src.data(), 100);  // touches 3 lines
+  EXPECT_EQ(c.streamed_lines.get(), 5u);
+  m.stream(line, src.data(), 0);
+  EXPECT_EQ(c.streamed_lines.get(), 5u);
+  EXPECT_EQ(c.flushes.get(), 6u);  // partial words of streams are not flushes
+
+  m.fence(FenceKind::kCommit);
+  m.fence(FenceKind::kCommit);
+  m.fence(FenceKind::kLogOrder);
+  m.fence(FenceKind::kRetire);
+  EXPECT_EQ(fence_count(c, FenceKind::kCommit), 2u);
+  EXPECT_EQ(fence_count(c, FenceKind::kLogOrder), 1u);
+  EXPECT_EQ(fence_count(c, FenceKind::kRetire), 1u);
+  EXPECT_EQ(fence_count(c, FenceKind::kOther), 0u);
+  m.drain();
+  EXPECT_EQ(fence_count(c, FenceKind::kOther), 1u);
+}
+
+TEST(MediumCountersTest, DerivedMediaCountLikeX86) {
+  void* map = mmap(nullptr, 1 << 14, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  ASSERT_NE(map, MAP_FAILED);
+  for (sw_medium_kind k : {SW_MEDIUM_MSYNC, SW_MEDIUM_SCM_EMU}) {
+    SCOPED_TRACE(medium_kind_name(k));
+    Counters c;
+    CountersScope scope(&c);
+    MediumOptions o;
+    o.kind = k;
+    o.scm_write_ns = 0;
+    o.scm_serialize_ns = 0;
+    auto m = make_medium(o, map, 1 << 14);
+    ASSERT_NE(m, nullptr);
+    auto* d = static_cast<char*>(map);
+    m->flush(d + 10, 100);                 // 2 lines
+    m->stream(d + 256, d + 4096, 128);  // 2 lines
+    m->fence(FenceKind::kLogOrder);
+    m->drain();
+    EXPECT_EQ(c.flushes.get(), 2u);
+    EXPECT_EQ(c.streamed_lines.get(), 2u);
+    EXPECT_EQ(fence_count(c, FenceKind::kLogOrder), 1u);
+    EXPECT_EQ(fence_count(c, FenceKind::kOther), 1u);
+  }
+  munmap(map, 1 << 14);
+}
+
+// ---------------------------------------------------------------- msync
+
+class MsyncMediumTest : public ::testing::Test {
+ protected:
+  static constexpr size_t kPages = 80;
+
+  void SetUp() override {
+    page_ = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+    len_ = kPages * page_;
+    char tmpl[] = "/tmp/softwrap_medium_test_XXXXXX";
+    fd_ = mkstemp(tmpl);
+    ASSERT_GE(fd_, 0);
+    unlink(tmpl);
+    ASSERT_EQ(ftruncate(fd_, static_cast<off_t>(len_)), 0);
+    void* p = mmap(nullptr, len_, PROT_READ | PROT_WRITE, MAP_SHARED, fd_, 0);
+    ASSERT_NE(p, MAP_FAILED);
+    base_ = static_cast<char*>(p);
+  }
+
+  void TearDown() override {
+    if (base_ != nullptr) munmap(base_, len_);
+    if (fd_ >= 0) close(fd_);
+  }
+
+  std::unique_ptr<MsyncMedium> make() { return std::make_unique<MsyncMedium>(base_, len_); }
+
+  size_t page_ = 0;
+  size_t len_ = 0;
+  int fd_ = -1;
+  char* base_ = nullptr;
+};
+
+TEST_F(MsyncMediumTest, FenceSyncsExactlyTheMergedDirtyPages) {
+  auto m = make();
+  auto src = pattern(3 * page_, 5);
+  m->write_flush(base_ + 100, src.data(), 200);                  // page 0
+  m->stream(base_ + page_ + 8, src.data() + 300, 512);           // page 1, adjacent
+  m->write_flush(base_ + 10 * page_ + 5, src.data() + 900, 64);  // page 10
+  EXPECT_EQ(m->msync_calls(), 0u);
+  m->fence(FenceKind::kCommit);
+  EXPECT_EQ(m->msync_calls(), 2u);
+  EXPECT_EQ(m->msync_bytes(), 3 * page_);
+
+  std::vector<char> back(len_);
+  ASSERT_EQ(pread(fd_, back.data(), len_, 0), static_cast<ssize_t>(len_));
+  EXPECT_EQ(memcmp(back.data() + 100, src.data(), 200), 0);
+  EXPECT_EQ(memcmp(back.data() + page_ + 8, src.data() + 300, 512), 0);
+  EXPECT_EQ(memcmp(back.data() + 10 * page_ + 5, src.data() + 900, 64), 0);
+
+  m->fence(FenceKind::kCommit);  // nothing new: no system call
+  EXPECT_EQ(m->msync_calls(), 2u);
+
+  m->drain();
+  EXPECT_EQ(m->msync_calls(), 3u);
+  EXPECT_EQ(m->msync_bytes(), 3 * page_ + len_);
+}
+
+TEST_F(MsyncMediumTest, FullRangeListSyncsEarly) {
+  auto m = make();
+  char byte = 1;
+  for (size_t i = 0; i <= MsyncMedium::kMaxRanges; ++i) {  // 33 separate pages
+    m->write_flush(base_ + 2 * i * page_, &byte, 1);
+  }
+  EXPECT_EQ(m->msync_calls(), MsyncMedium::kMaxRanges);
+  m->fence(FenceKind::kOther);
+  EXPECT_EQ(m->msync_calls(), MsyncMedium::kMaxRanges + 1u);
+  EXPECT_EQ(m->msync_bytes(), (MsyncMedium::kMaxRanges + 1u) * page_);
+}
+
+TEST_F(MsyncMediumTest, DirtyPagesArePerThread) {
+  auto m = make();
+  char byte = 7;
+  m->write_flush(base_, &byte, 1);
+  std::thread other([&] { m->fence(FenceKind::kCommit); });
+  other.join();
+  EXPECT_EQ(m->msync_calls(), 0u);  // the other thread had flushed nothing
+  std::thread flusher([&] {
+    m->write_flush(base_ + 5 * page_, &byte, 1);
+    m->fence(FenceKind::kCommit);
+  });
+  flusher.join();
+  EXPECT_EQ(m->msync_calls(), 1u);
+  m->fence(FenceKind::kCommit);
+  EXPECT_EQ(m->msync_calls(), 2u);
+  EXPECT_EQ(m->msync_bytes(), 2 * page_);
+}
+
+TEST_F(MsyncMediumTest, ADestroyedMediumLeavesNoPendingPages) {
+  char byte = 9;
+  {
+    auto first = make();
+    first->write_flush(base_, &byte, 1);  // never fenced
+  }
+  auto second = make();
+  second->fence(FenceKind::kCommit);
+  EXPECT_EQ(second->msync_calls(), 0u);
+  second->write_flush(base_ + 3 * page_, &byte, 1);
+  second->fence(FenceKind::kCommit);
+  EXPECT_EQ(second->msync_calls(), 1u);
+  EXPECT_EQ(second->msync_bytes(), page_);
+}
+
+TEST_F(MsyncMediumTest, FlushesOutsideTheMappingAreNotSynced) {
+  auto m = make();
+  alignas(64) char outside[64] = {};
+  m->flush(outside, sizeof outside);
+  m->fence(FenceKind::kOther);
+  EXPECT_EQ(m->msync_calls(), 0u);
+}
+
+// -------------------------------------------------------------- scm-emu
+
+ScmTiming timing(uint32_t tw_ns, uint32_t ts_ns = 0, uint32_t entries = 8) {
+  ScmTiming t;
+  t.write_ns = tw_ns;
+  t.serialize_ns = ts_ns;
+  t.entries = entries;
+  return t;
+}
+
+struct alignas(64) Lines {
+  char bytes[64 * 64];
+};
+
+TEST(ScmEmuMediumTest, DistinctLinesCostTwEachAtFence) {
+  constexpr uint64_t kTw = 20000;
+  constexpr int kLines = 10;
+  ScmEmuMedium m(timing(kTw));
+  Lines l;
+  uint64_t t0 = scm_now_ns();
+  for (int i = 0; i < kLines; ++i) m.write_flush(l.bytes + i * 64, &i, sizeof i);
+  m.fence(FenceKind::kCommit);
+  uint64_t elapsed = scm_now_ns() - t0;
+  EXPECT_GE(elapsed, kLines * kTw * 9 / 10);
+  EXPECT_EQ(m.queue_stats().lines_written, static_cast<uint64_t>(kLines));
+  EXPECT_EQ(m.queue_stats().lines_combined, 0u);
+}
+
+TEST(ScmEmuMediumTest, StreamedLinesCostTwEach) {
+  constexpr uint64_t kTw = 20000;
+  ScmEmuMedium m(timing(kTw));
+  Lines l;
+  auto src = pattern(640, 2);
+  uint64_t t0 = scm_now_ns();
+  m.stream(l.bytes + 64, src.data(), 640);  // exactly 10 lines
+  m.fence(FenceKind::kCommit);
+  EXPECT_GE(scm_now_ns() - t0, 10 * kTw * 9 / 10);
+  EXPECT_EQ(m.queue_stats().lines_written, 10u);
+  m.stream(l.bytes + 64 * 20 + 1, src.data(), 640);  // unaligned: 11 lines
+  EXPECT_EQ(m.queue_stats().lines_written, 21u);
+}
+
+TEST(ScmEmuMediumTest, PendingLineIsCombined) {
+  // Tw of one second: nothing completes during the test, so the counts are
+  // exact; no fence, so nothing waits for it either.
+  ScmEmuMedium m(timing(1000000000u));
+  Lines l;
+  for (int i = 0; i < 10; ++i) m.write_flush(l.bytes, &i, sizeof i);
+  m.stream(l.bytes, l.bytes + 64, 64);   // same line again: combined
+  m.flush(l.bytes + 32, 64);             // this line (combined) + the next (new)
+  auto s = m.queue_stats();
+  EXPECT_EQ(s.lines_written, 2u);
+  EXPECT_EQ(s.lines_combined, 11u);
+  EXPECT_EQ(s.full_waits, 0u);
+}
+
+TEST(ScmEmuMediumTest, CombinedFlushesCostAboutOneTw) {
+  constexpr uint64_t kTw = 50000;
+  ScmEmuMedium m(timing(kTw));
+  Lines l;
+  uint64_t best = UINT64_MAX;
+  for (int trial = 0; trial < 5; ++trial) {
+    uint64_t t0 = scm_now_ns();
+    for (int i = 0; i < 10; ++i) m.write_flush(l.bytes + 128, &i, sizeof i);
+    m.fence(FenceKind::kCommit);
+    best = std::min(best, scm_now_ns() - t0);
+  }
+  EXPECT_GE(best, kTw * 9 / 10);
+  EXPECT_LT(best, 5 * kTw);
+}
+
+TEST(ScmEmuMediumTest, FullQueueMakesWritersWait) {
+  constexpr uint64_t kTw = 20000;
+  ScmEmuMedium m(timing(kTw, 0, 8));
+  Lines l;
+  uint64_t t0 = scm_now_ns();
+  for (int i = 0; i < 16; ++i) m.flush(l.bytes + i * 64, 1);
+  // The 16th line could enter only when the 8th had completed.
+  EXPECT_GE(scm_now_ns() - t0, 8 * kTw * 9 / 10);
+  m.fence(FenceKind::kCommit);
+  EXPECT_GE(scm_now_ns() - t0, 16 * kTw * 9 / 10);
+}
+
+TEST(ScmEmuMediumTest, WriterWaitsForTheHeadOfAFullQueue) {
+  // Two entries of 5 ms: lines 3 and 4 find the queue full (unless the
+  // machine stalls this thread for 5 ms between two flushes).
+  constexpr uint64_t kTw = 5000000;
+  ScmEmuMedium m(timing(kTw, 0, 2));
+  Lines l;
+  uint64_t t0 = scm_now_ns();
+  for (int i = 0; i < 4; ++i) m.flush(l.bytes + i * 64, 1);
+  EXPECT_GE(scm_now_ns() - t0, 2 * kTw * 9 / 10);
+  auto s = m.queue_stats();
+  EXPECT_GE(s.full_waits, 1u);
+  EXPECT_EQ(s.lines_written, 4u);
+}
+
+TEST(ScmEmuMediumTest, FenceCostsTsEvenWhenIdle) {
+  constexpr uint64_t kTs = 100000;
+  ScmEmuMedium m(timing(1000, kTs));
+  uint64_t t0 = scm_now_ns();
+  m.fence(FenceKind::kCommit);
+  EXPECT_GE(scm_now_ns() - t0, kTs);
+}
+
+TEST(ScmEmuMediumTest, QueueIsSharedByAllThreads) {
+  constexpr uint64_t kTw = 20000;
+  constexpr int kLines = 10;
+  ScmEmuMedium m(timing(kTw));
+  static Lines l;
+  uint64_t t0 = scm_now_ns();
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 2; ++t) {
+    threads.emplace_back([&m, t] {
+      Counters c;
+      CountersScope scope(&c);
+      for (int i = 0; i < kLines; ++i) m.flush(l.bytes + (t * kLines + i) * 64, 8);
+      m.fence(FenceKind::kCommit);
+      EXPECT_EQ(c.flushes.get(), static_cast<uint64_t>(kLines));
+      EXPECT_EQ(fence_count(c, FenceKind::kCommit), 1u);
+    });
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_GE(scm_now_ns() - t0, 2 * kLines * kTw * 9 / 10);
+  EXPECT_EQ(m.queue_stats().lines_written, 2u * kLines);
+}
+
+TEST(ScmEmuMediumTest, DrainWaitsForTheWholeQueue) {
+  constexpr uint64_t kTw = 20000;
+  Counters c;
+  CountersScope scope(&c);
+  ScmEmuMedium m(timing(kTw));
+  Lines l;
+  uint64_t t0 = scm_now_ns();
+  for (int i = 0; i < 6; ++i) m.flush(l.bytes + i * 64, 1);
+  m.drain();
+  EXPECT_GE(scm_now_ns() - t0, 6 * kTw * 9 / 10);
+  EXPECT_EQ(m.queue_stats().lines_written, 6u);
+  EXPECT_EQ(fence_count(c, FenceKind::kOther), 1u);
+}
+
+}  // namespace
+}  // namespace softwrap

@@ -1,0 +1,131 @@
+// scm_emu_medium.cc — completion-stamped write-combining queue.
+//
+// submit() takes the lock once per call, reads the clock once (the lines of
+// one flush or stream arrive together) and walks the lines; for each line
+// it drops completed entries from the head, combines with a pending entry
+// for the same line, or appends a new entry stamped max(now, last) + Tw.
+// A full queue releases the lock, spins until the head's stamp and retries,
+// so other threads keep submitting and pcommitting meanwhile.
+#include "medium/scm_emu_medium.h"
+
+#include <immintrin.h>
+#include <sched.h>
+
+#include <algorithm>
+#include <chrono>
+
+#include "common/counters.h"
+
+namespace softwrap {
+
+uint64_t scm_now_ns() {
+  return static_cast<uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+          .count());
+}
+
+void scm_spin_until(uint64_t deadline_ns) {
+  while (scm_now_ns() < deadline_ns) _mm_pause();
+}
+
+void SpinLock::lock() {
+  for (unsigned spins = 0;;) {
+    if (!locked_.exchange(true, std::memory_order_acquire)) return;
+    while (locked_.load(std::memory_order_relaxed)) {
+      if (++spins < 4096) {
+        _mm_pause();
+      } else {
+        sched_yield();  // the holder was probably preempted
+      }
+    }
+  }
+}
+
+WriteCombiningQueue::WriteCombiningQueue(uint32_t entries, uint32_t write_ns)
+    : ring_(std::max<uint32_t>(entries, 1)), write_ns_(write_ns) {}
+
+void WriteCombiningQueue::submit(uintptr_t first, uintptr_t end) {
+  const uint32_t cap = static_cast<uint32_t>(ring_.size());
+  lock_.lock();
+  uint64_t now = scm_now_ns();  // the lines of one call arrive together
+  for (uintptr_t line = first; line < end;) {
+    while (count_ != 0 && ring_[head_].done_ns <= now) {
+      head_ = head_ + 1 == cap ? 0 : head_ + 1;
+      --count_;
+    }
+    bool combined = false;
+    for (uint32_t i = 0, j = head_; i < count_; ++i, j = j + 1 == cap ? 0 : j + 1) {
+      if (ring_[j].line == line) {
+        combined = true;
+        break;
+      }
+    }
+    if (combined) {
+      ++stats_.lines_combined;
+      line += kCacheLine;
+      continue;
+    }
+    if (count_ == cap) {
+      uint64_t head_done = ring_[head_].done_ns;
+      ++stats_.full_waits;
+      lock_.unlock();
+      scm_spin_until(head_done);
+      lock_.lock();
+      now = scm_now_ns();
+      continue;  // re-examine: others may have queued meanwhile
+    }
+    uint64_t done = std::max(now, last_completion_.load(std::memory_order_relaxed)) + write_ns_;
+    uint32_t tail = head_ + count_;
+    if (tail >= cap) tail -= cap;
+    ring_[tail] = Entry{line, done};
+    ++count_;
+    last_completion_.store(done, std::memory_order_release);
+    ++stats_.lines_written;
+    line += kCacheLine;
+  }
+  lock_.unlock();
+}
+
+WriteCombiningQueue::Stats WriteCombiningQueue::stats() {
+  lock_.lock();
+  Stats s = stats_;
+  lock_.unlock();
+  return s;
+}
+
+ScmEmuMedium::ScmEmuMedium(const ScmTiming& t) : ScmEmuMedium(t, cpu_features().flush, cpu_features().avx) {}
+
+ScmEmuMedium::ScmEmuMedium(const ScmTiming& t, FlushInsn insn, bool use_avx)
+    : X86Medium(insn, use_avx, "scm-emu", true), timing_(t), queue_(t.entries, t.write_ns) {}
+
+void ScmEmuMedium::flush(const void* addr, size_t n) {
+  if (n == 0) return;
+  X86Medium::flush(addr, n);
+  auto a = reinterpret_cast<uintptr_t>(addr);
+  queue_.submit(line_down(a), line_up(a + n));
+}
+
+void ScmEmuMedium::stream(void* dst, const void* src, size_t n) {
+  if (n == 0) return;
+  X86Medium::stream(dst, src, n);
+  auto d = reinterpret_cast<uintptr_t>(dst);
+  queue_.submit(line_down(d), line_up(d + n));
+}
+
+void ScmEmuMedium::pcommit() {
+  // Wait for the last queued line, then Ts: one deadline, one spin.
+  uint64_t now = scm_now_ns();
+  scm_spin_until(std::max(now, queue_.last_completion_ns()) + timing_.serialize_ns);
+}
+
+void ScmEmuMedium::fence(FenceKind kind) {
+  X86Medium::fence(kind);
+  pcommit();
+}
+
+void ScmEmuMedium::drain() {
+  X86Medium::drain();
+  pcommit();
+}
+
+}  // namespace softwrap

@@ -1,0 +1,27 @@
+// recovery.h — bringing a pool's home locations to a committed state.
+//
+// Runs at every open, before any engine state exists, from the pool image
+// alone (never DRAM state):
+//   1. every lane whose undo generation is open is rolled back, newest
+//      record first, and the generation is marked finished;
+//   2. every committed redo frame above PoolMeta::retired_seq, from all
+//      lanes, is copied home in sequence order, flushed and fenced, and the
+//      watermark is raised to the newest of them.
+// Each step rewrites the same values when repeated, and the marks that end
+// a step are persisted only after its data is, so recovery may itself be
+// interrupted and rerun (it is idempotent).
+#ifndef SOFTWRAP_RECOVERY_RECOVERY_H_
+#define SOFTWRAP_RECOVERY_RECOVERY_H_
+
+#include "softwrap/softwrap.h"
+
+namespace softwrap {
+
+class PoolFile;
+class Medium;
+
+int recover(PoolFile& pool, Medium& medium, sw_recovery_report* report);
+
+}  // namespace softwrap
+
+#endif  // SOFTWRAP_RECOVERY_RECOVERY_H_

@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "common/clock.h"
+#include "common/relaxed_copy.h"
 #include "medium/medium.h"
 
 namespace softwrap {
@@ -87,31 +88,54 @@ void AliasRing::wake() {
 uint64_t AliasRing::lookup_word(uint64_t w) {
   const uint64_t a = active_gen_.load();
   const uint64_t r = readable_gen_.load();
+  uint64_t v = 0;
+  unsigned have = 0;  // bytes of v found so far (bit per byte)
   for (uint64_t g = a; g + 1 > r; --g) {
     AliasTable& t = table(g);
     if (t.has_words.load(std::memory_order_acquire)) {
       if (AliasEntry* e = t.find(w); e && (e->meta.load(std::memory_order_acquire) & kMetaValid)) {
         counters().alias_hits.add();
-        return e->value.load(std::memory_order_relaxed);
+        const uint64_t x = e->value.load(std::memory_order_relaxed);
+        if (have == 0) return x;
+        for (unsigned b = 0; b < 8; ++b) {
+          if (!((have >> b) & 1)) reinterpret_cast<char*>(&v)[b] = reinterpret_cast<const char*>(&x)[b];
+        }
+        return v;
       }
     }
     if (t.has_pages.load(std::memory_order_acquire)) {
       const uint64_t po = w & ~(uint64_t{page_size_} - 1);
       if (AliasEntry* e = t.find(page_key(po)); e && (e->meta.load(std::memory_order_acquire) & kMetaValid)) {
-        counters().alias_hits.add();
-        uint64_t v;
-        std::memcpy(&v, reinterpret_cast<const char*>(e->value.load(std::memory_order_relaxed)) + (w - po), 8);
-        return v;
+        const char* page = reinterpret_cast<const char*>(e->value.load(std::memory_order_relaxed));
+        const unsigned m = mask_byte(page, page_size_, (w - po) / 8) & ~have;
+        if (m) {
+          for (unsigned b = 0; b < 8; ++b) {
+            if ((m >> b) & 1) {
+              reinterpret_cast<char*>(&v)[b] =
+                  __atomic_load_n(page + (w - po) + b, __ATOMIC_RELAXED);
+            }
+          }
+          have |= m;
+          if (have == 0xFF) {
+            counters().alias_hits.add();
+            return v;
+          }
+        }
       }
     }
     if (g == 0) break;
   }
   counters().alias_misses.add();
-  return __atomic_load_n(reinterpret_cast<const uint64_t*>(pool_->at(w)), __ATOMIC_RELAXED);
+  const uint64_t home = __atomic_load_n(reinterpret_cast<const uint64_t*>(pool_->at(w)), __ATOMIC_RELAXED);
+  if (have == 0) return home;
+  for (unsigned b = 0; b < 8; ++b) {
+    if (!((have >> b) & 1)) reinterpret_cast<char*>(&v)[b] = reinterpret_cast<const char*>(&home)[b];
+  }
+  return v;
 }
 
 void AliasRing::visible_bytes(uint64_t off, size_t n, uint64_t below_gen, unsigned char* out) {
-  std::memcpy(out, pool_->at(off), n);
+  relaxed_copy(out, pool_->at(off), n);
   for (uint64_t g = readable_gen_.load(); g < below_gen; ++g) overlay_table(table(g), off, n, page_size_, out);
 }
 
@@ -125,7 +149,12 @@ bool AliasRing::try_switch_locked(bool overflow) {
   const uint32_t want = overflow && live > 1 ? std::min<uint64_t>(uint64_t{table(a).capacity()} * 2, kMaxEntries)
                                              : base_capacity_;
   auto& slot = tables_[ng % ring_];
-  if (!slot || slot->capacity() != want) slot = std::make_unique<AliasTable>(want, page_size_);
+  if (!slot || slot->capacity() != want) {
+    // Unpinned readers of counts (throttle, after_commit) may still hold the
+    // old table: keep it until the ring goes away.
+    if (slot) outgrown_.push_back(std::move(slot));
+    slot = std::make_unique<AliasTable>(want, page_size_);
+  }
   AliasTable& next = *slot;
   next.gen = ng;
   next.state.store(TableState::kActive);
@@ -141,9 +170,9 @@ bool AliasRing::try_switch_locked(bool overflow) {
 }
 
 void AliasRing::after_commit(bool pressure) {
-  const uint64_t a = active_gen_.load(std::memory_order_relaxed);
+  const uint64_t a = active_gen_.load();
   if (!pressure && table(a).count() < threshold_) return;
-  if (oldest_gen_.load(std::memory_order_relaxed) != a) return;  // other table still draining
+  if (oldest_gen_.load() != a) return;  // other table still draining
   std::unique_lock<std::mutex> lk(mu_);
   try_switch_locked(false);
   if (inline_retire_) {
@@ -172,7 +201,7 @@ bool AliasRing::make_room(uint64_t gen, const WrapTag& tag) {
 }
 
 void AliasRing::throttle(bool pressure) {
-  const uint64_t a = active_gen_.load(std::memory_order_relaxed);
+  const uint64_t a = active_gen_.load();
   AliasTable& t = table(a);
   if (!pressure && t.count() < std::min(3 * threshold_, t.hard_limit() / 2)) return;
   if (pressure && oldest_gen_.load() == a && t.count() == 0) return;  // nothing to switch away from
@@ -258,8 +287,11 @@ void AliasRing::retire(AliasTable& t) {
     ++entries;
     if (k & 1) {
       char* home = pool_->at(k & ~uint64_t{1});
-      medium_->write(home, reinterpret_cast<const void*>(e.value.load(std::memory_order_relaxed)), page_size_);
-      medium_->flush(home, page_size_);
+      const char* page = reinterpret_cast<const char*>(e.value.load(std::memory_order_relaxed));
+      page_dirty_runs(page, page_size_, [&](size_t off, size_t len) {
+        medium_->write(home + off, page + off, len);
+        medium_->flush(home + off, len);
+      });
     } else {
       words.emplace_back(k, e.value.load(std::memory_order_relaxed));
     }

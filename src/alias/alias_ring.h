@@ -125,6 +125,7 @@ class AliasRing {
   uint32_t base_capacity_;
   bool inline_retire_;
   std::vector<std::unique_ptr<AliasTable>> tables_;
+  std::vector<std::unique_ptr<AliasTable>> outgrown_;  // replaced slots, freed with the ring
   std::unique_ptr<Colour[]> colours_;
 
   alignas(64) std::atomic<uint64_t> active_gen_{0};

@@ -5,6 +5,8 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "common/relaxed_copy.h"
+
 namespace softwrap {
 
 const char* table_state_name(TableState s) {
@@ -48,7 +50,8 @@ size_t PageArena::pages() const {
 }
 
 AliasTable::AliasTable(uint32_t capacity, size_t page_size)
-    : mask_(capacity - 1), entries_(new AliasEntry[capacity]), arena_(page_size) {}
+    : mask_(capacity - 1), page_size_(page_size), entries_(new AliasEntry[capacity]),
+      arena_(page_alloc_size(page_size)) {}
 
 AliasEntry* AliasTable::find_or_insert(uint64_t key, bool* inserted) {
   uint32_t i = static_cast<uint32_t>(mix64(key)) & mask_;
@@ -103,11 +106,38 @@ void AliasTable::clear_entries(const std::vector<AliasEntry*>& used) {
   arena_.reset();
 }
 
+void page_write(char* page, size_t page_size, size_t off, const void* src, size_t n) {
+  relaxed_copy(page + off, src, n);
+  unsigned char* mask = page_mask(page, page_size);
+  for (size_t w = off / 8; w * 8 < off + n; ++w) {
+    const unsigned char bits = range_bits(w, off, off + n);
+    if (bits == 0xFF) {
+      __atomic_store_n(mask + w, bits, __ATOMIC_RELEASE);
+    } else if ((__atomic_load_n(mask + w, __ATOMIC_RELAXED) & bits) != bits) {
+      __atomic_fetch_or(mask + w, bits, __ATOMIC_RELEASE);
+    }
+  }
+}
+
+void page_overlay(const char* page, size_t page_size, size_t off, size_t n, unsigned char* out) {
+  for (size_t w = off / 8; w * 8 < off + n; ++w) {
+    const unsigned char m = mask_byte(page, page_size, w) & range_bits(w, off, off + n);
+    if (m == 0) continue;
+    if (m == 0xFF) {
+      relaxed_copy(out + (w * 8 - off), page + w * 8, 8);
+      continue;
+    }
+    for (unsigned b = 0; b < 8; ++b) {
+      if ((m >> b) & 1) out[w * 8 + b - off] = __atomic_load_n(reinterpret_cast<const unsigned char*>(page) + w * 8 + b, __ATOMIC_RELAXED);
+    }
+  }
+}
+
 void overlay_table(AliasTable& t, uint64_t off, size_t n, size_t page_size, unsigned char* out) {
   const uint64_t po = off & ~(uint64_t{page_size} - 1);
   if (t.has_pages.load(std::memory_order_acquire)) {
     if (AliasEntry* e = t.find(page_key(po)); e && (e->meta.load(std::memory_order_acquire) & kMetaValid)) {
-      std::memcpy(out, reinterpret_cast<const char*>(e->value.load(std::memory_order_relaxed)) + (off - po), n);
+      page_overlay(reinterpret_cast<const char*>(e->value.load(std::memory_order_relaxed)), page_size, off - po, n, out);
     }
   }
   if (t.has_words.load(std::memory_order_acquire)) {

@@ -7,9 +7,14 @@
 // retirement.  Two kinds of key share a table:
 //   word  key = offset of an 8-byte-aligned word;  value = the word
 //   page  key = offset of a shadow page | 1;       value = DRAM page pointer
-// Within one table a word entry shadows the page entry covering it (sw_write
-// keeps overlapping word entries current), so retirement writes pages
-// first, then words.  meta holds a valid bit and the stamp of the wrap that
+// A shadow page holds only the bytes written to it while its table was
+// active: its data is followed by a mask, one bit per byte (mask byte i
+// covers the 8-byte word i of the page).  Readers take masked bytes from the
+// newest table that has them, so a page never copies another wrap's
+// uncommitted bytes and an abort restores only what it wrote.  Within one
+// table a word entry shadows the page entry covering it (sw_write keeps
+// overlapping word entries current), so retirement writes the pages' dirty
+// bytes first, then words.  meta holds a valid bit and the stamp of the wrap that
 // last wrote the entry (so a wrap records an entry's old value for abort
 // only on its first touch).  An entry whose valid bit is clear is absent to
 // readers: a word entry created by an aborted wrap, or a page entry still
@@ -17,9 +22,11 @@
 #ifndef SOFTWRAP_ALIAS_ALIAS_TABLE_H_
 #define SOFTWRAP_ALIAS_ALIAS_TABLE_H_
 
+#include <algorithm>
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <mutex>
 #include <vector>
@@ -89,7 +96,14 @@ class AliasTable {
     }
   }
 
-  PageArena& arena() { return arena_; }
+  // A new shadow page with nothing written (mask clear); nullptr if out of
+  // memory.  Thread-safe.
+  char* new_page() {
+    char* p = arena_.allocate();
+    if (p) std::memset(p + page_size_, 0, page_size_ / 8);
+    return p;
+  }
+  size_t page_size() const { return page_size_; }
   std::atomic<bool> has_pages{false};
   std::atomic<bool> has_words{false};
 
@@ -105,12 +119,47 @@ class AliasTable {
 
  private:
   uint32_t mask_;
+  size_t page_size_;
   std::unique_ptr<AliasEntry[]> entries_;
   std::atomic<uint32_t> count_{0};
   PageArena arena_;
 };
 
 inline uint64_t page_key(uint64_t page_off) { return page_off | 1; }
+
+// ---- shadow pages: page_size data bytes, then page_size/8 mask bytes.
+inline size_t page_alloc_size(size_t page_size) { return page_size + page_size / 8; }
+inline unsigned char* page_mask(char* page, size_t page_size) {
+  return reinterpret_cast<unsigned char*>(page + page_size);
+}
+inline unsigned char mask_byte(const char* page, size_t page_size, size_t word) {
+  return __atomic_load_n(reinterpret_cast<const unsigned char*>(page + page_size) + word, __ATOMIC_ACQUIRE);
+}
+// Bits of mask byte `word` covering bytes [lo, hi) of the page.
+inline unsigned char range_bits(size_t word, size_t lo, size_t hi) {
+  const size_t a = std::max(lo, word * 8), b = std::min(hi, word * 8 + 8);
+  return a >= b ? 0 : static_cast<unsigned char>(((1u << (b - a)) - 1) << (a - word * 8));
+}
+// Copies n bytes into the page at off and marks them written.
+void page_write(char* page, size_t page_size, size_t off, const void* src, size_t n);
+// Copies the written bytes of [off, off+n) to out (others untouched).
+void page_overlay(const char* page, size_t page_size, size_t off, size_t n, unsigned char* out);
+// Calls f(off, len) for every run of written bytes.
+template <class F>
+void page_dirty_runs(const char* page, size_t page_size, F&& f) {
+  size_t i = 0;
+  while (i < page_size) {
+    const unsigned char m = mask_byte(page, page_size, i / 8);
+    if (!((m >> (i % 8)) & 1)) {
+      i = m == 0 ? (i / 8 + 1) * 8 : i + 1;
+      continue;
+    }
+    size_t j = i;
+    while (j < page_size && ((mask_byte(page, page_size, j / 8) >> (j % 8)) & 1)) ++j;
+    f(i, j - i);
+    i = j;
+  }
+}
 
 // Overlays what table t holds for [off, off+n) (n within one shadow page)
 // onto out: the page entry first, then word entries, which shadow it.

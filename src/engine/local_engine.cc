@@ -8,6 +8,10 @@
 // them from home.  Under this engine other threads see a wrap's stores only
 // after it closes — the strict isolation the paper assumes for it.
 //
+// Shadow pages hold only the bytes the wrap wrote (alias_table.h), and only
+// those go home: other threads commit their own bytes of the same page to
+// home meanwhile, which a whole-page copy would overwrite.
+//
 // Log space: a frame is reusable once every wrap with a smaller or equal
 // sequence number has its values home.  Each lane publishes the sequence of
 // the commit it has in flight; the watermark is the smallest in-flight
@@ -137,14 +141,30 @@ class LocalEngine final : public Engine {
     std::memcpy(dst, pool_->at(off), n);
     if (ctx.depth == 0) return;
     LocalThread& t = *st(ctx);
-    if (!t.table->has_words.load(std::memory_order_relaxed) && !t.table->has_pages.load(std::memory_order_relaxed)) {
-      return;
-    }
+    AliasTable& tab = *t.table;
+    const bool pages = tab.has_pages.load(std::memory_order_relaxed);
+    const bool words = tab.has_words.load(std::memory_order_relaxed);
+    if (!pages && !words) return;
     auto* out = static_cast<unsigned char*>(dst);
     for (size_t done = 0; done < n;) {
       const uint64_t o = off + done;
-      const size_t len = std::min<size_t>(n - done, page_size_ - (o & (page_size_ - 1)));
-      overlay_table(*t.table, o, len, page_size_, out + done);
+      const uint64_t po = o & ~(uint64_t{page_size_} - 1);
+      const size_t len = std::min<size_t>(n - done, page_size_ - (o - po));
+      if (pages) {
+        if (AliasEntry* e = tab.find(page_key(po))) {
+          page_overlay(reinterpret_cast<const char*>(e->value.load(std::memory_order_relaxed)), page_size_, o - po,
+                       len, out + done);
+        }
+      }
+      if (words) {
+        for (uint64_t w = o & ~uint64_t{7}; w < o + len; w += 8) {
+          AliasEntry* e = tab.find(w);
+          if (!e) continue;
+          const uint64_t v = e->value.load(std::memory_order_relaxed);
+          const uint64_t lo = std::max(w, o), hi = std::min(w + 8, o + len);
+          std::memcpy(out + done + (lo - o), reinterpret_cast<const char*>(&v) + (lo - w), hi - lo);
+        }
+      }
       done += len;
     }
   }
@@ -160,14 +180,12 @@ class LocalEngine final : public Engine {
       const size_t len = std::min<size_t>(n - done, page_size_ - (o - po));
       AliasEntry* e = entry(t, page_key(po));
       if (!(e->meta.load(std::memory_order_relaxed) & kMetaValid)) {
-        char* page = t.table->arena().allocate();
+        char* page = t.table->new_page();
         if (!page) return fail(ctx);
-        std::memcpy(page, pool_->at(po), page_size_);
         e->value.store(reinterpret_cast<uintptr_t>(page), std::memory_order_relaxed);
         e->meta.store(kMetaValid, std::memory_order_relaxed);
       }
-      char* page = reinterpret_cast<char*>(e->value.load(std::memory_order_relaxed));
-      std::memcpy(page + (o - po), in + done, len);
+      page_write(reinterpret_cast<char*>(e->value.load(std::memory_order_relaxed)), page_size_, o - po, in + done, len);
       if (t.table->has_words.load(std::memory_order_relaxed)) {
         for (uint64_t w = o & ~uint64_t{7}; w < o + len; w += 8) {
           AliasEntry* we = t.table->find(w);
@@ -206,8 +224,9 @@ class LocalEngine final : public Engine {
       const uint64_t po = w & ~(uint64_t{page_size_} - 1);
       if (AliasEntry* e = tab.find(page_key(po))) {
         counters().alias_hits.add();
-        uint64_t v;
-        std::memcpy(&v, reinterpret_cast<const char*>(e->value.load(std::memory_order_relaxed)) + (w - po), 8);
+        uint64_t v = home_word(w);
+        page_overlay(reinterpret_cast<const char*>(e->value.load(std::memory_order_relaxed)), page_size_, w - po, 8,
+                     reinterpret_cast<unsigned char*>(&v));
         return v;
       }
     }
@@ -252,8 +271,11 @@ class LocalEngine final : public Engine {
       const uint64_t k = e->key.load(std::memory_order_relaxed);
       if (k & 1) {
         char* home = pool_->at(k & ~uint64_t{1});
-        medium_->write(home, reinterpret_cast<const void*>(e->value.load(std::memory_order_relaxed)), page_size_);
-        medium_->flush(home, page_size_);
+        const char* page = reinterpret_cast<const char*>(e->value.load(std::memory_order_relaxed));
+        page_dirty_runs(page, page_size_, [&](size_t off, size_t len) {
+          medium_->write(home + off, page + off, len);
+          medium_->flush(home + off, len);
+        });
       } else {
         words.emplace_back(k, e->value.load(std::memory_order_relaxed));
       }

@@ -16,11 +16,13 @@
 // newest table holding it.
 #include <sched.h>
 
+#include <cstdint>
 #include <cstring>
 #include <vector>
 
 #include "alias/alias_ring.h"
 #include "common/error.h"
+#include "common/relaxed_copy.h"
 #include "engine/engine.h"
 #include "log/lanes.h"
 #include "log/redo_log.h"
@@ -36,7 +38,7 @@ struct WordUndo {
 struct PageUndo {
   char* page;
   uint32_t off, len;
-  size_t bytes_at;  // into SwThread::page_bytes
+  size_t bytes_at;  // old data, then old mask bytes, in SwThread::page_bytes
 };
 
 class SoftwrapEngine;
@@ -114,7 +116,15 @@ class SoftwrapEngine final : public Engine {
     SwThread& t = *st(ctx);
     for (size_t i = t.page_undo.size(); i-- > 0;) {
       const PageUndo& u = t.page_undo[i];
-      std::memcpy(u.page + u.off, &t.page_bytes[u.bytes_at], u.len);
+      const unsigned char* old = &t.page_bytes[u.bytes_at];
+      relaxed_copy(u.page + u.off, old, u.len);
+      unsigned char* mask = page_mask(u.page, page_size_);
+      const unsigned char* old_mask = old + u.len;
+      for (size_t w = u.off / 8, k = 0; w * 8 < u.off + u.len; ++w, ++k) {
+        const unsigned char bits = range_bits(w, u.off, u.off + u.len);
+        __atomic_fetch_and(mask + w, static_cast<unsigned char>(~bits), __ATOMIC_RELAXED);
+        __atomic_fetch_or(mask + w, static_cast<unsigned char>(old_mask[k] & bits), __ATOMIC_RELEASE);
+      }
     }
     for (size_t i = t.undo.size(); i-- > 0;) {
       const WordUndo& u = t.undo[i];
@@ -247,19 +257,23 @@ class SoftwrapEngine final : public Engine {
       }
       char* page;
       if (inserted) {
-        page = tab.arena().allocate();
+        page = tab.new_page();
         if (!page) return false;
-        ring_.visible_bytes(po, page_size_, g, reinterpret_cast<unsigned char*>(page));
         e->value.store(reinterpret_cast<uintptr_t>(page), std::memory_order_relaxed);
         e->meta.store(kMetaValid, std::memory_order_release);
       } else {
-        while (!(e->meta.load(std::memory_order_acquire) & kMetaValid)) sched_yield();  // being filled
+        while (!(e->meta.load(std::memory_order_acquire) & kMetaValid)) sched_yield();  // being set up
         page = reinterpret_cast<char*>(e->value.load(std::memory_order_relaxed));
       }
+      // Save what this page held for the range (bytes and mask) for abort.
       const uint32_t in_page = static_cast<uint32_t>(o - po);
-      t.page_undo.push_back({page, in_page, static_cast<uint32_t>(len), t.page_bytes.size()});
-      t.page_bytes.insert(t.page_bytes.end(), page + in_page, page + in_page + len);
-      std::memcpy(page + in_page, src, len);
+      const size_t at = t.page_bytes.size();
+      const size_t mask_bytes = (in_page + len + 7) / 8 - in_page / 8;
+      t.page_bytes.resize(at + len + mask_bytes);
+      relaxed_copy(&t.page_bytes[at], page + in_page, len);
+      relaxed_copy(&t.page_bytes[at + len], page_mask(page, page_size_) + in_page / 8, mask_bytes);
+      t.page_undo.push_back({page, in_page, static_cast<uint32_t>(len), at});
+      page_write(page, page_size_, in_page, src, len);
       if (tab.has_words.load(std::memory_order_acquire)) {
         for (uint64_t w = o & ~uint64_t{7}; w < o + len; w += 8) {
           AliasEntry* we = tab.find(w);

@@ -18,6 +18,8 @@
 // a concurrent store by another thread to the neighbouring bytes.
 #include "medium/x86_medium.h"
 
+#include "common/relaxed_copy.h"
+
 #include <immintrin.h>
 
 #include <cstring>
@@ -115,15 +117,18 @@ X86Medium::X86Medium(FlushInsn insn, bool use_avx, const char* name, bool emulat
   props_.atomic_width = 8;
 }
 
-void X86Medium::write(void* dst, const void* src, size_t n) { memcpy(dst, src, n); }
+// Pool memory is read concurrently (an alias-table miss reads home while
+// retirement writes other words of the line): relaxed atomic copies, which
+// are plain moves, keep that free of C++ data races.
+void X86Medium::write(void* dst, const void* src, size_t n) { relaxed_copy(dst, src, n); }
 
 void X86Medium::store(void* dst, uint64_t v, unsigned size) {
-  // Fixed-size memcpy compiles to one mov; aligned, it is single-copy atomic.
+  // One mov; aligned, it is single-copy atomic.
   switch (size) {
-    case 8: memcpy(dst, &v, 8); break;
-    case 4: { uint32_t x = static_cast<uint32_t>(v); memcpy(dst, &x, 4); break; }
-    case 2: { uint16_t x = static_cast<uint16_t>(v); memcpy(dst, &x, 2); break; }
-    case 1: { uint8_t x = static_cast<uint8_t>(v); memcpy(dst, &x, 1); break; }
+    case 8: __atomic_store_n(static_cast<uint64_t*>(dst), v, __ATOMIC_RELAXED); break;
+    case 4: __atomic_store_n(static_cast<uint32_t*>(dst), static_cast<uint32_t>(v), __ATOMIC_RELAXED); break;
+    case 2: __atomic_store_n(static_cast<uint16_t*>(dst), static_cast<uint16_t>(v), __ATOMIC_RELAXED); break;
+    case 1: __atomic_store_n(static_cast<uint8_t*>(dst), static_cast<uint8_t>(v), __ATOMIC_RELAXED); break;
     default: store_bytes(dst, v, size); break;  // not a power of two: misuse
   }
 }

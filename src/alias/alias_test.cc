@@ -1,0 +1,202 @@
+// alias_test.cc — the alias table (CAS insertion from many threads, hard
+// limit, recycling, overlay rules) and the ring (colours, the five states,
+// switches, retirement to home with the watermark persisted).
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstring>
+#include <memory>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "alias/alias_ring.h"
+#include "alias/alias_table.h"
+#include "medium/medium.h"
+#include "pool/pool.h"
+
+namespace softwrap {
+namespace {
+
+TEST(AliasTable, ConcurrentInsertsOfOverlappingKeysYieldOneEntryEach) {
+  AliasTable t(1 << 14, 1024);
+  std::vector<std::thread> ts;
+  std::vector<std::vector<AliasEntry*>> got(4);
+  for (int k = 0; k < 4; ++k) {
+    ts.emplace_back([&, k] {
+      for (uint64_t key = 8; key <= 8 * 4000; key += 8) {
+        bool ins;
+        got[k].push_back(t.find_or_insert(key, &ins));
+      }
+    });
+  }
+  for (auto& th : ts) th.join();
+  EXPECT_EQ(t.count(), 4000u);
+  for (size_t i = 0; i < got[0].size(); ++i) {
+    for (int k = 1; k < 4; ++k) ASSERT_EQ(got[k][i], got[0][i]) << "same key, same entry";
+  }
+  EXPECT_EQ(t.find(8 * 17), got[0][16]);
+  EXPECT_EQ(t.find(12345 * 8 + 8 * 5000), nullptr);
+}
+
+TEST(AliasTable, RefusesNewKeysAtItsHardLimitButUpdatesOldOnes) {
+  AliasTable t(256, 1024);
+  bool ins;
+  uint64_t key = 8;
+  while (t.find_or_insert(key, &ins)) key += 8;
+  EXPECT_EQ(t.count(), t.hard_limit());
+  EXPECT_NE(t.find_or_insert(8, &ins), nullptr);
+  EXPECT_FALSE(ins);
+  t.clear();
+  EXPECT_EQ(t.count(), 0u);
+  EXPECT_EQ(t.find(8), nullptr);
+  EXPECT_NE(t.find_or_insert(8, &ins), nullptr);
+}
+
+TEST(AliasTable, OverlayPutsWordsOverThePageAndSkipsInvalidEntries) {
+  AliasTable t(256, 64);
+  bool ins;
+  char* page = t.new_page();
+  page_write(page, 64, 0, std::string(64, 'p').data(), 64);
+  page_write(page, 64, 8, "PPPP", 4);
+  AliasEntry* pe = t.find_or_insert(page_key(128), &ins);
+  pe->value.store(reinterpret_cast<uintptr_t>(page));
+  pe->meta.store(kMetaValid);
+  t.has_pages = true;
+  AliasEntry* we = t.find_or_insert(136, &ins);
+  uint64_t w;
+  std::memcpy(&w, "WWWWWWWW", 8);
+  we->value.store(w);
+  we->meta.store(kMetaValid);
+  AliasEntry* dead = t.find_or_insert(144, &ins);  // aborted: not valid
+  dead->value.store(0);
+  t.has_words = true;
+  unsigned char out[24];
+  std::memset(out, '.', sizeof out);
+  overlay_table(t, 132, 20, 64, out);
+  EXPECT_EQ(std::string(reinterpret_cast<char*>(out), 20), "ppppWWWWWWWWpppppppp");
+}
+
+TEST(ShadowPage, OnlyWrittenBytesAreOverlaidAndRetired) {
+  AliasTable t(64, 64);
+  char* page = t.new_page();
+  page_write(page, 64, 3, "abc", 3);
+  page_write(page, 64, 16, "0123456789", 10);
+  unsigned char out[64];
+  std::memset(out, '.', sizeof out);
+  page_overlay(page, 64, 0, 64, out);
+  EXPECT_EQ(std::string(reinterpret_cast<char*>(out), 28), "...abc..........0123456789..");
+  std::vector<std::pair<size_t, size_t>> runs;
+  page_dirty_runs(page, 64, [&](size_t off, size_t len) { runs.emplace_back(off, len); });
+  EXPECT_EQ(runs, (std::vector<std::pair<size_t, size_t>>{{3, 3}, {16, 10}}));
+}
+
+class AliasRingTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    path_ = "/dev/shm/sw_alias_test_" + std::to_string(getpid());
+    unlink(path_.c_str());
+    ResolvedConfig c;
+    file_ = PoolFile::create(path_, 16 << 20, c);
+    ASSERT_TRUE(file_);
+    MediumOptions mo;
+    mo.kind = SW_MEDIUM_X86;
+    medium_ = make_medium(mo, file_->base(), file_->size());
+    cfg_.alias_entries = 256;
+    cfg_.retire_divisor = 8;
+    cfg_.flags = SW_CONFIG_NO_RETIRE_THREAD;  // deterministic: retire inline
+  }
+  void TearDown() override {
+    ring_.reset();
+    file_.reset();
+    unlink(path_.c_str());
+  }
+  uint64_t heap(uint64_t i) const { return file_->header().heap_offset + 8 * i; }
+  void put(uint64_t off, uint64_t v) {
+    AliasTable& t = ring_->table(ring_->active_gen());
+    t.has_words = true;
+    bool ins;
+    AliasEntry* e = t.find_or_insert(off, &ins);
+    ASSERT_NE(e, nullptr);
+    e->value.store(v);
+    e->meta.store(kMetaValid);
+  }
+
+  std::string path_;
+  std::unique_ptr<PoolFile> file_;
+  std::unique_ptr<Medium> medium_;
+  ResolvedConfig cfg_;
+  std::unique_ptr<AliasRing> ring_;
+};
+
+TEST_F(AliasRingTest, TablesGoThroughTheFiveStatesAndRetireHome) {
+  ring_ = std::make_unique<AliasRing>(cfg_, file_.get(), medium_.get());
+  EXPECT_EQ(ring_->table(0).state.load(), TableState::kActive);
+  WrapTag w1 = ring_->enter();
+  for (uint64_t i = 0; i < 40; ++i) put(heap(i), i + 1000);
+  WrapTag w2 = ring_->enter();
+  const uint64_t s2 = ring_->next_seq();
+  ring_->leave(w2);
+  ring_->after_commit(false);  // 40 >= 256/8: switch; w1 keeps table 0 Full
+  EXPECT_EQ(ring_->active_gen(), 1u);
+  EXPECT_EQ(ring_->table(0).state.load(), TableState::kFull);
+  WrapTag reader = ring_->enter();  // (a=1, m=0): may read table 0
+  const uint64_t s1 = ring_->next_seq();
+  ring_->leave(w1);
+  ASSERT_TRUE(ring_->wait_retired(s2));
+  // Closed, retired home — but the reader pins it: Retired, not Empty.
+  EXPECT_EQ(ring_->table(0).state.load(), TableState::kRetired);
+  EXPECT_GE(ring_->retired_seq(), s2);
+  EXPECT_EQ(file_->meta()->retired_seq, ring_->retired_seq()) << "watermark persisted";
+  for (uint64_t i = 0; i < 40; ++i) EXPECT_EQ(*reinterpret_cast<uint64_t*>(file_->at(heap(i))), i + 1000);
+  EXPECT_EQ(ring_->lookup_word(heap(3)), 1003u);
+  ring_->leave(reader);
+  ASSERT_EQ(ring_->quiesce(), 0);
+  EXPECT_EQ(ring_->table(0).state.load(), TableState::kEmpty);
+  EXPECT_EQ(ring_->table(0).count(), 0u);
+  EXPECT_EQ(ring_->retired_seq(), s1);
+}
+
+TEST_F(AliasRingTest, OpenWriterKeepsItsTableFromClosing) {
+  ring_ = std::make_unique<AliasRing>(cfg_, file_.get(), medium_.get());
+  WrapTag writer = ring_->enter();
+  for (uint64_t i = 0; i < 40; ++i) put(heap(i), 7);
+  WrapTag other = ring_->enter();
+  ring_->next_seq();
+  ring_->leave(other);
+  ring_->after_commit(false);
+  EXPECT_EQ(ring_->active_gen(), 1u);
+  EXPECT_EQ(ring_->table(0).state.load(), TableState::kFull) << "writer still open";
+  EXPECT_EQ(*reinterpret_cast<uint64_t*>(file_->at(heap(0))), 0u) << "home untouched before commit";
+  ring_->next_seq();
+  ring_->leave(writer);
+  ASSERT_EQ(ring_->quiesce(), 0);
+  EXPECT_EQ(*reinterpret_cast<uint64_t*>(file_->at(heap(0))), 7u);
+}
+
+TEST_F(AliasRingTest, OverflowAddsTablesAndNewerValuesWin) {
+  ring_ = std::make_unique<AliasRing>(cfg_, file_.get(), medium_.get());
+  WrapTag w = ring_->enter();
+  uint64_t key = 0;
+  for (int round = 0; round < 3; ++round) {
+    const uint64_t g = ring_->active_gen();
+    AliasTable& t = ring_->table(g);
+    while (t.count() < t.hard_limit()) put(heap(key++), round);
+    ASSERT_TRUE(ring_->make_room(g, w));
+    EXPECT_EQ(ring_->active_gen(), g + 1);
+  }
+  put(heap(0), 99);  // newest table
+  EXPECT_EQ(ring_->lookup_word(heap(0)), 99u);
+  EXPECT_EQ(ring_->lookup_word(heap(key - 1)), 2u);
+  EXPECT_GT(ring_->table(ring_->active_gen()).capacity(), 256u) << "overflow tables grow";
+  ring_->next_seq();
+  ring_->leave(w);
+  ASSERT_EQ(ring_->quiesce(), 0);
+  EXPECT_EQ(*reinterpret_cast<uint64_t*>(file_->at(heap(0))), 99u);
+  EXPECT_EQ(*reinterpret_cast<uint64_t*>(file_->at(heap(key - 1))), 2u);
+}
+
+}  // namespace
+}  // namespace softwrap

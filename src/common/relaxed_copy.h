@@ -1,0 +1,36 @@
+// relaxed_copy.h — memcpy for memory other threads may touch at once.
+//
+// Shadow pages are shared by all threads: one thread may copy a page while
+// another writes its own object in it.  Under the isolation rule their bytes
+// differ, so the result is right either way, but a plain memcpy would still
+// be a data race in the C++ model (and to TSan).  These copies use relaxed
+// atomic loads and stores: whole aligned words in the middle, bytes at the
+// edges.  They compile to ordinary moves.
+#ifndef SOFTWRAP_COMMON_RELAXED_COPY_H_
+#define SOFTWRAP_COMMON_RELAXED_COPY_H_
+
+#include <cstddef>
+#include <cstdint>
+
+namespace softwrap {
+
+inline void relaxed_copy(void* dst, const void* src, size_t n) {
+  auto* d = static_cast<unsigned char*>(dst);
+  auto* s = static_cast<const unsigned char*>(src);
+  const bool co_aligned = ((reinterpret_cast<uintptr_t>(d) ^ reinterpret_cast<uintptr_t>(s)) & 7) == 0;
+  if (co_aligned) {
+    while (n && (reinterpret_cast<uintptr_t>(d) & 7)) {
+      __atomic_store_n(d++, __atomic_load_n(s++, __ATOMIC_RELAXED), __ATOMIC_RELAXED);
+      --n;
+    }
+    for (; n >= 8; n -= 8, d += 8, s += 8) {
+      __atomic_store_n(reinterpret_cast<uint64_t*>(d),
+                       __atomic_load_n(reinterpret_cast<const uint64_t*>(s), __ATOMIC_RELAXED), __ATOMIC_RELAXED);
+    }
+  }
+  for (; n; --n) __atomic_store_n(d++, __atomic_load_n(s++, __ATOMIC_RELAXED), __ATOMIC_RELAXED);
+}
+
+}  // namespace softwrap
+
+#endif  // SOFTWRAP_COMMON_RELAXED_COPY_H_

@@ -1,0 +1,177 @@
+// log_test.cc — redo frames and undo records on a real pool file: what the
+// writer streams the scanner finds (across the lane's wrap-around), and
+// nothing else — not abandoned frames, not frames at or below the
+// watermark, not a frame with any word damaged.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "log/lanes.h"
+#include "log/redo_log.h"
+#include "log/undo_log.h"
+#include "medium/medium.h"
+#include "pool/pool.h"
+
+namespace softwrap {
+namespace {
+
+class LogTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    path_ = "/dev/shm/sw_log_test_" + std::to_string(getpid());
+    unlink(path_.c_str());
+    ResolvedConfig cfg;
+    cfg.lanes = 4;
+    cfg.lane_size = 64 << 10;
+    file_ = PoolFile::create(path_, 16 << 20, cfg);
+    ASSERT_TRUE(file_);
+    MediumOptions mo;
+    mo.kind = SW_MEDIUM_X86;
+    medium_ = make_medium(mo, file_->base(), file_->size());
+    lanes_ = std::make_unique<LaneSet>(file_.get());
+  }
+  void TearDown() override {
+    file_.reset();
+    unlink(path_.c_str());
+  }
+  uint64_t heap(uint64_t i) const { return file_->header().heap_offset + 8 * i; }
+  std::vector<RedoFrame> scan(uint32_t lane, uint64_t min_seq, uint64_t* torn = nullptr) {
+    std::vector<RedoFrame> out;
+    uint64_t t = 0;
+    scan_lane(*file_, lane, min_seq, &out, torn ? torn : &t);
+    return out;
+  }
+  // Grants room by forgetting committed frames (what retirement does).
+  static bool reclaim_all(void*, Lane& l, uint64_t need_end) {
+    while (!l.committed.empty() && need_end > l.reclaimed + l.size) {
+      l.reclaimed = l.committed.front().end;
+      l.committed.pop_front();
+    }
+    return need_end <= l.reclaimed + l.size;
+  }
+
+  std::string path_;
+  std::unique_ptr<PoolFile> file_;
+  std::unique_ptr<Medium> medium_;
+  std::unique_ptr<LaneSet> lanes_;
+};
+
+TEST_F(LogTest, CommittedFrameIsFoundWithEveryEntry) {
+  RedoWriter w(file_.get(), medium_.get(), &reclaim_all, nullptr);
+  Lane& lane = lanes_->lane(1);
+  w.begin(lane);
+  ASSERT_TRUE(w.append_store(heap(0), 0x1111, 8));
+  const char text[] = "seventeen bytes!!";
+  ASSERT_TRUE(w.append_range(heap(10) + 3, text, 17));
+  ASSERT_TRUE(w.commit(42));
+  EXPECT_EQ(lane.tail % kCacheLine, 0u);
+  auto frames = scan(1, 0);
+  ASSERT_EQ(frames.size(), 1u);
+  EXPECT_EQ(frames[0].seq, 42u);
+  EXPECT_EQ(frames[0].words[0], heap(0) << 8 | 3 << 4 | kStore);
+  EXPECT_EQ(frames[0].words[1], 0x1111u);
+  EXPECT_EQ(frames[0].words[3], 17u);
+  EXPECT_EQ(0, std::memcmp(&frames[0].words[4], text, 17));
+  EXPECT_TRUE(scan(0, 0).empty());
+  EXPECT_TRUE(scan(1, 42).empty()) << "at the watermark: already home";
+  apply_frame(*file_, *medium_, frames[0]);
+  EXPECT_EQ(*reinterpret_cast<uint64_t*>(file_->at(heap(0))), 0x1111u);
+  EXPECT_EQ(0, std::memcmp(file_->at(heap(10) + 3), text, 17));
+}
+
+TEST_F(LogTest, AbandonedAndUncommittedFramesAreNotFound) {
+  RedoWriter w(file_.get(), medium_.get(), &reclaim_all, nullptr);
+  Lane& lane = lanes_->lane(0);
+  w.begin(lane);
+  for (int i = 0; i < 100; ++i) ASSERT_TRUE(w.append_store(heap(i), i, 8));
+  w.abandon();
+  EXPECT_EQ(lane.tail, 0u);
+  w.begin(lane);
+  ASSERT_TRUE(w.append_store(heap(1), 7, 8));
+  ASSERT_TRUE(w.commit(5));
+  w.begin(lane);  // open, never committed
+  for (int i = 0; i < 30; ++i) ASSERT_TRUE(w.append_store(heap(i), 99, 8));
+  uint64_t torn = 0;
+  auto frames = scan(0, 0, &torn);
+  ASSERT_EQ(frames.size(), 1u);
+  EXPECT_EQ(frames[0].seq, 5u);
+  EXPECT_GE(torn, 1u);
+}
+
+TEST_F(LogTest, AnyDamagedWordInvalidatesTheFrame) {
+  RedoWriter w(file_.get(), medium_.get(), &reclaim_all, nullptr);
+  Lane& lane = lanes_->lane(2);
+  w.begin(lane);
+  for (int i = 0; i < 20; ++i) ASSERT_TRUE(w.append_store(heap(i), i * 3, 8));
+  ASSERT_TRUE(w.commit(9));
+  const uint64_t frame_bytes = (1 + 20 * 2 + 3) * 8;  // header, entries, trailer (then zero padding)
+  ASSERT_EQ(scan(2, 0).size(), 1u);
+  for (uint64_t b = 0; b < frame_bytes; b += 8) {
+    char* p = file_->lane_base(2) + b;
+    const char saved = *p;
+    *p ^= 0x04;
+    EXPECT_TRUE(scan(2, 0).empty()) << "flipped byte " << b;
+    *p = saved;
+  }
+  EXPECT_EQ(scan(2, 0).size(), 1u);
+}
+
+TEST_F(LogTest, FramesWrapAroundTheLaneAndOldOnesAreOverwritten) {
+  RedoWriter w(file_.get(), medium_.get(), &reclaim_all, nullptr);
+  Lane& lane = lanes_->lane(3);
+  std::mt19937_64 rng(3);
+  uint64_t seq = 0;
+  for (int f = 0; f < 400; ++f) {  // ~400 x 1 KiB through a 64 KiB lane
+    w.begin(lane);
+    for (int i = 0; i < 60; ++i) ASSERT_TRUE(w.append_store(heap(rng() % 1000), rng(), 8));
+    ASSERT_TRUE(w.commit(++seq));
+  }
+  EXPECT_GT(lane.tail, lane.size * 4);
+  auto frames = scan(3, 0);
+  ASSERT_FALSE(frames.empty());
+  uint64_t max_seq = 0;
+  for (auto& fr : frames) max_seq = std::max(max_seq, fr.seq);
+  EXPECT_EQ(max_seq, seq) << "the newest frame is intact, even across the lane end";
+  EXPECT_LT(frames.size(), 70u) << "overwritten frames are gone";
+}
+
+TEST_F(LogTest, FrameLargerThanTheLaneIsRefused) {
+  RedoWriter w(file_.get(), medium_.get(), &reclaim_all, nullptr);
+  Lane& lane = lanes_->lane(0);
+  w.begin(lane);
+  std::vector<char> big(70 << 10, 'x');
+  EXPECT_FALSE(w.append_range(heap(0), big.data(), big.size()));
+  w.abandon();
+  w.begin(lane);
+  ASSERT_TRUE(w.append_store(heap(0), 1, 8));
+  EXPECT_TRUE(w.commit(1)) << "the lane is usable afterwards";
+}
+
+TEST_F(LogTest, UndoRecordsOfTheOpenGenerationAreFoundInOrder) {
+  Lane& lane = lanes_->lane(1);
+  lane.undo_gen = file_->lane_header(1)->undo_committed_gen + 1;
+  UndoWriter u(file_.get(), medium_.get());
+  *reinterpret_cast<uint64_t*>(file_->at(heap(0))) = 0xAAAA;
+  std::memcpy(file_->at(heap(4)), "old text", 8);
+  u.begin(lane);
+  ASSERT_TRUE(u.append(heap(0), 8));
+  ASSERT_TRUE(u.append(heap(4), 5));
+  std::vector<UndoRecordImage> recs;
+  scan_undo(*file_, 1, &recs);
+  ASSERT_EQ(recs.size(), 2u);
+  EXPECT_EQ(recs[0].offset, heap(0));
+  EXPECT_EQ(*reinterpret_cast<const uint64_t*>(recs[0].old.data()), 0xAAAAu);
+  EXPECT_EQ(std::string(recs[1].old.begin(), recs[1].old.end()), "old t");
+  u.finish();  // generation committed: nothing to roll back
+  recs.clear();
+  scan_undo(*file_, 1, &recs);
+  EXPECT_TRUE(recs.empty());
+}
+
+}  // namespace
+}  // namespace softwrap

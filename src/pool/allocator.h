@@ -1,0 +1,80 @@
+// allocator.h — the crash-consistent persistent heap (sw_pmalloc/sw_pfree).
+//
+// Persistent state is only words that change inside the caller's wrap, so a
+// wrap that aborts or is cut by a crash leaves no trace:
+//   * chunk heads (PoolFile::chunk_table): one word per 256 KiB chunk; 0 for
+//     a free chunk, else a tagged head for an extent of N chunks or for a
+//     run of equal blocks of one size class.  Chunks inside an extent keep
+//     head 0, so the table parses left to right.
+//   * block headers: each block of a run starts with a 16-byte header whose
+//     first word says allocated/free, the size class and the run's nonce (a
+//     random number chosen when the run was formatted, so stale headers
+//     left by an earlier use of the chunk never parse as live).
+// No two concurrent wraps ever write the same word: a run formatted in a
+// wrap is private to that wrap until it commits, blocks are handed out from
+// DRAM free lists under a mutex, and frees return blocks to those lists only
+// when the freeing wrap commits.  The DRAM state is rebuilt from the chunk
+// table and block headers at open.
+//
+// The allocator reaches the wrap through TxAccess, which the engine layer
+// implements: layering stays bottom-up (pool does not include engine).
+#ifndef SOFTWRAP_POOL_ALLOCATOR_H_
+#define SOFTWRAP_POOL_ALLOCATOR_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+
+namespace softwrap {
+
+class PoolFile;
+
+// What the allocator needs from the calling thread's open wrap.
+class TxAccess {
+ public:
+  // Deferred actions run exactly once, when the outermost wrap commits or
+  // aborts (or is rolled back after SW_ETOOBIG).
+  using Action = void (*)(void* self, uint64_t a, uint64_t b);
+
+  virtual ~TxAccess() = default;
+  virtual bool in_wrap() = 0;
+  virtual uint64_t load64(uint64_t offset) = 0;
+  virtual void store64(uint64_t offset, uint64_t value) = 0;
+  virtual void on_commit(Action fn, void* self, uint64_t a, uint64_t b) = 0;
+  virtual void on_abort(Action fn, void* self, uint64_t a, uint64_t b) = 0;
+};
+
+struct AllocatorStats {
+  uint64_t heap_bytes = 0;
+  uint64_t free_chunks = 0;
+  uint64_t allocated_blocks = 0;   // live small blocks
+  uint64_t allocated_extents = 0;  // live extents
+  uint64_t allocated_bytes = 0;    // usable bytes of live allocations
+};
+
+class Allocator {
+ public:
+  virtual ~Allocator() = default;
+
+  // Rebuilds DRAM state from the persistent heap (after recovery).  Returns
+  // 0, or SW_ECORRUPT with a message if a chunk head or header is invalid.
+  static int open(PoolFile* pool, std::unique_ptr<Allocator>* out);
+
+  // In a wrap (tx.in_wrap()).  Returns the pool offset of n usable bytes,
+  // 16-byte aligned, or 0 with the thread error set (SW_ENOSPC, SW_EINVAL).
+  virtual uint64_t alloc(TxAccess& tx, size_t n) = 0;
+  // Frees the allocation at offset; SW_EINVAL if it is not a live one.
+  virtual int free(TxAccess& tx, uint64_t offset) = 0;
+  // Usable size of a live allocation, 0 if offset is not one.
+  virtual size_t usable_size(TxAccess& tx, uint64_t offset) = 0;
+
+  // Walks the persistent heap and checks every invariant (for `softwrap
+  // pool check` and the crash tests).  Reads home locations directly:
+  // call on a quiesced pool.  0 or SW_ECORRUPT with a message.
+  static int check(const PoolFile& pool, AllocatorStats* stats);
+  virtual AllocatorStats stats() const = 0;
+};
+
+}  // namespace softwrap
+
+#endif  // SOFTWRAP_POOL_ALLOCATOR_H_

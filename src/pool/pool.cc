@@ -1,0 +1,501 @@
+// pool.cc — configuration resolution and the pool file: create, validate,
+// open, map.
+//
+// Approach: the header is the single source of truth for the layout and is
+// validated completely (magic, version, checksum, size, every region's
+// alignment, order and bounds) from a pread copy *before* the file is mapped
+// writable, so a refused file is never written.  Creation is ordered so that
+// a crash at any point leaves a file open() refuses: the regions are sized
+// (zero-filled by ftruncate, preallocated by fallocate where supported) and
+// synced first, the header is written and synced last.  An exclusive
+// flock() on the descriptor, held for the PoolFile's lifetime, keeps a
+// second opener (another process, or another PoolFile in this one) out.
+#include "pool/pool.h"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/mman.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cinttypes>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <type_traits>
+
+#include "common/error.h"
+#include "common/hash.h"
+#include "medium/medium.h"
+
+#ifndef MAP_SHARED_VALIDATE
+#define MAP_SHARED_VALIDATE 0x03
+#endif
+#ifndef MAP_SYNC
+#define MAP_SYNC 0x80000
+#endif
+
+namespace softwrap {
+namespace {
+
+constexpr uint32_t kMaxLanes = 1024;
+constexpr uint64_t kMinLaneSize = 64ull << 10;
+constexpr uint64_t kMaxDefaultLaneSize = 16ull << 20;
+constexpr size_t kChecksummedBytes = offsetof(PoolHeader, checksum);
+
+constexpr uint64_t round_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
+constexpr bool is_pow2(uint64_t v) { return v != 0 && (v & (v - 1)) == 0; }
+
+// ---------------------------------------------------------------- config
+
+// Strict decimal uint32: digits only, no sign, no junk, no overflow.
+bool parse_u32(const char* s, uint32_t* out) {
+  if (*s == '\0') return false;
+  uint64_t v = 0;
+  for (const char* p = s; *p; ++p) {
+    if (*p < '0' || *p > '9') return false;
+    v = v * 10 + static_cast<uint64_t>(*p - '0');
+    if (v > UINT32_MAX) return false;
+  }
+  *out = static_cast<uint32_t>(v);
+  return true;
+}
+
+// Value of an environment override, or nullptr when unset or empty.
+const char* env(const char* name) {
+  const char* v = std::getenv(name);
+  return (v != nullptr && *v != '\0') ? v : nullptr;
+}
+
+int env_u32(const char* name, uint32_t* out) {
+  const char* v = env(name);
+  if (v == nullptr) return 0;
+  if (!parse_u32(v, out)) {
+    return set_error(SW_EINVAL, "environment variable %s='%s' is not a decimal number (0..%u)", name, v,
+                     UINT32_MAX);
+  }
+  return 0;
+}
+
+// ---------------------------------------------------------------- layout
+
+// Fills the layout fields of *h for a pool of `size` bytes.
+int compute_layout(uint64_t size, uint32_t lanes, uint64_t lane_size, PoolHeader* h) {
+  if (lane_size == 0) {
+    lane_size = (size / 64) / kPageSize * kPageSize;
+    if (lane_size < kMinLaneSize) lane_size = kMinLaneSize;
+    if (lane_size > kMaxDefaultLaneSize) lane_size = kMaxDefaultLaneSize;
+  }
+  const uint64_t log_bytes = uint64_t{lanes} * lane_size;  // lanes <= 1024, lane_size < 2^54
+  if (lane_size > size || log_bytes > size / 2) {
+    return set_error(SW_EINVAL,
+                     "a log of %u lanes x %" PRIu64 " bytes does not fit in half of a %" PRIu64
+                     "-byte pool; use fewer or smaller lanes or a larger pool",
+                     lanes, lane_size, size);
+  }
+  h->lanes = lanes;
+  h->lane_size = lane_size;
+  h->meta_offset = kPageSize;
+  h->lane_table_offset = 2 * kPageSize;
+  h->log_offset = h->lane_table_offset + round_up(uint64_t{lanes} * sizeof(LaneHeader), kPageSize);
+  h->chunk_table_offset = h->log_offset + log_bytes;
+  h->chunk_size = kChunkSize;
+  uint64_t n = 0;
+  if (h->chunk_table_offset < size) {
+    n = (size - h->chunk_table_offset) / kChunkSize;
+    while (n > 0 && h->chunk_table_offset + round_up(n * 8, kPageSize) + n * kChunkSize > size) --n;
+  }
+  if (n == 0) {
+    return set_error(SW_EINVAL,
+                     "a %" PRIu64 "-byte pool with a %" PRIu64 "-byte log leaves no room for one %" PRIu64
+                     "-byte heap chunk",
+                     size, log_bytes, kChunkSize);
+  }
+  h->chunk_count = n;
+  h->heap_offset = h->chunk_table_offset + round_up(n * 8, kPageSize);
+  return 0;
+}
+
+// ---------------------------------------------------------------- OS helpers
+
+char* map_pool(int fd, size_t size, const std::string& path, bool* is_dax) {
+  // MAP_SYNC only succeeds on DAX: then CPU cache flushes make data durable.
+  void* p = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED_VALIDATE | MAP_SYNC, fd, 0);
+  if (p != MAP_FAILED) {
+    *is_dax = true;
+    return static_cast<char*>(p);
+  }
+  p = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  if (p == MAP_FAILED) {
+    set_error_errno(SW_EIO, "cannot map pool '%s' (%zu bytes)", path.c_str(), size);
+    return nullptr;
+  }
+  *is_dax = false;
+  return static_cast<char*>(p);
+}
+
+int lock_file(int fd, const std::string& path) {
+  while (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    if (errno == EINTR) continue;
+    if (errno == EWOULDBLOCK) {
+      return set_error(SW_EBUSY, "pool '%s' is open in another process (or another handle)", path.c_str());
+    }
+    return set_error_errno(SW_EIO, "cannot lock pool '%s'", path.c_str());
+  }
+  return 0;
+}
+
+int sync_range(void* addr, size_t n, const std::string& path) {
+  if (msync(addr, n, MS_SYNC) != 0) return set_error_errno(SW_EIO, "msync of pool '%s' failed", path.c_str());
+  return 0;
+}
+
+int random_bytes(void* buf, size_t n) {
+  auto* p = static_cast<unsigned char*>(buf);
+  while (n > 0) {
+    ssize_t r = getrandom(p, n, 0);
+    if (r < 0) {
+      if (errno == EINTR) continue;
+      return set_error_errno(SW_EIO, "getrandom failed");
+    }
+    p += r;
+    n -= static_cast<size_t>(r);
+  }
+  return 0;
+}
+
+uint64_t realtime_ns() {
+  timespec ts{};
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
+}
+
+// One region of the layout for validation: [off, off + len).
+struct Region {
+  const char* name;
+  uint64_t off;
+  uint64_t len;
+};
+
+}  // namespace
+
+// ------------------------------------------------------------------ config
+
+const char* engine_kind_name(sw_engine_kind k) {
+  switch (k) {
+    case SW_ENGINE_DEFAULT: return "default";
+    case SW_ENGINE_SOFTWRAP: return "softwrap";
+    case SW_ENGINE_SOFTWRAP_LOCAL: return "softwrap-local";
+    case SW_ENGINE_UNDO: return "undo";
+    case SW_ENGINE_NONATOMIC: return "nonatomic";
+  }
+  return "?";
+}
+
+bool parse_engine_kind(const std::string& s, sw_engine_kind* out) {
+  for (sw_engine_kind k : {SW_ENGINE_SOFTWRAP, SW_ENGINE_SOFTWRAP_LOCAL, SW_ENGINE_UNDO, SW_ENGINE_NONATOMIC}) {
+    if (s == engine_kind_name(k)) {
+      *out = k;
+      return true;
+    }
+  }
+  return false;
+}
+
+int resolve_config(const sw_config* cfg, ResolvedConfig* out) {
+  ResolvedConfig r;
+  if (cfg != nullptr) {
+    // A C caller can put any int in an enum field; loading an out-of-range
+    // value as the enum type is undefined in C++, so check the raw integer.
+    std::underlying_type_t<sw_engine_kind> engine;
+    std::underlying_type_t<sw_medium_kind> medium;
+    std::memcpy(&engine, &cfg->engine, sizeof engine);
+    std::memcpy(&medium, &cfg->medium, sizeof medium);
+    if (engine < SW_ENGINE_DEFAULT || engine > SW_ENGINE_NONATOMIC) {
+      return set_error(SW_EINVAL, "sw_config.engine %lld is not an sw_engine_kind", static_cast<long long>(engine));
+    }
+    if (medium < SW_MEDIUM_AUTO || medium > SW_MEDIUM_SCM_EMU) {
+      return set_error(SW_EINVAL, "sw_config.medium %lld is not an sw_medium_kind", static_cast<long long>(medium));
+    }
+    if (engine != SW_ENGINE_DEFAULT) r.engine = static_cast<sw_engine_kind>(engine);
+    r.medium = static_cast<sw_medium_kind>(medium);
+    if (cfg->scm_write_ns) r.scm_write_ns = cfg->scm_write_ns;
+    if (cfg->scm_serialize_ns) r.scm_serialize_ns = cfg->scm_serialize_ns;
+    if (cfg->scm_wc_entries) r.scm_wc_entries = cfg->scm_wc_entries;
+    if (cfg->alias_entries) r.alias_entries = cfg->alias_entries;
+    if (cfg->retire_divisor) r.retire_divisor = cfg->retire_divisor;
+    if (cfg->shadow_page_size) r.shadow_page_size = cfg->shadow_page_size;
+    if (cfg->max_alias_tables) r.max_alias_tables = cfg->max_alias_tables;
+    if (cfg->lanes) r.lanes = cfg->lanes;
+    r.lane_size = cfg->lane_size;
+    r.flags = cfg->flags;
+  }
+  if (!is_pow2(r.alias_entries) || r.alias_entries < 64) {
+    return set_error(SW_EINVAL, "sw_config.alias_entries %u must be a power of two >= 64", r.alias_entries);
+  }
+  if (!is_pow2(r.shadow_page_size) || r.shadow_page_size < 64 || r.shadow_page_size > 65536) {
+    return set_error(SW_EINVAL, "sw_config.shadow_page_size %u must be a power of two in [64, 65536]",
+                     r.shadow_page_size);
+  }
+  if (r.retire_divisor < 2) {
+    return set_error(SW_EINVAL, "sw_config.retire_divisor %u must be >= 2", r.retire_divisor);
+  }
+  if (r.max_alias_tables < 2) {
+    return set_error(SW_EINVAL, "sw_config.max_alias_tables %u must be >= 2", r.max_alias_tables);
+  }
+  if (r.lanes < 1 || r.lanes > kMaxLanes) {
+    return set_error(SW_EINVAL, "sw_config.lanes %u must be in [1, %u]", r.lanes, kMaxLanes);
+  }
+  if (r.lane_size != 0 && (r.lane_size % kPageSize != 0 || r.lane_size < kMinLaneSize)) {
+    return set_error(SW_EINVAL, "sw_config.lane_size %" PRIu64 " must be a multiple of 4096 and >= 64 KiB",
+                     r.lane_size);
+  }
+
+  // Environment overrides win over cfg, so any program can be switched.
+  if (const char* v = env("SOFTWRAP_ENGINE")) {
+    if (!parse_engine_kind(v, &r.engine)) {
+      return set_error(SW_EINVAL, "environment variable SOFTWRAP_ENGINE='%s' is not one of "
+                       "softwrap, softwrap-local, undo, nonatomic", v);
+    }
+  }
+  if (const char* v = env("SOFTWRAP_MEDIUM")) {
+    if (!parse_medium_kind(v, &r.medium)) {
+      return set_error(SW_EINVAL, "environment variable SOFTWRAP_MEDIUM='%s' is not one of "
+                       "auto, x86, msync, scm-emu", v);
+    }
+  }
+  if (int rc = env_u32("SOFTWRAP_SCM_WRITE_NS", &r.scm_write_ns)) return rc;
+  if (int rc = env_u32("SOFTWRAP_SCM_SERIAL_NS", &r.scm_serialize_ns)) return rc;
+  uint32_t entries = r.alias_entries;
+  if (int rc = env_u32("SOFTWRAP_ALIAS_ENTRIES", &entries)) return rc;
+  if (!is_pow2(entries) || entries < 64) {
+    return set_error(SW_EINVAL, "environment variable SOFTWRAP_ALIAS_ENTRIES=%u must be a power of two >= 64",
+                     entries);
+  }
+  r.alias_entries = entries;
+  *out = r;
+  return 0;
+}
+
+// ------------------------------------------------------------------ PoolFile
+
+PoolFile::~PoolFile() {
+  if (base_ != nullptr) munmap(base_, size_);
+  if (fd_ >= 0) close(fd_);  // releases the flock
+}
+
+// Reads only min(file_size, sizeof(PoolHeader)) bytes of data, any alignment.
+int PoolFile::validate_header(const void* data, size_t file_size) {
+  if (file_size < sizeof(PoolHeader)) {
+    return set_error(SW_EFOREIGN, "not a softwrap pool: the file is %zu bytes, smaller than a pool header (%zu)",
+                     file_size, sizeof(PoolHeader));
+  }
+  if (data == nullptr) return set_error(SW_EINVAL, "validate_header: no header bytes given");
+  PoolHeader h;
+  std::memcpy(&h, data, sizeof h);  // data may be unaligned
+  if (std::memcmp(h.magic, kPoolMagic, sizeof h.magic) != 0) {
+    return set_error(SW_EFOREIGN, "not a softwrap pool: bad magic");
+  }
+  if (h.layout_version != kLayoutVersion) {
+    return set_error(SW_EVERSION, "pool layout version %u is not supported (this library reads version %u)",
+                     h.layout_version, kLayoutVersion);
+  }
+  if (h.header_size != sizeof(PoolHeader)) {
+    return set_error(SW_ECORRUPT, "pool header: header_size %u, expected %zu", h.header_size, sizeof(PoolHeader));
+  }
+  const uint64_t sum = hash64(&h, kChecksummedBytes);
+  if (h.checksum != sum) {
+    return set_error(SW_ECORRUPT, "pool header checksum mismatch (stored 0x%016" PRIx64 ", computed 0x%016" PRIx64
+                     "): the header is corrupt", h.checksum, sum);
+  }
+  if (h.pool_size != file_size) {
+    return set_error(SW_ECORRUPT, "pool header says %" PRIu64 " bytes but the file has %zu: the file was %s",
+                     h.pool_size, file_size, file_size < h.pool_size ? "truncated" : "extended");
+  }
+  if (h.pool_size < kMinPoolSize) {
+    return set_error(SW_ECORRUPT, "pool header: pool_size %" PRIu64 " is below the minimum %" PRIu64, h.pool_size,
+                     kMinPoolSize);
+  }
+  if (h.lanes == 0 || h.lanes > kMaxLanes) {
+    return set_error(SW_ECORRUPT, "pool header: lanes %u is not in [1, %u]", h.lanes, kMaxLanes);
+  }
+  if (h.lane_size < kMinLaneSize || h.lane_size % kPageSize != 0 || h.lane_size > h.pool_size) {
+    return set_error(SW_ECORRUPT, "pool header: lane_size %" PRIu64 " is not a multiple of 4096 in [64 KiB, %"
+                     PRIu64 "]", h.lane_size, h.pool_size);
+  }
+  if (h.chunk_size != kChunkSize) {
+    return set_error(SW_ECORRUPT, "pool header: chunk_size %" PRIu64 ", expected %" PRIu64, h.chunk_size,
+                     kChunkSize);
+  }
+  if (h.chunk_count == 0 || h.chunk_count > h.pool_size / kChunkSize) {
+    return set_error(SW_ECORRUPT, "pool header: chunk_count %" PRIu64 " is not in [1, %" PRIu64 "]",
+                     h.chunk_count, h.pool_size / kChunkSize);
+  }
+  // Products cannot overflow now: lanes <= 1024 and lane_size <= pool_size;
+  // chunk_count <= pool_size / chunk_size.
+  const Region regions[] = {
+      {"header", 0, kPageSize},
+      {"meta", h.meta_offset, kPageSize},
+      {"lane table", h.lane_table_offset, round_up(uint64_t{h.lanes} * sizeof(LaneHeader), kPageSize)},
+      {"log", h.log_offset, uint64_t{h.lanes} * h.lane_size},
+      {"chunk table", h.chunk_table_offset, round_up(h.chunk_count * 8, kPageSize)},
+      {"heap", h.heap_offset, h.chunk_count * kChunkSize},
+  };
+  uint64_t prev_end = 0;
+  const char* prev_name = "start of file";
+  for (const Region& r : regions) {
+    if (r.off % kPageSize != 0) {
+      return set_error(SW_ECORRUPT, "pool header: %s offset 0x%" PRIx64 " is not 4096-aligned", r.name, r.off);
+    }
+    if (r.off < prev_end) {
+      return set_error(SW_ECORRUPT, "pool header: %s at 0x%" PRIx64 " overlaps %s, which ends at 0x%" PRIx64,
+                       r.name, r.off, prev_name, prev_end);
+    }
+    if (r.off > h.pool_size || r.len > h.pool_size - r.off) {
+      return set_error(SW_ECORRUPT, "pool header: %s [0x%" PRIx64 ", +0x%" PRIx64 ") extends beyond the pool end 0x%"
+                       PRIx64, r.name, r.off, r.len, h.pool_size);
+    }
+    prev_end = r.off + r.len;
+    prev_name = r.name;
+  }
+  return 0;
+}
+
+std::unique_ptr<PoolFile> PoolFile::create(const std::string& path, size_t size, const ResolvedConfig& cfg) {
+  if (size < kMinPoolSize) {
+    set_error(SW_EINVAL, "pool size %zu is below the minimum of %" PRIu64 " bytes (8 MiB)", size, kMinPoolSize);
+    return nullptr;
+  }
+  if (cfg.lanes < 1 || cfg.lanes > kMaxLanes ||
+      (cfg.lane_size != 0 && (cfg.lane_size % kPageSize != 0 || cfg.lane_size < kMinLaneSize))) {
+    set_error(SW_EINVAL, "bad pool geometry: %u lanes of %" PRIu64 " bytes", cfg.lanes, cfg.lane_size);
+    return nullptr;
+  }
+  PoolHeader h{};
+  if (compute_layout(size, cfg.lanes, cfg.lane_size, &h) != 0) return nullptr;
+
+  const bool overwrite = (cfg.flags & SW_CONFIG_OVERWRITE) != 0;
+  std::unique_ptr<PoolFile> pf(new PoolFile());
+  pf->path_ = path;
+  // No O_TRUNC: an existing file is not touched until we hold its lock.
+  pf->fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | (overwrite ? 0 : O_EXCL), 0666);
+  if (pf->fd_ < 0) {
+    if (errno == EEXIST) {
+      set_error(SW_EEXIST, "pool file '%s' already exists (set SW_CONFIG_OVERWRITE to replace it)", path.c_str());
+    } else {
+      set_error_errno(SW_EIO, "cannot create pool file '%s'", path.c_str());
+    }
+    return nullptr;
+  }
+  if (lock_file(pf->fd_, path) != 0) return nullptr;
+  // From here on the file is ours; if creation fails, remove what we made.
+  bool ok = false;
+  struct Cleanup {
+    const std::string& path;
+    const bool& ok;
+    ~Cleanup() {
+      if (!ok) unlink(path.c_str());
+    }
+  } cleanup{path, ok};
+
+  struct stat st{};
+  if (fstat(pf->fd_, &st) != 0) {
+    set_error_errno(SW_EIO, "cannot stat pool file '%s'", path.c_str());
+    return nullptr;
+  }
+  if (!S_ISREG(st.st_mode)) {
+    set_error(SW_EINVAL, "'%s' is not a regular file", path.c_str());
+    ok = true;  // never unlink something that is not a file we created
+    return nullptr;
+  }
+  // Zero everything (a replaced file's old bytes must not survive), then
+  // reserve the blocks so that a full file system cannot SIGBUS us later.
+  if (ftruncate(pf->fd_, 0) != 0 || ftruncate(pf->fd_, static_cast<off_t>(size)) != 0) {
+    set_error_errno(SW_EIO, "cannot size pool file '%s' to %zu bytes", path.c_str(), size);
+    return nullptr;
+  }
+  if (fallocate(pf->fd_, 0, 0, static_cast<off_t>(size)) != 0 && errno != EOPNOTSUPP && errno != ENOSYS &&
+      errno != EINVAL) {
+    set_error_errno(SW_EIO, "cannot allocate %zu bytes for pool file '%s'", size, path.c_str());
+    return nullptr;
+  }
+  pf->size_ = size;
+  pf->base_ = map_pool(pf->fd_, size, path, &pf->is_dax_);
+  if (pf->base_ == nullptr) return nullptr;
+  // Every region is valid as zeros: no root, retired_seq 0, clean lanes, all
+  // chunks free.  Make them durable before the header that blesses them.
+  if (sync_range(pf->base_, size, path) != 0) return nullptr;
+
+  std::memcpy(h.magic, kPoolMagic, sizeof h.magic);
+  h.layout_version = kLayoutVersion;
+  h.header_size = sizeof(PoolHeader);
+  h.pool_size = size;
+  if (random_bytes(h.uuid, sizeof h.uuid) != 0) return nullptr;
+  h.uuid[6] = static_cast<uint8_t>((h.uuid[6] & 0x0F) | 0x40);  // RFC 4122 version 4
+  h.uuid[8] = static_cast<uint8_t>((h.uuid[8] & 0x3F) | 0x80);
+  h.create_time_ns = realtime_ns();
+  h.checksum = hash64(&h, kChecksummedBytes);
+  std::memcpy(pf->base_, &h, sizeof h);
+  if (sync_range(pf->base_, kPageSize, path) != 0) return nullptr;
+  if (validate_header(pf->base_, size) != 0) return nullptr;  // self-check; cannot fail
+
+  // Make the new directory entry durable too (best effort).
+  std::string dir = path.substr(0, path.find_last_of('/') == std::string::npos ? 0 : path.find_last_of('/'));
+  int dfd = ::open(dir.empty() ? "." : dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dfd >= 0) {
+    fsync(dfd);
+    close(dfd);
+  }
+  ok = true;
+  return pf;
+}
+
+std::unique_ptr<PoolFile> PoolFile::open(const std::string& path) {
+  std::unique_ptr<PoolFile> pf(new PoolFile());
+  pf->path_ = path;
+  pf->fd_ = ::open(path.c_str(), O_RDWR | O_CLOEXEC);
+  if (pf->fd_ < 0) {
+    set_error_errno(SW_EIO, "cannot open pool file '%s'", path.c_str());
+    return nullptr;
+  }
+  if (lock_file(pf->fd_, path) != 0) return nullptr;
+  struct stat st{};
+  if (fstat(pf->fd_, &st) != 0) {
+    set_error_errno(SW_EIO, "cannot stat pool file '%s'", path.c_str());
+    return nullptr;
+  }
+  if (!S_ISREG(st.st_mode)) {
+    set_error(SW_EFOREIGN, "not a softwrap pool: '%s' is not a regular file", path.c_str());
+    return nullptr;
+  }
+  const size_t file_size = static_cast<size_t>(st.st_size);
+  // Validate a read-only copy before mapping anything writable.
+  PoolHeader h{};
+  const size_t want = file_size < sizeof h ? file_size : sizeof h;
+  size_t got = 0;
+  while (got < want) {
+    ssize_t r = pread(pf->fd_, reinterpret_cast<char*>(&h) + got, want - got, static_cast<off_t>(got));
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0) {
+      set_error_errno(SW_EIO, "cannot read the header of '%s'", path.c_str());
+      return nullptr;
+    }
+    if (r == 0) break;
+    got += static_cast<size_t>(r);
+  }
+  if (validate_header(&h, got < want ? got : file_size) != 0) return nullptr;
+
+  pf->size_ = file_size;
+  pf->base_ = map_pool(pf->fd_, file_size, path, &pf->is_dax_);
+  if (pf->base_ == nullptr) return nullptr;
+  // The mapping must show the header we validated (guards against a writer
+  // that ignores the lock).
+  if (std::memcmp(pf->base_, &h, sizeof h) != 0 && validate_header(pf->base_, file_size) != 0) return nullptr;
+  return pf;
+}
+
+int PoolFile::sync_all() { return sync_range(base_, size_, path_); }
+
+}  // namespace softwrap

@@ -241,8 +241,8 @@ class SoftwrapEngine final : public Engine {
   }
 
   // Writes bytes [o, o+len) (within one shadow page) into the active
-  // table's page, creating it from the visible content if needed, and keeps
-  // word entries of that table which overlap the range current.
+  // table's page (created empty if needed: pages hold only written bytes)
+  // and keeps word entries of that table which overlap the range current.
   bool put_bytes(SwThread& t, uint64_t o, const unsigned char* src, size_t len) {
     const uint64_t po = o & ~(uint64_t{page_size_} - 1);
     for (;;) {

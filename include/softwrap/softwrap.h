@@ -180,8 +180,10 @@ SW_API const char *sw_pool_medium_name(sw_pool *pool);
 /* Opens a wrap (or a nested level of the calling thread's open wrap). */
 SW_API int sw_wrap_open(sw_pool *pool);
 /* Closes one nesting level; closing the outermost commits: when it returns
- * 0 the wrap is durable.  SW_ENOWRAP without an open wrap; SW_EABORTED if
- * the wrap failed earlier (e.g. SW_ETOOBIG) and was rolled back. */
+ * 0 the wrap is durable.  SW_ENOWRAP without an open wrap.  If the wrap
+ * failed earlier (e.g. SW_ETOOBIG) it has already been rolled back: inner
+ * closes return 0 and the outermost returns SW_EABORTED.  A wrap still open
+ * when its thread exits is rolled back then. */
 SW_API int sw_wrap_close(sw_pool *pool);
 /* Discards the effects of the calling thread's outermost wrap (whatever the
  * nesting depth) and ends it.  Under the nonatomic engine the stores cannot

@@ -8,6 +8,7 @@
 #include <new>
 #include <string>
 
+#include "api/attach.h"
 #include "api/runtime.h"
 #include "common/error.h"
 #include "recovery/recovery.h"
@@ -25,15 +26,25 @@ struct TlsSlot {
   std::weak_ptr<int> alive;
 };
 
+int end_outer(sw_pool* p, ThreadCtx& c, bool abort);
+
 // Per-thread cache of contexts; on thread exit the contexts of pools still
-// open are handed back for reuse.
+// open are handed back for reuse, after rolling back a wrap the thread left
+// open (it can never be closed: wraps belong to their thread).  The pool
+// cannot go away meanwhile: sw_pool_close refuses while a wrap is open.
 struct TlsCache {
   static constexpr int kSlots = 8;
   TlsSlot slot[kSlots];
   ~TlsCache() {
     for (TlsSlot& s : slot) {
-      if (s.ctx && s.alive.lock()) s.ctx->owned.store(false, std::memory_order_release);
+      if (!s.ctx || !s.alive.lock()) continue;
+      if (s.ctx->depth > 0) {
+        tls_counters = &s.ctx->counters;
+        end_outer(s.pool, *s.ctx, true);
+      }
+      s.ctx->owned.store(false, std::memory_order_release);
     }
+    tls_counters = scratch_counters();
   }
 };
 thread_local TlsCache tls_cache;
@@ -193,7 +204,9 @@ sw_pool* assemble(std::unique_ptr<PoolFile> file, const ResolvedConfig& cfg) {
   mo.scm_wc_entries = cfg.scm_wc_entries;
   p->medium = make_medium(mo, p->file->base(), p->file->size());
   if (!p->medium) return nullptr;
-  if (recover(*p->file, *p->medium, &p->report) != 0) return nullptr;
+  RecoveryOptions ro;
+  ro.redo_skip_commit_validation = cfg.redo_skip_commit_validation;
+  if (recover(*p->file, *p->medium, &p->report, ro) != 0) return nullptr;
   p->lanes = std::make_unique<LaneSet>(p->file.get());
   EngineEnv env{&p->cfg, p->file.get(), p->medium.get(), p->lanes.get()};
   p->engine = make_engine(env);
@@ -208,6 +221,9 @@ sw_pool* assemble(std::unique_ptr<PoolFile> file, const ResolvedConfig& cfg) {
 
 namespace softwrap {
 ThreadCtx& thread_ctx(sw_pool* p) { return ctx_of(p); }
+sw_pool* assemble_pool(std::unique_ptr<PoolFile> file, const ResolvedConfig& cfg) {
+  return assemble(std::move(file), cfg);
+}
 }  // namespace softwrap
 
 extern "C" {

@@ -8,6 +8,7 @@
 #include <map>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "softwrap/softwrap.h"
@@ -270,6 +271,23 @@ TEST_P(EngineTest, AllocationsOfAnAbortedWrapNeverHappened) {
   void* q = sw_pmalloc(pool_, 100);
   ASSERT_EQ(sw_wrap_close(pool_), 0);
   EXPECT_EQ(q, p) << "the aborted block is free again";
+}
+
+TEST_P(EngineTest, WrapLeftOpenByAnExitingThreadIsRolledBack) {
+  create();
+  uint64_t* a = array(8);
+  sw_store64(pool_, &a[0], 1);
+  std::thread([&] {
+    ASSERT_EQ(sw_wrap_open(pool_), 0);
+    sw_store64(pool_, &a[0], 2);
+    sw_store64(pool_, &a[1], 2);
+  }).join();  // exits with the wrap open
+  if (atomic_engine()) {
+    EXPECT_EQ(sw_load64(pool_, &a[0]), 1u);
+    EXPECT_EQ(sw_load64(pool_, &a[1]), 0u);
+  }
+  EXPECT_EQ(sw_pool_close(pool_), 0) << sw_errormsg();
+  pool_ = nullptr;
 }
 
 INSTANTIATE_TEST_SUITE_P(AllEngines, EngineTest,

@@ -1,0 +1,79 @@
+#!/bin/sh
+# cli_test.sh — exit codes and outputs of `softwrap pool ...` (docs/cli.md).
+# Usage: cli_test.sh <path-to-softwrap-binary>
+set -u
+SW=$1
+DIR=$(mktemp -d "${TMPDIR:-/tmp}/sw-cli-XXXXXX")
+trap 'rm -rf "$DIR"' EXIT
+fails=0
+passes=0
+
+# expect <exit-code> <description> <command...>: runs, compares the code.
+expect() {
+  want=$1; what=$2; shift 2
+  "$@" >"$DIR/out" 2>"$DIR/err"
+  got=$?
+  if [ "$got" -eq "$want" ]; then
+    passes=$((passes + 1))
+  else
+    fails=$((fails + 1))
+    echo "FAIL: $what: exit $got, want $want" >&2
+    sed 's/^/  stdout: /' "$DIR/out" >&2
+    sed 's/^/  stderr: /' "$DIR/err" >&2
+  fi
+}
+# contains <pattern> <description>: the last command's stdout+stderr match.
+contains() {
+  if cat "$DIR/out" "$DIR/err" | grep -q -- "$1"; then
+    passes=$((passes + 1))
+  else
+    fails=$((fails + 1))
+    echo "FAIL: $2: output lacks '$1'" >&2
+  fi
+}
+
+P=$DIR/a.pool
+expect 0 "version" "$SW" --version
+contains "softwrap " "version text"
+expect 0 "help" "$SW" --help
+contains "pool" "help lists pool"
+expect 0 "help pool" "$SW" help pool
+expect 2 "no command" "$SW"
+expect 2 "unknown command" "$SW" frobnicate
+expect 2 "pool without path" "$SW" pool create
+expect 2 "bad size" "$SW" pool create "$P" --size 12Q
+expect 2 "bad engine" "$SW" pool create "$P" --engine fast
+expect 2 "unknown option" "$SW" pool info "$P" --bogus
+
+expect 0 "create" "$SW" pool create "$P" --size 16M --lanes 4 --lane-size 256K
+contains "4 lanes" "create summary"
+expect 1 "create over existing" "$SW" pool create "$P" --size 16M
+contains "SW_EEXIST" "create over existing names the error"
+expect 0 "create --force" "$SW" pool create "$P" --size 16M --lanes 4 --lane-size 256K --force
+expect 0 "info" "$SW" pool info "$P"
+contains "uuid" "info shows uuid"
+contains "4 x 256 KiB" "info shows lanes"
+contains "retired seq" "info shows retired seq"
+expect 0 "info --raw" "$SW" pool info "$P" --raw
+expect 0 "check" "$SW" pool check "$P"
+contains "consistent" "check verdict"
+expect 0 "recover" "$SW" pool recover "$P" --engine undo
+contains "redo wraps replayed" "recover report"
+expect 0 "check (undo engine)" "$SW" pool check "$P" --engine undo
+
+# A flipped header byte (inside the UUID) must be refused by every command.
+b=$(od -An -tu1 -j40 -N1 "$P" | tr -d ' ')
+printf "\\$(printf %o $((255 - b)))" | dd of="$P" bs=1 seek=40 count=1 conv=notrunc 2>/dev/null
+expect 1 "check of a corrupt header" "$SW" pool check "$P"
+contains "SW_ECORRUPT" "corrupt header is named"
+expect 1 "info of a corrupt header" "$SW" pool info "$P"
+expect 1 "recover of a corrupt header" "$SW" pool recover "$P"
+
+# A foreign file.
+head -c 9000000 /dev/zero | tr '\0' 'x' >"$DIR/foreign"
+expect 1 "check of a foreign file" "$SW" pool check "$DIR/foreign"
+contains "SW_EFOREIGN" "foreign file is named"
+expect 1 "info of a missing file" "$SW" pool info "$DIR/missing"
+
+echo "$passes passed, $fails failed"
+[ "$fails" -eq 0 ]

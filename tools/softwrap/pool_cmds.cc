@@ -1,0 +1,283 @@
+// pool_cmds.cc — `softwrap pool create|info|check|recover`.
+//
+// create and recover use only the public C API.  info and check must see
+// the pool's layout and walk its heap, which only the pool layer knows, so
+// they use two internal entry points: PoolFile::open (validates and maps
+// the file without running recovery) and Allocator::check (walks the chunk
+// table and block headers).  Allocator::check reads home locations, so both
+// first open the pool through the C API (running recovery), quiesce it and
+// close it — after a clean close every committed store is at home — and
+// only then map the file raw.  `info --raw` skips that step and shows the
+// file exactly as it is.
+#include <cinttypes>
+#include <cstdio>
+#include <cstring>
+#include <ctime>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cli.h"
+#include "pool/allocator.h"
+#include "pool/pool.h"
+#include "pool/pool_format.h"
+
+namespace softwrap::cli {
+namespace {
+
+void create_usage(FILE* out) {
+  fprintf(out,
+          "Usage: softwrap pool create <path> [--size SIZE] [--lanes N] [--lane-size SIZE]\n"
+          "                            [--force] [--engine E] [--medium M]\n"
+          "  Creates a pool file.  SIZE takes K/M/G suffixes (binary); default 64M, at least 8M.\n"
+          "  --lanes N          log lanes = wraps open at once (default 32)\n"
+          "  --lane-size SIZE   bytes of log per lane (default pool/64, clamped to [64K, 16M])\n"
+          "  --force            replace an existing file\n");
+}
+
+void info_usage(FILE* out) {
+  fprintf(out,
+          "Usage: softwrap pool info <path> [--raw] [--engine E] [--medium M]\n"
+          "  Prints the pool's header, root, log watermark and heap statistics.\n"
+          "  The pool is opened (running recovery) and closed first, so the heap\n"
+          "  statistics include every committed wrap; --raw reads the file as it is,\n"
+          "  without recovery (heap statistics then miss unretired wraps).\n");
+}
+
+void check_usage(FILE* out) {
+  fprintf(out,
+          "Usage: softwrap pool check <path> [--engine E] [--medium M]\n"
+          "  Opens the pool (running recovery), retires everything home, closes it,\n"
+          "  then verifies the header, the root and every allocator invariant.\n"
+          "  Exit 0 if consistent, 1 (with a message) otherwise.\n");
+}
+
+void recover_usage(FILE* out) {
+  fprintf(out,
+          "Usage: softwrap pool recover <path> [--engine E] [--medium M]\n"
+          "  Opens the pool, which runs recovery, prints what recovery did, closes it.\n");
+}
+
+void print_report(const sw_recovery_report& r) {
+  printf("  redo wraps replayed      %" PRIu64 " (%s)\n", r.redo_wraps_replayed, format_bytes(r.redo_bytes_replayed).c_str());
+  printf("  undo wraps rolled back   %" PRIu64 " (%s)\n", r.undo_wraps_rolled_back, format_bytes(r.undo_bytes_restored).c_str());
+  printf("  torn frames skipped      %" PRIu64 "\n", r.torn_frames_skipped);
+  printf("  elapsed                  %.3f ms\n", static_cast<double>(r.elapsed_ns) / 1e6);
+}
+
+// Opens (recovery), quiesces and closes the pool; prints the report if
+// asked.  0 or the exit code of the failure.
+int recover_and_close(const std::string& path, const sw_config& cfg, bool print) {
+  sw_pool* p = sw_pool_open(path.c_str(), &cfg);
+  if (!p) return report_failure("cannot open '" + path + "'");
+  sw_recovery_report rep{};
+  if (sw_pool_recovery_report(p, &rep) != 0) {
+    sw_pool_close(p);
+    return report_failure("cannot read the recovery report");
+  }
+  if (print) {
+    printf("recovery of %s (engine %s, medium %s):\n", path.c_str(), sw_pool_engine_name(p), sw_pool_medium_name(p));
+    print_report(rep);
+  }
+  if (sw_pool_quiesce(p) != 0) {
+    sw_pool_close(p);
+    return report_failure("cannot retire the pool's log");
+  }
+  if (sw_pool_close(p) != 0) return report_failure("cannot close '" + path + "'");
+  return 0;
+}
+
+std::string format_uuid(const uint8_t* u) {
+  char buf[40];
+  snprintf(buf, sizeof buf, "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", u[0], u[1], u[2],
+           u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12], u[13], u[14], u[15]);
+  return buf;
+}
+
+std::string format_time_ns(uint64_t ns) {
+  time_t secs = static_cast<time_t>(ns / 1000000000u);
+  struct tm tm {};
+  char buf[64];
+  if (!gmtime_r(&secs, &tm) || strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S UTC", &tm) == 0) return "?";
+  return buf;
+}
+
+// Checks the header's regions against each other and the root against
+// the heap.  Returns an empty string or the first problem found.
+std::string check_layout(const PoolFile& pf) {
+  const PoolHeader& h = pf.header();
+  const uint64_t log_end = h.log_offset + uint64_t{h.lanes} * h.lane_size;
+  const uint64_t heap_end = h.heap_offset + h.chunk_count * h.chunk_size;
+  if (h.pool_size != pf.size()) return "header pool size differs from the file size";
+  if (h.meta_offset + sizeof(PoolMeta) > h.lane_table_offset) return "pool metadata overlaps the lane table";
+  if (h.lane_table_offset + uint64_t{h.lanes} * sizeof(LaneHeader) > h.log_offset)
+    return "lane table overlaps the log";
+  if (log_end > h.chunk_table_offset) return "log overlaps the chunk table";
+  if (h.chunk_table_offset + h.chunk_count * 8 > h.heap_offset) return "chunk table overlaps the heap";
+  if (heap_end > h.pool_size) return "heap extends past the end of the file";
+  const PoolMeta* m = pf.meta();
+  if (m->root_offset != 0) {
+    if (m->root_offset < h.heap_offset || m->root_offset >= heap_end || m->root_size == 0 ||
+        m->root_size > heap_end - m->root_offset)
+      return "root object (offset " + std::to_string(m->root_offset) + ", size " + std::to_string(m->root_size) +
+             ") is not inside the heap";
+  } else if (m->root_size != 0) {
+    return "root size is set but there is no root object";
+  }
+  return "";
+}
+
+int pool_create(const std::vector<std::string>& args) {
+  Options opts({"size", "lanes", "lane-size", "engine", "medium"}, {"force"});
+  std::string err;
+  if (!opts.parse(args, &err)) return usage_error(err, "pool create");
+  if (opts.help()) return create_usage(stdout), kExitOk;
+  if (opts.positional().size() != 1) return usage_error("pool create needs exactly one <path>", "pool create");
+  const std::string& path = opts.positional()[0];
+  sw_config cfg{};
+  if (!apply_engine_medium(opts, &cfg)) return kExitUsage;
+  uint64_t size = 64ull << 20, v;
+  if (opts.has("size") && !parse_size(opts.get("size"), &size))
+    return usage_error("bad --size '" + opts.get("size") + "'", "pool create");
+  if (opts.has("lanes")) {
+    if (!parse_u64(opts.get("lanes"), &v) || v == 0 || v > UINT32_MAX)
+      return usage_error("bad --lanes '" + opts.get("lanes") + "'", "pool create");
+    cfg.lanes = static_cast<uint32_t>(v);
+  }
+  if (opts.has("lane-size")) {
+    if (!parse_size(opts.get("lane-size"), &cfg.lane_size) || cfg.lane_size == 0)
+      return usage_error("bad --lane-size '" + opts.get("lane-size") + "'", "pool create");
+  }
+  if (opts.has("force")) cfg.flags |= SW_CONFIG_OVERWRITE;
+
+  sw_pool* p = sw_pool_create(path.c_str(), size, &cfg);
+  if (!p) {
+    const bool exists = sw_errno() == SW_EEXIST;
+    report_failure("cannot create '" + path + "'");
+    if (exists) fprintf(stderr, "Use --force to replace it.\n");
+    return kExitFailed;
+  }
+  const auto* h = static_cast<const PoolHeader*>(sw_pool_base(p));
+  printf("created %s: %s, %u lanes x %s of log, heap %s (engine %s, medium %s)\n", path.c_str(),
+         format_bytes(sw_pool_size(p)).c_str(), h->lanes, format_bytes(h->lane_size).c_str(),
+         format_bytes(h->chunk_count * h->chunk_size).c_str(), sw_pool_engine_name(p), sw_pool_medium_name(p));
+  if (sw_pool_close(p) != 0) return report_failure("cannot close '" + path + "'");
+  return kExitOk;
+}
+
+int pool_info(const std::vector<std::string>& args) {
+  Options opts({"engine", "medium"}, {"raw"});
+  std::string err;
+  if (!opts.parse(args, &err)) return usage_error(err, "pool info");
+  if (opts.help()) return info_usage(stdout), kExitOk;
+  if (opts.positional().size() != 1) return usage_error("pool info needs exactly one <path>", "pool info");
+  sw_config cfg{};
+  if (!apply_engine_medium(opts, &cfg)) return kExitUsage;
+  const std::string& path = opts.positional()[0];
+  const bool raw = opts.has("raw");
+  if (!raw) {
+    if (int rc = recover_and_close(path, cfg, false)) return rc;
+  }
+  std::unique_ptr<PoolFile> pf = PoolFile::open(path);
+  if (!pf) return report_failure("cannot open '" + path + "'");
+  const PoolHeader& h = pf->header();
+  const PoolMeta* m = pf->meta();
+  printf("pool %s%s\n", path.c_str(), raw ? " (raw: recovery not run)" : "");
+  printf("  layout version   %u\n", h.layout_version);
+  printf("  size             %s (%" PRIu64 " bytes)\n", format_bytes(h.pool_size).c_str(), h.pool_size);
+  printf("  uuid             %s\n", format_uuid(h.uuid).c_str());
+  printf("  created          %s\n", format_time_ns(h.create_time_ns).c_str());
+  printf("  lanes            %u x %s (log at offset %" PRIu64 ", %s)\n", h.lanes, format_bytes(h.lane_size).c_str(),
+         h.log_offset, format_bytes(uint64_t{h.lanes} * h.lane_size).c_str());
+  printf("  heap             %" PRIu64 " chunks x %s at offset %" PRIu64 " (%s)\n", h.chunk_count,
+         format_bytes(h.chunk_size).c_str(), h.heap_offset, format_bytes(h.chunk_count * h.chunk_size).c_str());
+  if (m->root_offset != 0)
+    printf("  root             offset %" PRIu64 ", %s\n", m->root_offset, format_bytes(m->root_size).c_str());
+  else
+    printf("  root             none\n");
+  printf("  retired seq      %" PRIu64 "\n", m->retired_seq);
+  AllocatorStats st;
+  if (Allocator::check(*pf, &st) != 0) return report_failure("heap is inconsistent");
+  printf("  heap usage       %s allocated in %" PRIu64 " blocks and %" PRIu64 " extents; %" PRIu64
+         " of %" PRIu64 " chunks free\n",
+         format_bytes(st.allocated_bytes).c_str(), st.allocated_blocks, st.allocated_extents, st.free_chunks,
+         h.chunk_count);
+  return kExitOk;
+}
+
+int pool_check(const std::vector<std::string>& args) {
+  Options opts({"engine", "medium"}, {});
+  std::string err;
+  if (!opts.parse(args, &err)) return usage_error(err, "pool check");
+  if (opts.help()) return check_usage(stdout), kExitOk;
+  if (opts.positional().size() != 1) return usage_error("pool check needs exactly one <path>", "pool check");
+  sw_config cfg{};
+  if (!apply_engine_medium(opts, &cfg)) return kExitUsage;
+  const std::string& path = opts.positional()[0];
+  if (int rc = recover_and_close(path, cfg, false)) {
+    fprintf(stderr, "softwrap: %s: INCONSISTENT (cannot be opened)\n", path.c_str());
+    return rc;
+  }
+  std::unique_ptr<PoolFile> pf = PoolFile::open(path);
+  if (!pf) return report_failure("cannot open '" + path + "'");
+  if (std::string problem = check_layout(*pf); !problem.empty()) {
+    fprintf(stderr, "softwrap: %s: INCONSISTENT: %s\n", path.c_str(), problem.c_str());
+    return kExitFailed;
+  }
+  AllocatorStats st;
+  if (Allocator::check(*pf, &st) != 0) {
+    fprintf(stderr, "softwrap: %s: INCONSISTENT: %s\n", path.c_str(), sw_errormsg());
+    return kExitFailed;
+  }
+  printf("%s: consistent (%s allocated, %" PRIu64 " of %" PRIu64 " chunks free)\n", path.c_str(),
+         format_bytes(st.allocated_bytes).c_str(), st.free_chunks, pf->header().chunk_count);
+  return kExitOk;
+}
+
+int pool_recover(const std::vector<std::string>& args) {
+  Options opts({"engine", "medium"}, {});
+  std::string err;
+  if (!opts.parse(args, &err)) return usage_error(err, "pool recover");
+  if (opts.help()) return recover_usage(stdout), kExitOk;
+  if (opts.positional().size() != 1) return usage_error("pool recover needs exactly one <path>", "pool recover");
+  sw_config cfg{};
+  if (!apply_engine_medium(opts, &cfg)) return kExitUsage;
+  return recover_and_close(opts.positional()[0], cfg, true);
+}
+
+struct Subcommand {
+  const char* name;
+  int (*run)(const std::vector<std::string>& args);
+  void (*usage)(FILE* out);
+};
+
+const Subcommand kSubcommands[] = {
+    {"create", pool_create, create_usage},
+    {"info", pool_info, info_usage},
+    {"check", pool_check, check_usage},
+    {"recover", pool_recover, recover_usage},
+};
+
+}  // namespace
+
+void pool_usage(FILE* out) {
+  fprintf(out, "Usage: softwrap pool <create|info|check|recover> <path> [options]\n\n");
+  for (const Subcommand& s : kSubcommands) {
+    s.usage(out);
+    fprintf(out, "\n");
+  }
+  fprintf(out,
+          "Common options:\n"
+          "  --engine E   softwrap | softwrap-local | undo | nonatomic (SOFTWRAP_ENGINE overrides)\n"
+          "  --medium M   auto | x86 | msync | scm-emu (SOFTWRAP_MEDIUM overrides)\n");
+}
+
+int pool_command(const std::vector<std::string>& args) {
+  if (args.empty()) return usage_error("pool needs a subcommand (create, info, check, recover)", "pool");
+  if (args[0] == "--help" || args[0] == "-h") return pool_usage(stdout), kExitOk;
+  for (const Subcommand& s : kSubcommands)
+    if (args[0] == s.name) return s.run(std::vector<std::string>(args.begin() + 1, args.end()));
+  return usage_error("unknown pool subcommand '" + args[0] + "'", "pool");
+}
+
+}  // namespace softwrap::cli

@@ -6,6 +6,8 @@
 // without the lock, guarded by retiring_ so that it happens once.
 #include "alias/alias_ring.h"
 
+#include "alias/home_writer.h"
+
 #include <algorithm>
 #include <cstring>
 #include <utility>
@@ -13,6 +15,7 @@
 #include "common/clock.h"
 #include "common/relaxed_copy.h"
 #include "medium/medium.h"
+#include "medium/trace_label.h"
 
 namespace softwrap {
 
@@ -135,8 +138,12 @@ uint64_t AliasRing::lookup_word(uint64_t w) {
 }
 
 void AliasRing::visible_bytes(uint64_t off, size_t n, uint64_t below_gen, unsigned char* out) {
+  // Which tables to overlay is decided before home is read: a table retired
+  // after this point is still overlaid (its values are the ones home got),
+  // one retired before it has its values in the home bytes read below.
+  const uint64_t r = readable_gen_.load();
   relaxed_copy(out, pool_->at(off), n);
-  for (uint64_t g = readable_gen_.load(); g < below_gen; ++g) overlay_table(table(g), off, n, page_size_, out);
+  for (uint64_t g = r; g < below_gen; ++g) overlay_table(table(g), off, n, page_size_, out);
 }
 
 bool AliasRing::try_switch_locked(bool overflow) {
@@ -277,37 +284,24 @@ bool AliasRing::step_locked(std::unique_lock<std::mutex>& lk) {
 
 void AliasRing::retire(AliasTable& t) {
   CountersScope scope(&retire_counters_);
+  SW_TRACE_LABEL("retire:home");
   const uint64_t t0 = now_ns();
-  std::vector<std::pair<uint64_t, uint64_t>> words;
-  words.reserve(t.count());
-  uint64_t entries = 0;
-  t.for_each([&](AliasEntry& e) {
-    if (!(e.meta.load(std::memory_order_acquire) & kMetaValid)) return;
-    const uint64_t k = e.key.load(std::memory_order_relaxed);
-    ++entries;
-    if (k & 1) {
-      char* home = pool_->at(k & ~uint64_t{1});
+  HomeWriter home(pool_, medium_);
+  // Pages first: a word entry shadows the page of its own table.
+  if (t.has_pages.load(std::memory_order_acquire)) {
+    t.for_each([&](AliasEntry& e) {
+      const uint64_t k = e.key.load(std::memory_order_relaxed);
+      if (!(k & 1) || !(e.meta.load(std::memory_order_acquire) & kMetaValid)) return;
       const char* page = reinterpret_cast<const char*>(e.value.load(std::memory_order_relaxed));
-      page_dirty_runs(page, page_size_, [&](size_t off, size_t len) {
-        medium_->write(home + off, page + off, len);
-        medium_->flush(home + off, len);
-      });
-    } else {
-      words.emplace_back(k, e.value.load(std::memory_order_relaxed));
-    }
-  });
-  std::sort(words.begin(), words.end());
-  uintptr_t last_line = 0;
-  for (const auto& [off, v] : words) {
-    char* home = pool_->at(off);
-    medium_->store(home, v, 8);
-    const uintptr_t line = line_down(reinterpret_cast<uintptr_t>(home));
-    if (line != last_line) {
-      if (last_line) medium_->flush(reinterpret_cast<void*>(last_line), kCacheLine);
-      last_line = line;
-    }
+      page_dirty_runs(page, page_size_, [&](size_t off, size_t len) { home.bytes((k & ~uint64_t{1}) + off, page + off, len); });
+    });
   }
-  if (last_line) medium_->flush(reinterpret_cast<void*>(last_line), kCacheLine);
+  t.for_each([&](AliasEntry& e) {
+    const uint64_t k = e.key.load(std::memory_order_relaxed);
+    if ((k & 1) || !(e.meta.load(std::memory_order_acquire) & kMetaValid)) return;
+    home.word(k, e.value.load(std::memory_order_relaxed));
+  });
+  const uint64_t entries = home.finish();
   medium_->fence(FenceKind::kRetire);
   persist_retired_seq(t.seq_boundary);
   counters().home_writes.add(entries);
@@ -317,6 +311,7 @@ void AliasRing::retire(AliasTable& t) {
 
 void AliasRing::persist_retired_seq(uint64_t s) {
   if (s <= retired_seq_.load()) return;
+  SW_TRACE_LABEL("truncate:watermark");
   uint64_t* w = &pool_->meta()->retired_seq;
   medium_->store(w, s, 8);
   medium_->flush(w, 8);

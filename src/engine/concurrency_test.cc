@@ -41,7 +41,9 @@ class ConcurrencyTest : public ::testing::TestWithParam<Param> {
     ASSERT_NE(pool_, nullptr) << sw_errormsg();
   }
   void TearDown() override {
-    if (pool_) EXPECT_EQ(sw_pool_close(pool_), 0) << sw_errormsg();
+    if (pool_) {
+      EXPECT_EQ(sw_pool_close(pool_), 0) << sw_errormsg();
+    }
     unlink(path_.c_str());
   }
   sw_config cfg() {

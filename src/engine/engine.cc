@@ -2,12 +2,14 @@
 #include "engine/engine.h"
 
 #include "common/error.h"
+#include "medium/trace_label.h"
 
 namespace softwrap {
 
 uint64_t ThreadCtx::load64(uint64_t offset) { return engine->load(*this, offset, 8); }
 
 void ThreadCtx::store64(uint64_t offset, uint64_t value) {
+  SW_TRACE_LABEL("alloc");  // the allocator's stores (chunk heads, block headers)
   if (fail_code == 0) engine->store(*this, offset, value, 8);
 }
 

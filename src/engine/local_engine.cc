@@ -25,12 +25,14 @@
 #include <vector>
 
 #include "alias/alias_table.h"
+#include "alias/home_writer.h"
 #include "common/clock.h"
 #include "common/error.h"
 #include "engine/engine.h"
 #include "log/lanes.h"
 #include "log/redo_log.h"
 #include "medium/medium.h"
+#include "medium/trace_label.h"
 
 namespace softwrap {
 namespace {
@@ -84,6 +86,7 @@ class LocalEngine final : public Engine {
 
   int commit(ThreadCtx& ctx) override {
     LocalThread& t = *st(ctx);
+    SW_TRACE_LABEL("redo:commit");
     std::atomic<uint64_t>& flight = inflight_[t.lane->index];
     flight.store(seq_.load() + 1);
     const uint64_t seq = seq_.fetch_add(1) + 1;
@@ -94,8 +97,11 @@ class LocalEngine final : public Engine {
                        static_cast<unsigned long long>(t.lane ? t.lane->size : 0));
     }
     medium_->fence(FenceKind::kCommit);
-    write_home(t);
-    medium_->fence(FenceKind::kRetire);
+    {
+      SW_TRACE_LABEL("local:home");
+      write_home(t);
+      medium_->fence(FenceKind::kRetire);
+    }
     flight.store(0);
     Lane& l = *t.lane;
     clear(t);
@@ -124,6 +130,7 @@ class LocalEngine final : public Engine {
   void store(ThreadCtx& ctx, uint64_t off, uint64_t v, unsigned size) override {
     LocalThread& t = *st(ctx);
     counters().stores.add();
+    SW_TRACE_LABEL_DEFAULT("redo:record");
     const uint64_t w = off & ~uint64_t{7};
     if (size < 8) {
       const uint64_t shift = 8 * (off - w), mask = ((uint64_t{1} << (8 * size)) - 1) << shift;
@@ -172,6 +179,7 @@ class LocalEngine final : public Engine {
   void write(ThreadCtx& ctx, uint64_t off, const void* src, size_t n) override {
     LocalThread& t = *st(ctx);
     counters().stores.add();
+    SW_TRACE_LABEL_DEFAULT("redo:record");
     const auto* in = static_cast<const unsigned char*>(src);
     t.table->has_pages.store(true, std::memory_order_relaxed);
     for (size_t done = 0; done < n;) {
@@ -265,34 +273,19 @@ class LocalEngine final : public Engine {
   }
 
   void write_home(LocalThread& t) {
-    std::vector<std::pair<uint64_t, uint64_t>> words;
-    words.reserve(t.used.size());
+    HomeWriter home(pool_, medium_);
+    // Pages first: a word entry shadows the page of its own table.
     for (AliasEntry* e : t.used) {
       const uint64_t k = e->key.load(std::memory_order_relaxed);
-      if (k & 1) {
-        char* home = pool_->at(k & ~uint64_t{1});
-        const char* page = reinterpret_cast<const char*>(e->value.load(std::memory_order_relaxed));
-        page_dirty_runs(page, page_size_, [&](size_t off, size_t len) {
-          medium_->write(home + off, page + off, len);
-          medium_->flush(home + off, len);
-        });
-      } else {
-        words.emplace_back(k, e->value.load(std::memory_order_relaxed));
-      }
+      if (!(k & 1)) continue;
+      const char* page = reinterpret_cast<const char*>(e->value.load(std::memory_order_relaxed));
+      page_dirty_runs(page, page_size_, [&](size_t off, size_t len) { home.bytes((k & ~uint64_t{1}) + off, page + off, len); });
     }
-    std::sort(words.begin(), words.end());
-    uintptr_t last = 0;
-    for (const auto& [off, v] : words) {
-      char* home = pool_->at(off);
-      medium_->store(home, v, 8);
-      const uintptr_t line = line_down(reinterpret_cast<uintptr_t>(home));
-      if (line != last) {
-        if (last) medium_->flush(reinterpret_cast<void*>(last), kCacheLine);
-        last = line;
-      }
+    for (AliasEntry* e : t.used) {
+      const uint64_t k = e->key.load(std::memory_order_relaxed);
+      if (!(k & 1)) home.word(k, e->value.load(std::memory_order_relaxed));
     }
-    if (last) medium_->flush(reinterpret_cast<void*>(last), kCacheLine);
-    counters().home_writes.add(t.used.size());
+    counters().home_writes.add(home.finish());
   }
 
   void clear(LocalThread& t) {
@@ -325,6 +318,7 @@ class LocalEngine final : public Engine {
     }
     std::lock_guard<std::mutex> g(wm_mu_);
     if (w <= persisted_) return;
+    SW_TRACE_LABEL("truncate:watermark");
     uint64_t* word = &pool_->meta()->retired_seq;
     medium_->store(word, w, 8);
     medium_->flush(word, 8);

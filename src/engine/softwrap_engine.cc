@@ -27,6 +27,7 @@
 #include "log/lanes.h"
 #include "log/redo_log.h"
 #include "medium/medium.h"
+#include "medium/trace_label.h"
 
 namespace softwrap {
 namespace {
@@ -95,6 +96,7 @@ class SoftwrapEngine final : public Engine {
 
   int commit(ThreadCtx& ctx) override {
     SwThread& t = *st(ctx);
+    SW_TRACE_LABEL("redo:commit");
     const uint64_t seq = ring_.next_seq();
     if (!t.writer.commit(seq)) {
       rollback(ctx);
@@ -157,6 +159,7 @@ class SoftwrapEngine final : public Engine {
   void store(ThreadCtx& ctx, uint64_t off, uint64_t v, unsigned size) override {
     SwThread& t = *st(ctx);
     counters().stores.add();
+    SW_TRACE_LABEL_DEFAULT("redo:record");
     const uint64_t w = off & ~uint64_t{7};
     if (size < 8) v = merge(ring_.lookup_word(w), off - w, v, size);
     if (!put_word(t, w, v) || !t.writer.append_store(w, v, 8)) fail(ctx);
@@ -175,6 +178,7 @@ class SoftwrapEngine final : public Engine {
   void write(ThreadCtx& ctx, uint64_t off, const void* src, size_t n) override {
     SwThread& t = *st(ctx);
     counters().stores.add();
+    SW_TRACE_LABEL_DEFAULT("redo:record");
     const auto* in = static_cast<const unsigned char*>(src);
     bool ok = true;
     for_pages(off, n, [&](uint64_t o, size_t len, size_t done) {

@@ -3,13 +3,22 @@
 // Undo (PMDK style): before the first store of a wrap to an 8-byte word,
 // the word's old value is streamed to the lane's undo log and fenced
 // (FenceKind::kLogOrder — the one fence the Themis rule makes unnecessary);
-// then the new value is stored in place.  At close the dirty lines are
-// flushed and fenced, then the lane header records the generation as
-// committed and is fenced.  Abort and recovery copy the old values back.
+// then the new value is stored in place.  At close the remaining dirty
+// line is flushed and fenced, then the lane header records the generation
+// as committed and is fenced.  Abort and recovery copy the old values back.
 //
-// Non-atomic: stores go home; close flushes the dirty lines and fences
-// once.  Durable, not atomic: a crash mid-wrap leaves a mixture, which is
-// what the crash tests use it to prove they can see.
+// Non-atomic: stores go home; close flushes the remaining dirty line and
+// fences once.  Durable, not atomic: a crash mid-wrap leaves a mixture,
+// which is what the crash tests use it to prove they can see.
+//
+// Both write their home lines *behind* the wrap (WriteBehind): a line is
+// flushed as soon as the wrap stores to another line, as the papers'
+// baselines write each store through to SCM ("directly update SCM") and a
+// write-combining buffer merges consecutive stores to one line.  On a slow
+// device this lets the device write line i while the CPU works on store
+// i+1; flushing every line at close would leave the device idle during the
+// wrap and then serialize all the lines after it (the SoftWrAP paper's
+// Table I times, n·Tw + Ts and n(2Tw + Ts) + ..., assume the former).
 #include <algorithm>
 #include <cstring>
 #include <unordered_set>
@@ -20,34 +29,35 @@
 #include "log/lanes.h"
 #include "log/undo_log.h"
 #include "medium/medium.h"
+#include "medium/trace_label.h"
 
 namespace softwrap {
 namespace {
 
-// Lines a wrap dirtied, flushed once each at close.
-class DirtyLines {
+// Write-behind of a wrap's home lines: a line is flushed as soon as the
+// wrap stores to a different line, the last one at close.
+// Stores to the line being written combine; a line stored to again after
+// it was flushed is flushed again (its new bytes need it).
+class WriteBehind {
  public:
-  void add(const void* p, size_t n) {
+  // Records a store of [p, p+n) (already written); flushes what it leaves.
+  void add(Medium& m, const void* p, size_t n) {
+    if (n == 0) return;
     const uintptr_t a = reinterpret_cast<uintptr_t>(p);
-    for (uintptr_t l = line_down(a); l < a + n; l += kCacheLine) {
-      if (l != last_) lines_.push_back(l);
-      last_ = l;
-    }
+    const uintptr_t first = line_down(a), last = line_down(a + n - 1);
+    if (pending_ != 0 && (pending_ < first || pending_ > last)) m.flush(reinterpret_cast<void*>(pending_), kCacheLine);
+    if (last > first) m.flush(reinterpret_cast<void*>(first), last - first);
+    pending_ = last;
   }
+  // Flushes the line still pending (before the commit fence).
   void flush(Medium& m) {
-    std::sort(lines_.begin(), lines_.end());
-    lines_.erase(std::unique(lines_.begin(), lines_.end()), lines_.end());
-    for (uintptr_t l : lines_) m.flush(reinterpret_cast<void*>(l), kCacheLine);
-    clear();
+    if (pending_ != 0) m.flush(reinterpret_cast<void*>(pending_), kCacheLine);
+    pending_ = 0;
   }
-  void clear() {
-    lines_.clear();
-    last_ = 0;
-  }
+  void clear() { pending_ = 0; }
 
  private:
-  std::vector<uintptr_t> lines_;
-  uintptr_t last_ = 0;
+  uintptr_t pending_ = 0;
 };
 
 inline uint64_t load_home(const char* p, unsigned size) {
@@ -70,12 +80,13 @@ struct UndoThread {
   };
   std::vector<Saved> saved;  // DRAM copy of the records, for abort
   std::vector<unsigned char> old;
-  DirtyLines dirty;
+  WriteBehind dirty;
 };
 
 class UndoEngine final : public Engine {
  public:
-  explicit UndoEngine(const EngineEnv& env) : pool_(env.pool), medium_(env.medium), lanes_(env.lanes) {
+  explicit UndoEngine(const EngineEnv& env)
+      : pool_(env.pool), medium_(env.medium), lanes_(env.lanes), elide_log_fence_(env.cfg->undo_elide_log_fence) {
     for (uint32_t i = 0; i < lanes_->count(); ++i) {
       lanes_->lane(i).undo_gen = pool_->lane_header(i)->undo_committed_gen + 1;
     }
@@ -93,9 +104,11 @@ class UndoEngine final : public Engine {
 
   int commit(ThreadCtx& ctx) override {
     UndoThread& t = *st(ctx);
+    SW_TRACE_LABEL("undo:commit-data");
     t.dirty.flush(*medium_);
     medium_->fence(FenceKind::kCommit);
     if (!t.saved.empty()) {
+      SW_TRACE_LABEL("undo:commit-mark");
       t.writer.finish();
       medium_->fence(FenceKind::kCommit);
     }
@@ -105,6 +118,7 @@ class UndoEngine final : public Engine {
 
   int rollback(ThreadCtx& ctx) override {
     UndoThread& t = *st(ctx);
+    SW_TRACE_LABEL("undo:rollback");
     for (size_t i = t.saved.size(); i-- > 0;) {
       const UndoThread::Saved& s = t.saved[i];
       medium_->write(pool_->at(s.off), &t.old[s.at], s.n);
@@ -131,11 +145,12 @@ class UndoEngine final : public Engine {
     const uint64_t w = off & ~uint64_t{7};
     if (t.logged.insert(w).second) {
       if (!save(t, w, 8)) return fail(ctx);
-      medium_->fence(FenceKind::kLogOrder);
+      log_order_fence();
     }
+    SW_TRACE_LABEL_DEFAULT("undo:data");
     medium_->store(pool_->at(off), v, size);
     counters().home_writes.add();
-    t.dirty.add(pool_->at(off), size);
+    t.dirty.add(*medium_, pool_->at(off), size);
   }
 
   void read(ThreadCtx&, void* dst, uint64_t off, size_t n) override {
@@ -160,10 +175,11 @@ class UndoEngine final : public Engine {
       }
     }
     if (run_end > run && !save(t, run, run_end - run)) return fail(ctx);
-    if (any) medium_->fence(FenceKind::kLogOrder);
+    if (any) log_order_fence();
+    SW_TRACE_LABEL_DEFAULT("undo:data");
     medium_->write(pool_->at(off), src, n);
     counters().home_writes.add();
-    t.dirty.add(pool_->at(off), n);
+    t.dirty.add(*medium_, pool_->at(off), n);
   }
 
   int quiesce() override { return 0; }
@@ -172,7 +188,17 @@ class UndoEngine final : public Engine {
  private:
   static UndoThread* st(ThreadCtx& ctx) { return static_cast<UndoThread*>(ctx.engine_state); }
 
+  // The fence between an undo record (streamed) and the data store it
+  // protects (temporal): the only one the Themis rule makes unnecessary.
+  // ResolvedConfig::undo_elide_log_fence drops exactly this one (crash
+  // simulator control; the future Themis undo variant).
+  void log_order_fence() {
+    SW_TRACE_LABEL_DEFAULT("undo:log-order");
+    if (!elide_log_fence_) medium_->fence(FenceKind::kLogOrder);
+  }
+
   bool save(UndoThread& t, uint64_t off, size_t n) {
+    SW_TRACE_LABEL_DEFAULT("undo:record");
     if (off + n > pool_->size()) n = pool_->size() - off;
     if (!t.writer.append(off, n)) return false;
     t.saved.push_back({off, n, t.old.size()});
@@ -201,17 +227,19 @@ class UndoEngine final : public Engine {
   PoolFile* pool_;
   Medium* medium_;
   LaneSet* lanes_;
+  bool elide_log_fence_;
 };
 
 class NonatomicEngine final : public Engine {
  public:
   explicit NonatomicEngine(const EngineEnv& env) : pool_(env.pool), medium_(env.medium) {}
   const char* name() const override { return "nonatomic"; }
-  void attach(ThreadCtx& ctx) override { ctx.engine_state = new DirtyLines; }
+  void attach(ThreadCtx& ctx) override { ctx.engine_state = new WriteBehind; }
   void detach(ThreadCtx& ctx) override { delete st(ctx); }
 
   int begin(ThreadCtx&) override { return 0; }
   int commit(ThreadCtx& ctx) override {
+    SW_TRACE_LABEL("nonatomic:commit");
     st(ctx)->flush(*medium_);
     medium_->fence(FenceKind::kCommit);
     return 0;
@@ -228,8 +256,9 @@ class NonatomicEngine final : public Engine {
   void store(ThreadCtx& ctx, uint64_t off, uint64_t v, unsigned size) override {
     counters().stores.add();
     counters().home_writes.add();
+    SW_TRACE_LABEL_DEFAULT("nonatomic:data");
     medium_->store(pool_->at(off), v, size);
-    st(ctx)->add(pool_->at(off), size);
+    st(ctx)->add(*medium_, pool_->at(off), size);
   }
   void read(ThreadCtx&, void* dst, uint64_t off, size_t n) override {
     counters().loads.add();
@@ -238,14 +267,15 @@ class NonatomicEngine final : public Engine {
   void write(ThreadCtx& ctx, uint64_t off, const void* src, size_t n) override {
     counters().stores.add();
     counters().home_writes.add();
+    SW_TRACE_LABEL_DEFAULT("nonatomic:data");
     medium_->write(pool_->at(off), src, n);
-    st(ctx)->add(pool_->at(off), n);
+    st(ctx)->add(*medium_, pool_->at(off), n);
   }
   int quiesce() override { return 0; }
   int shutdown() override { return 0; }
 
  private:
-  static DirtyLines* st(ThreadCtx& ctx) { return static_cast<DirtyLines*>(ctx.engine_state); }
+  static WriteBehind* st(ThreadCtx& ctx) { return static_cast<WriteBehind*>(ctx.engine_state); }
   PoolFile* pool_;
   Medium* medium_;
 };

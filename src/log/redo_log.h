@@ -90,8 +90,11 @@ struct RedoFrame {
 
 // Scans a lane for valid committed frames with seq > min_seq.  Counts
 // candidate frames (header present) that failed validation in *torn.
+// validate_commit = false is the crash simulator's broken control variant
+// (RecoveryOptions::redo_skip_commit_validation): a frame whose entries
+// parse is accepted without a valid trailer (count, checksum).
 void scan_lane(const PoolFile& pool, uint32_t lane, uint64_t min_seq,
-               std::vector<RedoFrame>* out, uint64_t* torn);
+               std::vector<RedoFrame>* out, uint64_t* torn, bool validate_commit = true);
 
 // Applies a frame's entries to their home locations through the medium
 // (write + flush, no fence).  Returns bytes applied.

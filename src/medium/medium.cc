@@ -5,7 +5,9 @@
 // AUTO means x86 when the mapping is DAX and msync otherwise.  Requests
 // this process cannot honour (a bad SOFTWRAP_FLUSH, an empty scm-emu queue,
 // an msync medium without a mapping) fail here with a message, before any
-// byte is written.
+// byte is written.  A test may install a factory (set_medium_factory) that
+// replaces the choice for every pool opened while it is installed.
+#include <atomic>
 #include <memory>
 #include <string>
 
@@ -20,9 +22,18 @@ namespace softwrap {
 
 namespace {
 constexpr uint32_t kMaxWcEntries = 1u << 16;
+
+std::atomic<MediumFactory> g_factory{nullptr};
+std::atomic<void*> g_factory_ctx{nullptr};
 }  // namespace
 
+void set_medium_factory(MediumFactory f, void* ctx) {
+  g_factory_ctx.store(ctx);
+  g_factory.store(f);
+}
+
 std::unique_ptr<Medium> make_medium(const MediumOptions& opts, void* base, size_t len) {
+  if (MediumFactory f = g_factory.load()) return f(opts, base, len, g_factory_ctx.load());
   const CpuFeatures& cpu = cpu_features();
   if (!cpu.flush_env_error.empty()) {
     set_error(SW_EINVAL, "%s", cpu.flush_env_error.c_str());

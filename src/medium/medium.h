@@ -86,6 +86,17 @@ class Medium {
 // unsupported request.
 std::unique_ptr<Medium> make_medium(const MediumOptions& opts, void* base, size_t len);
 
+// Test seam (LevelDB's EnvWrapper, SQLite's test VFS): a process-wide
+// override consulted by make_medium().  While a factory is installed, every
+// pool opened in this process gets the medium it returns (nullptr from the
+// factory = fail the open, with the thread error set by the factory).
+// Install nullptr to restore the normal choice.  The crash simulator
+// installs one around opening a pool, so that a workload driven through the
+// public C API runs on its trace medium.  Not thread-safe against concurrent
+// pool opens: install and remove it while no other thread opens a pool.
+using MediumFactory = std::unique_ptr<Medium> (*)(const MediumOptions& opts, void* base, size_t len, void* ctx);
+void set_medium_factory(MediumFactory f, void* ctx);
+
 // Name <-> kind ("auto", "x86", "msync", "scm-emu"); false/"?" if unknown.
 bool parse_medium_kind(const std::string& s, sw_medium_kind* out);
 const char* medium_kind_name(sw_medium_kind k);

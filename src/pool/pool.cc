@@ -10,6 +10,8 @@
 // synced first, the header is written and synced last.  An exclusive
 // flock() on the descriptor, held for the PoolFile's lifetime, keeps a
 // second opener (another process, or another PoolFile in this one) out.
+// attach()/format() build a PoolFile over caller memory instead (crash
+// simulator, fuzzer): same validation, no file, lock or mapping.
 #include "pool/pool.h"
 
 #include <fcntl.h>
@@ -282,7 +284,7 @@ int resolve_config(const sw_config* cfg, ResolvedConfig* out) {
 // ------------------------------------------------------------------ PoolFile
 
 PoolFile::~PoolFile() {
-  if (base_ != nullptr) munmap(base_, size_);
+  if (base_ != nullptr && !attached_) munmap(base_, size_);
   if (fd_ >= 0) close(fd_);  // releases the flock
 }
 
@@ -496,6 +498,42 @@ std::unique_ptr<PoolFile> PoolFile::open(const std::string& path) {
   return pf;
 }
 
-int PoolFile::sync_all() { return sync_range(base_, size_, path_); }
+int PoolFile::sync_all() { return attached_ ? 0 : sync_range(base_, size_, path_); }
+
+std::unique_ptr<PoolFile> PoolFile::attach(void* base, size_t size) {
+  if (base == nullptr || reinterpret_cast<uintptr_t>(base) % kPageSize != 0) {
+    set_error(SW_EINVAL, "attach: pool memory %p must be 4096-aligned", base);
+    return nullptr;
+  }
+  if (validate_header(base, size) != 0) return nullptr;
+  std::unique_ptr<PoolFile> pf(new PoolFile());
+  pf->path_ = "<memory>";
+  pf->base_ = static_cast<char*>(base);
+  pf->size_ = size;
+  pf->is_dax_ = true;
+  pf->attached_ = true;
+  return pf;
+}
+
+std::unique_ptr<PoolFile> PoolFile::format(void* base, size_t size, const ResolvedConfig& cfg, const uint8_t* uuid) {
+  if (size < kMinPoolSize) {
+    set_error(SW_EINVAL, "pool size %zu is below the minimum of %" PRIu64 " bytes (8 MiB)", size, kMinPoolSize);
+    return nullptr;
+  }
+  PoolHeader h{};
+  if (compute_layout(size, cfg.lanes, cfg.lane_size, &h) != 0) return nullptr;
+  std::memcpy(h.magic, kPoolMagic, sizeof h.magic);
+  h.layout_version = kLayoutVersion;
+  h.header_size = sizeof(PoolHeader);
+  h.pool_size = size;
+  if (uuid != nullptr) {
+    std::memcpy(h.uuid, uuid, sizeof h.uuid);
+  } else if (random_bytes(h.uuid, sizeof h.uuid) != 0) {
+    return nullptr;
+  }
+  h.checksum = hash64(&h, kChecksummedBytes);
+  std::memcpy(base, &h, sizeof h);
+  return attach(base, size);
+}
 
 }  // namespace softwrap

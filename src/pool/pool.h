@@ -41,6 +41,15 @@ struct ResolvedConfig {
   uint32_t lanes = 32;
   uint64_t lane_size = 0;
   uint32_t flags = 0;
+  // Internal knobs for the crash simulator's controls (never set from
+  // sw_config or the environment; see docs/crash-simulator.md):
+  //   undo_elide_log_fence: the undo engine skips the FenceKind::kLogOrder
+  //     fence between an undo record and the data store it protects —
+  //     correct only under the Themis rule (the future "Themis undo").
+  //   redo_skip_commit_validation: recovery accepts redo frames without a
+  //     valid trailer (count and checksum) — a deliberately broken variant.
+  bool undo_elide_log_fence = false;
+  bool redo_skip_commit_validation = false;
 };
 // Returns 0 or SW_EINVAL (with message) for a bad value in cfg or the
 // environment.
@@ -58,6 +67,15 @@ class PoolFile {
   static std::unique_ptr<PoolFile> create(const std::string& path, size_t size,
                                           const ResolvedConfig& cfg);
   static std::unique_ptr<PoolFile> open(const std::string& path);
+  // In-memory pools (crash simulator, fuzzer): no file, no lock, no
+  // mapping of our own.  attach() validates the header at `base` like
+  // open() does; format() lays out a new pool in `size` zeroed bytes
+  // (uuid from `uuid`, or random if nullptr) and attaches it.  The memory
+  // must outlive the PoolFile and is not freed by it.  is_dax() is true:
+  // there is no file to msync, so the x86 medium is the one that applies.
+  static std::unique_ptr<PoolFile> attach(void* base, size_t size);
+  static std::unique_ptr<PoolFile> format(void* base, size_t size, const ResolvedConfig& cfg,
+                                          const uint8_t* uuid = nullptr);
   // Validates a header image (used by open and by the fuzzer): 0 or the
   // SW_E* code open() would give, with a message.
   static int validate_header(const void* data, size_t file_size);
@@ -98,6 +116,7 @@ class PoolFile {
   char* base_ = nullptr;
   size_t size_ = 0;
   bool is_dax_ = false;
+  bool attached_ = false;  // memory is the caller's: no munmap
 };
 
 }  // namespace softwrap

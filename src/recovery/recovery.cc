@@ -8,6 +8,7 @@
 #include "log/redo_log.h"
 #include "log/undo_log.h"
 #include "medium/medium.h"
+#include "medium/trace_label.h"
 #include "pool/pool.h"
 
 namespace softwrap {
@@ -22,7 +23,7 @@ void persist_word(Medium& m, uint64_t* w, uint64_t v) {
 
 }  // namespace
 
-int recover(PoolFile& pool, Medium& medium, sw_recovery_report* rep) {
+int recover(PoolFile& pool, Medium& medium, sw_recovery_report* rep, const RecoveryOptions& opts) {
   *rep = sw_recovery_report{};
   const uint64_t t0 = now_ns();
   const uint32_t lanes = pool.header().lanes;
@@ -31,12 +32,14 @@ int recover(PoolFile& pool, Medium& medium, sw_recovery_report* rep) {
     std::vector<UndoRecordImage> recs;
     scan_undo(pool, i, &recs);
     if (recs.empty()) continue;
+    SW_TRACE_LABEL("recovery:undo-rollback");
     for (size_t k = recs.size(); k-- > 0;) {
       medium.write(pool.at(recs[k].offset), recs[k].old.data(), recs[k].old.size());
       medium.flush(pool.at(recs[k].offset), recs[k].old.size());
       rep->undo_bytes_restored += recs[k].old.size();
     }
     medium.fence(FenceKind::kOther);
+    SW_TRACE_LABEL("recovery:undo-mark");
     LaneHeader* lh = pool.lane_header(i);
     persist_word(medium, &lh->undo_committed_gen, lh->undo_committed_gen + 1);
     ++rep->undo_wraps_rolled_back;
@@ -44,11 +47,13 @@ int recover(PoolFile& pool, Medium& medium, sw_recovery_report* rep) {
 
   uint64_t* retired = &pool.meta()->retired_seq;
   std::vector<RedoFrame> frames;
-  for (uint32_t i = 0; i < lanes; ++i) scan_lane(pool, i, *retired, &frames, &rep->torn_frames_skipped);
+  for (uint32_t i = 0; i < lanes; ++i) scan_lane(pool, i, *retired, &frames, &rep->torn_frames_skipped, !opts.redo_skip_commit_validation);
   if (!frames.empty()) {
     std::sort(frames.begin(), frames.end(), [](const RedoFrame& a, const RedoFrame& b) { return a.seq < b.seq; });
+    SW_TRACE_LABEL("recovery:redo-replay");
     for (const RedoFrame& f : frames) rep->redo_bytes_replayed += apply_frame(pool, medium, f);
     medium.fence(FenceKind::kOther);
+    SW_TRACE_LABEL("recovery:watermark");
     persist_word(medium, retired, frames.back().seq);
     rep->redo_wraps_replayed = frames.size();
   }

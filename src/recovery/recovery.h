@@ -20,7 +20,14 @@ namespace softwrap {
 class PoolFile;
 class Medium;
 
-int recover(PoolFile& pool, Medium& medium, sw_recovery_report* report);
+struct RecoveryOptions {
+  // Crash-simulator control only (ResolvedConfig::redo_skip_commit_validation):
+  // accept redo frames whose trailer is missing or invalid.  Never set
+  // otherwise: it replays torn frames.
+  bool redo_skip_commit_validation = false;
+};
+
+int recover(PoolFile& pool, Medium& medium, sw_recovery_report* report, const RecoveryOptions& opts = {});
 
 }  // namespace softwrap
 

@@ -8,8 +8,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <fstream>
-#include <iterator>
 #include <random>
 #include <string>
 #include <vector>
@@ -27,11 +25,6 @@ struct Param {
   sw_engine_kind engine;
   const char* name;
 };
-
-std::vector<char> file_bytes(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  return std::vector<char>(std::istreambuf_iterator<char>(f), {});
-}
 
 class RecoveryTest : public ::testing::TestWithParam<Param> {
  protected:
@@ -98,7 +91,9 @@ TEST_P(RecoveryTest, CommittedWrapsSurviveAndTheOpenOneDoesNot) {
   ASSERT_NE(p, nullptr) << sw_errormsg();
   sw_recovery_report rep{};
   ASSERT_EQ(sw_pool_recovery_report(p, &rep), 0);
-  if (GetParam().engine == SW_ENGINE_UNDO) EXPECT_EQ(rep.undo_wraps_rolled_back, 1u);
+  if (GetParam().engine == SW_ENGINE_UNDO) {
+    EXPECT_EQ(rep.undo_wraps_rolled_back, 1u);
+  }
   auto* a = static_cast<uint64_t*>(sw_pool_root(p, 0));
   ASSERT_NE(a, nullptr);
   const std::vector<uint64_t> want = expected(kWraps);

@@ -37,6 +37,8 @@ int pool_command(const std::vector<std::string>& args);
 void pool_usage(FILE* out);
 int demo_command(const std::vector<std::string>& args);
 void demo_usage(FILE* out);
+int crashtest_command(const std::vector<std::string>& args);
+void crashtest_usage(FILE* out);
 
 // Options of one command: `--name value`, `--name=value` or a boolean
 // `--name`; `--` ends options.  -h/--help is always accepted as a flag.

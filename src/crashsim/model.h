@@ -1,0 +1,190 @@
+// model.h — the persistency model of the crash simulator: which images of
+// persistent memory a power failure may leave, given a trace.
+//
+// Approach.  A Model replays a trace (trace_medium.h) event by event and
+// keeps, for the *durable* image (a buffer the size of the pool), exactly
+// what is guaranteed to have reached persistence, plus everything that may
+// have (pending):
+//   * x86 ADR: a temporal store may persist at any time after it is issued.
+//     Per cache line, what persists is a prefix of the line's stores in
+//     coherence order (the global order of recording).  A store is a unit of
+//     at most 8 bytes inside one aligned word, so aligned 8-byte stores are
+//     atomic and larger writes tear at 8-byte boundaries.  A flush by thread
+//     T records "line L up to its k-th store"; T's next fence makes that
+//     prefix durable.  Streamed words are pending, each independently, until
+//     the issuing thread's next fence.  drain() is a fence by every thread.
+//   * Themis (fenceless persist ordering, eq. 3): as x86, plus: an image
+//     that holds a temporal store of thread T holds every streamed word T
+//     issued before it.  So a temporal store becoming durable makes T's
+//     earlier streams durable, and a crash image is legal only if it obeys
+//     the rule for its pending units too.
+// At a crash point the pending state is a CrashState: per pending line its
+// ordered pending stores, and the pending streamed words.  A Choice picks,
+// per line, how many of them persisted (a prefix) and, per streamed word,
+// whether it did.  Every legal image is one Choice; enumerate() lists them
+// all when there are at most max_exhaustive, and otherwise a stratified
+// sample (nothing, everything, single flips, program-order prefixes, seeded
+// random choices).  The caller applies a Choice to the durable buffer (with
+// a journal, to take it back) and deduplicates by the image hash.
+//
+// Not modelled: a temporal and a streamed store to the same word both
+// pending at once (their relative order is unspecified on x86; images
+// apply streams first) — counted in mixed_words() so a run can report it.
+#ifndef SOFTWRAP_CRASHSIM_MODEL_H_
+#define SOFTWRAP_CRASHSIM_MODEL_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <unordered_map>
+#include <vector>
+
+#include "medium/trace_medium.h"
+
+namespace softwrap::crashsim {
+
+enum class Persistency { kX86, kThemis };
+const char* persistency_name(Persistency p);
+
+// Deterministic generator (splitmix64): the same seed gives the same images
+// on every platform.
+class Rng {
+ public:
+  explicit Rng(uint64_t seed) : s_(seed) {}
+  uint64_t next() {
+    uint64_t z = (s_ += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+  }
+  uint64_t below(uint64_t n) { return n ? next() % n : 0; }
+  bool chance(unsigned percent) { return below(100) < percent; }
+
+ private:
+  uint64_t s_;
+};
+
+// One store unit: bytes `mask` of the aligned word at pool offset `word`.
+struct Unit {
+  uint64_t word;
+  uint64_t mask;
+  uint64_t val;
+  uint64_t seq;  // position in the trace: global order
+  const char* label;
+  uint8_t thread;
+};
+
+// Words changed in the durable buffer, for taking them back.
+class WordJournal {
+ public:
+  void push(uint64_t word, uint64_t old) { entries_.push_back({word, old}); }
+  size_t size() const { return entries_.size(); }
+  void revert_to(char* base, size_t n);
+  void revert(char* base) { revert_to(base, 0); }
+  // Hash delta of the words changed since entry `from` (first old value of
+  // each word against its current value).
+  uint64_t delta_hash(const char* base, size_t from);
+
+ private:
+  struct Entry {
+    uint64_t word, old;
+  };
+  std::vector<Entry> entries_;
+  std::vector<Entry> scratch_;
+};
+
+// Contribution of one word to an image hash (images hash as the XOR of
+// their words' contributions, so a change is an O(1) update).
+uint64_t word_hash(uint64_t word, uint64_t value);
+
+// What may or may not have persisted at a crash point.
+struct CrashState {
+  std::vector<uint64_t> line_off;             // pending lines, ascending
+  std::vector<std::vector<Unit>> line_units;  // their pending stores, in order
+  std::vector<Unit> streams;                  // pending streamed words, in order
+  size_t dims() const { return line_units.size() + streams.size(); }
+  uint32_t max(size_t d) const {
+    return d < line_units.size() ? static_cast<uint32_t>(line_units[d].size()) : 1;
+  }
+  const Unit& stream(size_t d) const { return streams[d - line_units.size()]; }
+  bool is_line(size_t d) const { return d < line_units.size(); }
+};
+
+// Per dimension: line -> number of its pending stores persisted; stream ->
+// 0 or 1.
+using Choice = std::vector<uint32_t>;
+
+bool themis_legal(const CrashState& cs, const Choice& c);
+// Makes c legal under Themis by adding the streams its temporal stores
+// require (up) or by cutting line prefixes at the first store that needs an
+// excluded stream (down).
+void themis_repair_up(const CrashState& cs, Choice* c);
+void themis_repair_down(const CrashState& cs, Choice* c);
+// Number of choices (before the Themis filter), saturating at UINT64_MAX.
+uint64_t choice_count(const CrashState& cs);
+
+// Writes the chosen units into base (streams first, then line prefixes),
+// journaling every changed word.
+void apply_choice(const CrashState& cs, const Choice& c, char* base, WordJournal* j);
+
+struct EnumOptions {
+  uint64_t max_exhaustive = uint64_t{1} << 14;
+  uint32_t flips = 24;     // dimensions flipped singly (each both ways)
+  uint32_t prefixes = 12;  // program-order prefixes
+  uint32_t random = 24;    // seeded random choices
+};
+
+// Calls f for each candidate; f returns false to stop.  Returns true if the
+// enumeration was exhaustive.  Under Themis only legal choices are passed.
+bool enumerate(const CrashState& cs, Persistency p, const EnumOptions& opt, Rng& rng,
+               const std::function<bool(const Choice&)>& f);
+
+class Model {
+ public:
+  // durable: the image at the start of the trace, updated as units become
+  // durable.  hash0: that image's hash.  journal (nullable) records the
+  // durable buffer's changes.
+  Model(char* durable, size_t size, Persistency p, uint64_t hash0, WordJournal* journal);
+
+  void step(const TraceEvent& e, uint64_t seq);
+  // The pending state.  Streamed words that cannot change the image (same
+  // bytes as durable, no other pending store to the word) and lines whose
+  // stores cannot either are left out.
+  void snapshot(CrashState* out);
+  uint64_t hash() const { return hash_; }
+  uint64_t mixed_words() const { return mixed_; }
+
+ private:
+  struct Line {
+    uint64_t durable = 0;  // stores made durable so far
+    std::vector<Unit> pending;
+    size_t head = 0;  // pending[head..] are still pending
+    bool listed = false;
+    uint64_t total() const { return durable + (pending.size() - head); }
+  };
+  struct Flush {
+    uint64_t line, upto;
+  };
+
+  void persist(const Unit& u);
+  void advance(uint64_t line, uint64_t upto);
+  void fence(uint8_t t);
+  void themis_streams_before(uint8_t t, uint64_t seq);
+  void ensure_thread(uint8_t t);
+
+  char* base_;
+  size_t size_;
+  Persistency p_;
+  uint64_t hash_;
+  WordJournal* journal_;
+  std::unordered_map<uint64_t, Line> lines_;
+  std::vector<uint64_t> listed_;
+  std::vector<std::vector<Flush>> flushes_;  // per thread
+  std::vector<std::vector<Unit>> streams_;   // per thread, issue order
+  uint64_t mixed_ = 0;
+  std::unordered_map<uint64_t, uint32_t> scratch_count_;
+};
+
+}  // namespace softwrap::crashsim
+
+#endif  // SOFTWRAP_CRASHSIM_MODEL_H_

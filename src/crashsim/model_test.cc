@@ -1,0 +1,249 @@
+// model_test.cc — the persistency model on hand-built traces: durable
+// prefixes, flush/fence per thread, streams, tearing, Themis, enumeration
+// counts and the stratified sample.
+#include "crashsim/model.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <set>
+#include <vector>
+
+namespace softwrap::crashsim {
+namespace {
+
+constexpr size_t kSize = 4096;
+
+struct Fixture {
+  std::vector<char> mem = std::vector<char>(kSize, 0);
+  std::vector<TraceEvent> ev;
+  void store(uint8_t t, uint64_t off, uint64_t v, uint64_t mask = ~uint64_t{0}) {
+    ev.push_back({TraceKind::kStore, t, 0, off, mask, v, "store"});
+  }
+  void stream(uint8_t t, uint64_t off, uint64_t v) {
+    ev.push_back({TraceKind::kStream, t, 0, off, ~uint64_t{0}, v, "stream"});
+  }
+  void flush(uint8_t t, uint64_t line, uint32_t n = 1) { ev.push_back({TraceKind::kFlush, t, n, line, 0, 0, "flush"}); }
+  void fence(uint8_t t) { ev.push_back({TraceKind::kFence, t, 0, 0, 0, 0, "fence"}); }
+  // Replays everything; returns the model's snapshot.
+  CrashState run(Model& m) {
+    for (size_t i = 0; i < ev.size(); ++i) m.step(ev[i], i);
+    CrashState cs;
+    m.snapshot(&cs);
+    return cs;
+  }
+  uint64_t word(uint64_t off) const {
+    uint64_t v;
+    std::memcpy(&v, mem.data() + off, 8);
+    return v;
+  }
+};
+
+uint64_t count_images(const CrashState& cs, Persistency p) {
+  Rng rng(1);
+  uint64_t n = 0;
+  EnumOptions o;
+  o.max_exhaustive = uint64_t{1} << 20;
+  EXPECT_TRUE(enumerate(cs, p, o, rng, [&](const Choice&) {
+    ++n;
+    return true;
+  }));
+  return n;
+}
+
+TEST(ModelTest, UnflushedStoresStayPendingAsLinePrefixes) {
+  Fixture f;
+  f.store(0, 0, 1);
+  f.store(0, 8, 2);
+  f.store(0, 64, 3);
+  Model m(f.mem.data(), kSize, Persistency::kX86, 0, nullptr);
+  CrashState cs = f.run(m);
+  ASSERT_EQ(cs.line_units.size(), 2u);
+  EXPECT_EQ(cs.line_off[0], 0u);
+  EXPECT_EQ(cs.line_units[0].size(), 2u);
+  EXPECT_EQ(cs.line_units[1].size(), 1u);
+  EXPECT_EQ(choice_count(cs), 3u * 2u);  // prefixes 0..2 of line 0, 0..1 of line 1
+  EXPECT_EQ(count_images(cs, Persistency::kX86), 6u);
+  EXPECT_EQ(f.word(0), 0u);  // nothing durable yet
+}
+
+TEST(ModelTest, FlushThenFenceMakesThePrefixAtFlushTimeDurable) {
+  Fixture f;
+  f.store(0, 0, 1);
+  f.flush(0, 0);
+  f.store(0, 8, 2);  // after the flush: not covered
+  f.fence(0);
+  Model m(f.mem.data(), kSize, Persistency::kX86, 0, nullptr);
+  CrashState cs = f.run(m);
+  EXPECT_EQ(f.word(0), 1u);
+  EXPECT_EQ(f.word(8), 0u);
+  ASSERT_EQ(cs.line_units.size(), 1u);
+  EXPECT_EQ(cs.line_units[0].size(), 1u);
+  EXPECT_EQ(cs.line_units[0][0].word, 8u);
+}
+
+TEST(ModelTest, AFenceOrdersOnlyItsOwnThreadsFlushes) {
+  Fixture f;
+  f.store(0, 0, 1);
+  f.flush(0, 0);
+  f.fence(1);  // another thread's fence
+  Model m(f.mem.data(), kSize, Persistency::kX86, 0, nullptr);
+  CrashState cs = f.run(m);
+  EXPECT_EQ(f.word(0), 0u);
+  EXPECT_EQ(cs.line_units.size(), 1u);
+  // A flush by thread 1 covers thread 0's earlier store to the line.
+  Fixture g;
+  g.store(0, 0, 1);
+  g.flush(1, 0);
+  g.fence(1);
+  Model m2(g.mem.data(), kSize, Persistency::kX86, 0, nullptr);
+  CrashState cs2 = g.run(m2);
+  EXPECT_EQ(g.word(0), 1u);
+  EXPECT_TRUE(cs2.line_units.empty());
+}
+
+TEST(ModelTest, StreamsArePendingPerWordUntilTheThreadsFence) {
+  Fixture f;
+  f.stream(0, 0, 5);
+  f.stream(0, 8, 6);
+  f.stream(1, 16, 7);
+  Model m(f.mem.data(), kSize, Persistency::kX86, 0, nullptr);
+  CrashState cs = f.run(m);
+  EXPECT_EQ(cs.streams.size(), 3u);
+  EXPECT_EQ(count_images(cs, Persistency::kX86), 8u);
+  f.fence(0);
+  Model m2(f.mem.data(), kSize, Persistency::kX86, 0, nullptr);
+  CrashState cs2 = f.run(m2);
+  EXPECT_EQ(f.word(0), 5u);
+  EXPECT_EQ(f.word(8), 6u);
+  ASSERT_EQ(cs2.streams.size(), 1u);  // thread 1's word still pending
+  EXPECT_EQ(cs2.streams[0].word, 16u);
+}
+
+TEST(ModelTest, LargeWritesTearAtWordBoundariesInAddressOrder) {
+  // A 24-byte write is three units of one line: 4 images (prefixes 0..3),
+  // never the third word without the first two.
+  Fixture f;
+  f.store(0, 0, 1);
+  f.store(0, 8, 2);
+  f.store(0, 16, 3);
+  Model m(f.mem.data(), kSize, Persistency::kX86, 0, nullptr);
+  CrashState cs = f.run(m);
+  std::set<std::vector<uint64_t>> images;
+  Rng rng(1);
+  enumerate(cs, Persistency::kX86, EnumOptions{}, rng, [&](const Choice& c) {
+    WordJournal j;
+    apply_choice(cs, c, f.mem.data(), &j);
+    images.insert({f.word(0), f.word(8), f.word(16)});
+    j.revert(f.mem.data());
+    return true;
+  });
+  const std::set<std::vector<uint64_t>> want = {{0, 0, 0}, {1, 0, 0}, {1, 2, 0}, {1, 2, 3}};
+  EXPECT_EQ(images, want);
+  EXPECT_EQ(f.word(0), 0u);  // reverted
+}
+
+TEST(ModelTest, SubWordStoresMergeIntoTheirWord) {
+  Fixture f;
+  f.store(0, 0, 0xAB00, 0xFF00);
+  f.flush(0, 0);
+  f.fence(0);
+  Model m(f.mem.data(), kSize, Persistency::kX86, 0, nullptr);
+  f.run(m);
+  EXPECT_EQ(f.word(0), 0xAB00u);
+}
+
+TEST(ModelTest, ThemisRequiresEarlierStreamsOfTheSameThread) {
+  // Thread 0 streams a log word, then stores data (no fence between): under
+  // x86 the data may persist alone; under Themis not.
+  Fixture f;
+  f.stream(0, 128, 9);
+  f.store(0, 0, 1);
+  Model mx(f.mem.data(), kSize, Persistency::kX86, 0, nullptr);
+  CrashState cs = f.run(mx);
+  EXPECT_EQ(count_images(cs, Persistency::kX86), 4u);
+  EXPECT_EQ(count_images(cs, Persistency::kThemis), 3u);  // not: data without log
+  Choice bad(cs.dims(), 0);
+  bad[0] = 1;  // the line's store, stream excluded
+  EXPECT_FALSE(themis_legal(cs, bad));
+  Choice up = bad, down = bad;
+  themis_repair_up(cs, &up);
+  themis_repair_down(cs, &down);
+  EXPECT_TRUE(themis_legal(cs, up));
+  EXPECT_EQ(up[1], 1u);
+  EXPECT_TRUE(themis_legal(cs, down));
+  EXPECT_EQ(down[0], 0u);
+  // Another thread's stream is not constrained.
+  Fixture g;
+  g.stream(1, 128, 9);
+  g.store(0, 0, 1);
+  Model mg(g.mem.data(), kSize, Persistency::kThemis, 0, nullptr);
+  CrashState cg = g.run(mg);
+  EXPECT_EQ(count_images(cg, Persistency::kThemis), 4u);
+}
+
+TEST(ModelTest, ThemisDurableStoreMakesEarlierStreamsDurable) {
+  Fixture f;
+  f.stream(0, 128, 9);
+  f.store(0, 0, 1);
+  f.flush(1, 0);  // thread 1 writes the line back
+  f.fence(1);
+  Model m(f.mem.data(), kSize, Persistency::kThemis, 0, nullptr);
+  CrashState cs = f.run(m);
+  EXPECT_EQ(f.word(0), 1u);
+  EXPECT_EQ(f.word(128), 9u);
+  EXPECT_TRUE(cs.streams.empty());
+}
+
+TEST(ModelTest, StreamsThatCannotChangeTheImageAreLeftOut) {
+  Fixture f;
+  f.stream(0, 0, 0);  // zero over zero
+  f.stream(0, 8, 1);
+  Model m(f.mem.data(), kSize, Persistency::kX86, 0, nullptr);
+  CrashState cs = f.run(m);
+  ASSERT_EQ(cs.streams.size(), 1u);
+  EXPECT_EQ(cs.streams[0].word, 8u);
+}
+
+TEST(ModelTest, SamplingCoversTheStrataAndStaysLegal) {
+  Fixture f;
+  for (int i = 0; i < 40; ++i) f.stream(0, 1024 + i * 8, i + 1);
+  for (int i = 0; i < 8; ++i) f.store(0, i * 64, i + 1);
+  Model m(f.mem.data(), kSize, Persistency::kThemis, 0, nullptr);
+  CrashState cs = f.run(m);
+  ASSERT_EQ(cs.dims(), 48u);
+  EnumOptions o;
+  o.max_exhaustive = 1024;
+  Rng rng(7);
+  bool saw_none = false, saw_all = false;
+  uint64_t n = 0;
+  const bool exhaustive = enumerate(cs, Persistency::kThemis, o, rng, [&](const Choice& c) {
+    ++n;
+    EXPECT_TRUE(themis_legal(cs, c));
+    size_t on = 0;
+    for (uint32_t x : c) on += x > 0;
+    saw_none |= on == 0;
+    saw_all |= on == c.size();
+    return true;
+  });
+  EXPECT_FALSE(exhaustive);
+  EXPECT_TRUE(saw_none);
+  EXPECT_TRUE(saw_all);
+  EXPECT_EQ(n, 2u + 2u * o.flips + o.prefixes + o.random);
+}
+
+TEST(ModelTest, ImageHashIsTheXorOfChangedWords) {
+  Fixture f;
+  f.store(0, 0, 7);
+  Model m(f.mem.data(), kSize, Persistency::kX86, 0, nullptr);
+  CrashState cs = f.run(m);
+  WordJournal j;
+  Choice c{1};
+  apply_choice(cs, c, f.mem.data(), &j);
+  EXPECT_EQ(j.delta_hash(f.mem.data(), 0), word_hash(0, 0) ^ word_hash(0, 7));
+  j.revert(f.mem.data());
+  EXPECT_EQ(f.word(0), 0u);
+}
+
+}  // namespace
+}  // namespace softwrap::crashsim

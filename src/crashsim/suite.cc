@@ -1,0 +1,134 @@
+// suite.cc — rounds of (engine, model, workload) runs and the controls.
+#include "crashsim/suite.h"
+
+#include <chrono>
+#include <memory>
+
+#include "crashsim/simulator.h"
+#include "pool/pool.h"
+
+namespace softwrap::crashsim {
+
+std::string SuiteResult::summary() const {
+  return "crashtest: images=" + std::to_string(images) + " distinct=" + std::to_string(distinct) +
+         " failures=" + std::to_string(failures) + " controls=" + std::to_string(controls_caught()) + "/" +
+         std::to_string(controls.size());
+}
+
+namespace {
+
+struct ControlSpec {
+  const char* name;
+  sw_engine_kind engine;
+  Persistency model;
+  bool elide_fence, skip_validation;
+  bool must_fail;
+  std::vector<const char*> workloads;
+};
+
+ControlResult run_control(const ControlSpec& c, const SuiteOptions& so, uint32_t size, SuiteResult* total) {
+  SimOptions o;
+  o.engine = c.engine;
+  o.model = c.model;
+  o.en.max_exhaustive = so.max_exhaustive;
+  o.undo_elide_log_fence = c.elide_fence;
+  o.redo_skip_commit_validation = c.skip_validation;
+  o.max_reports = 1;
+  o.stop_after_failures = c.must_fail ? 1 : 0;
+  Simulator sim(o);
+  SimResult r;
+  for (uint64_t s = 0; s < 4 && (!c.must_fail || r.failures == 0); ++s) {
+    for (const char* wn : c.workloads) {
+      if (c.must_fail && r.failures) break;
+      sim.run(*find_workload(wn), so.seed + s, size, &r);
+    }
+  }
+  total->images += r.images;
+  total->distinct += sim.distinct();
+  ControlResult cr{c.name, c.must_fail ? r.failures > 0 : r.failures == 0, r.images, r.failures, {}};
+  if (!r.reports.empty()) cr.detail = r.reports[0];
+  return cr;
+}
+
+}  // namespace
+
+SuiteResult run_suite(const SuiteOptions& so) {
+  const auto t0 = std::chrono::steady_clock::now();
+  SuiteResult res;
+  const uint64_t target = so.target_images ? so.target_images : so.full ? 10'000'000 : 100'000;
+  const uint32_t size = so.size ? so.size : so.full ? 40 : 12;
+  std::vector<const Workload*> wl = so.workloads;
+  if (wl.empty()) {
+    for (const Workload& w : workloads()) wl.push_back(&w);
+  }
+  // One simulator per (engine, model): buffers are reused across runs.
+  struct Cell {
+    sw_engine_kind engine;
+    Persistency model;
+    std::unique_ptr<Simulator> sim;
+    SimResult r;
+  };
+  std::vector<Cell> cells;
+  for (sw_engine_kind e : so.engines) {
+    for (Persistency m : so.models) {
+      SimOptions o;
+      o.engine = e;
+      o.model = m;
+      o.en.max_exhaustive = so.max_exhaustive;
+      if (so.full) {
+        o.en.random = 64;
+        o.en.flips = 48;
+        o.nested_per_point = 2;
+      }
+      cells.push_back({e, m, std::make_unique<Simulator>(o), {}});
+    }
+  }
+  uint64_t images = 0;
+  const uint32_t min_rounds = so.min_rounds ? so.min_rounds : so.full ? 1 : 4;
+  for (uint32_t round = 0; (images < target || round < min_rounds) && (so.max_rounds == 0 || round < so.max_rounds);
+       ++round) {
+    for (Cell& c : cells) {
+      for (const Workload* w : wl) c.sim->run(*w, so.seed + round, size, &c.r);
+    }
+    images = 0;
+    for (const Cell& c : cells) images += c.r.images;
+    if (so.progress) {
+      const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      std::fprintf(so.progress, "round %u: %llu images in %.1f s (%.0f/s)\n", round + 1,
+                   static_cast<unsigned long long>(images), s, s > 0 ? images / s : 0.0);
+      std::fflush(so.progress);
+    }
+  }
+  for (Cell& c : cells) {
+    res.images += c.r.images;
+    res.distinct += c.sim->distinct();
+    res.failures += c.r.failures;
+    res.crash_points += c.r.crash_points;
+    res.nested_images += c.r.nested_images;
+    res.exhaustive_points += c.r.exhaustive_points;
+    res.mixed += c.r.mixed;
+    res.runs += c.r.runs;
+    res.reports.insert(res.reports.end(), c.r.reports.begin(), c.r.reports.end());
+    for (const auto& [k, v] : c.r.points_by_label) res.points_by_label[k] += v;
+  }
+  if (so.controls) {
+    const std::vector<ControlSpec> specs = {
+        {"nonatomic caught (x86)", SW_ENGINE_NONATOMIC, Persistency::kX86, false, false, true, {"stores", "bank"}},
+        {"nonatomic caught (themis)", SW_ENGINE_NONATOMIC, Persistency::kThemis, false, false, true,
+         {"stores", "bank"}},
+        {"undo without log-order fence caught (x86)", SW_ENGINE_UNDO, Persistency::kX86, true, false, true,
+         {"stores", "nested", "bank"}},
+        {"undo without log-order fence passes (themis)", SW_ENGINE_UNDO, Persistency::kThemis, true, false, false,
+         {"stores", "nested", "alloc", "write", "threads"}},
+        {"redo without commit validation caught (softwrap)", SW_ENGINE_SOFTWRAP, Persistency::kX86, false, true,
+         true, {"stores", "switch", "write"}},
+        {"redo without commit validation caught (softwrap-local)", SW_ENGINE_SOFTWRAP_LOCAL, Persistency::kX86,
+         false, true, true, {"stores", "switch", "write"}},
+    };
+    for (const ControlSpec& c : specs) res.controls.push_back(run_control(c, so, size, &res));
+  }
+  res.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return res;
+}
+
+}  // namespace softwrap::crashsim

@@ -1,0 +1,384 @@
+// workload.cc — the driver's golden bookkeeping and the seven workloads.
+//
+// Every workload keeps its bytes in the root object (and, for `alloc`, in
+// the objects it allocates); pointers are stored as pool offsets so that an
+// image means the same thing at any base address.  Sizes are chosen so a
+// small pool (8 MiB, 2 lanes of 64 KiB) holds everything.
+#include "crashsim/workload.h"
+
+#include <condition_variable>
+#include <cstdint>
+#include <cstring>
+#include <mutex>
+#include <thread>
+
+#include "common/error.h"
+
+namespace softwrap::crashsim {
+
+// ------------------------------------------------------------------ Driver
+
+Driver::Driver(sw_pool* p, Recording* rec, uint32_t owner) : p_(p), rec_(rec), owner_(owner) {}
+
+void Driver::fail(const std::string& what) {
+  if (rec_->error.empty()) rec_->error = "owner " + std::to_string(owner_) + ": " + what + ": " + sw_errormsg();
+}
+
+void Driver::own(void* addr, size_t n) {
+  std::vector<unsigned char> b(n);
+  if (sw_read(p_, b.data(), addr, n) != 0) fail("sw_read of an owned region");
+  mirror_[sw_pool_offset(p_, addr)] = std::move(b);
+}
+
+uint32_t Driver::snapshot() {
+  Golden g;
+  g.live_allocs = live_;
+  g.extents.reserve(mirror_.size());
+  for (const auto& [off, bytes] : mirror_) g.extents.push_back({off, bytes});
+  rec_->goldens.push_back(std::move(g));
+  return static_cast<uint32_t>(rec_->goldens.size() - 1);
+}
+
+void Driver::start() {
+  if (rec_->initial.size() <= owner_) rec_->initial.resize(owner_ + 1);
+  rec_->initial[owner_] = snapshot();
+}
+
+unsigned char* Driver::mirror_at(uint64_t off, size_t n) {
+  auto it = mirror_.upper_bound(off);
+  if (it == mirror_.begin()) return nullptr;
+  --it;
+  if (off + n > it->first + it->second.size()) return nullptr;
+  return it->second.data() + (off - it->first);
+}
+
+void Driver::open() {
+  if (depth_ == 0) {
+    before_ = snapshot();
+    saved_ = mirror_;
+    saved_live_ = live_;
+  }
+  if (sw_wrap_open(p_) != 0) return fail("sw_wrap_open");
+  ++depth_;
+  const auto idx = static_cast<uint32_t>(rec_->markers.size());
+  if (depth_ == 1) {
+    open_marker_ = idx;
+    rec_->markers.push_back({Marker::kOpen, owner_, before_, before_});
+    rec_->trace.mark(idx, "wrap-open");
+  } else {
+    rec_->markers.push_back({Marker::kPoint, owner_, 0, 0});
+    rec_->trace.mark(idx, "nested-open");
+  }
+}
+
+void Driver::close() {
+  const int rc = sw_wrap_close(p_);
+  const auto idx = static_cast<uint32_t>(rec_->markers.size());
+  if (depth_ > 1) {
+    --depth_;
+    if (rc != 0) fail("nested sw_wrap_close");
+    rec_->markers.push_back({Marker::kPoint, owner_, 0, 0});
+    rec_->trace.mark(idx, "nested-close");
+    return;
+  }
+  depth_ = 0;
+  if (rc != 0) fail("sw_wrap_close");
+  const uint32_t after = snapshot();
+  rec_->markers[open_marker_].after = after;
+  rec_->markers.push_back({Marker::kClose, owner_, after, after});
+  rec_->trace.mark(idx, "wrap-close");
+}
+
+void Driver::abort() {
+  const int rc = sw_wrap_abort(p_);
+  depth_ = 0;
+  const auto idx = static_cast<uint32_t>(rec_->markers.size());
+  if (rc == SW_ENOTSUP) {  // nonatomic keeps the stores: a close
+    const uint32_t after = snapshot();
+    rec_->markers[open_marker_].after = after;
+    rec_->markers.push_back({Marker::kClose, owner_, after, after});
+    rec_->trace.mark(idx, "wrap-abort");
+    return;
+  }
+  if (rc != 0) fail("sw_wrap_abort");
+  mirror_ = saved_;
+  live_ = saved_live_;
+  rec_->markers[open_marker_].after = before_;
+  rec_->markers.push_back({Marker::kClose, owner_, before_, before_});
+  rec_->trace.mark(idx, "wrap-abort");
+}
+
+void Driver::store(void* addr, uint64_t v, unsigned size) {
+  clear_error();  // sw_store* report failures only through the thread error
+  switch (size) {
+    case 1: sw_store8(p_, addr, static_cast<uint8_t>(v)); break;
+    case 2: sw_store16(p_, addr, static_cast<uint16_t>(v)); break;
+    case 4: sw_store32(p_, addr, static_cast<uint32_t>(v)); break;
+    default: sw_store64(p_, addr, v); break;
+  }
+  if (last_error() != 0) return fail("sw_store");
+  unsigned char* m = mirror_at(sw_pool_offset(p_, addr), size);
+  if (!m) return fail("store outside the owned bytes");
+  std::memcpy(m, &v, size);  // little-endian
+}
+
+void Driver::write(void* addr, const void* src, size_t n) {
+  if (sw_write(p_, addr, src, n) != 0) return fail("sw_write");
+  unsigned char* m = mirror_at(sw_pool_offset(p_, addr), n);
+  if (!m) return fail("write outside the owned bytes");
+  std::memcpy(m, src, n);
+}
+
+uint64_t Driver::load64(void* addr) {
+  const uint64_t v = sw_load64(p_, addr);
+  const unsigned char* m = mirror_at(sw_pool_offset(p_, addr), 8);
+  uint64_t want = 0;
+  if (m) std::memcpy(&want, m, 8);
+  if (!m || v != want) fail("sw_load64 returned a value the workload never stored");
+  return v;
+}
+
+void* Driver::alloc(size_t n, size_t owned) {
+  void* a = sw_pmalloc(p_, n);
+  if (!a) {
+    fail("sw_pmalloc");
+    return nullptr;
+  }
+  mirror_[sw_pool_offset(p_, a)] = std::vector<unsigned char>(owned < n ? owned : n, 0);
+  ++live_;
+  return a;
+}
+
+void Driver::free(void* addr) {
+  if (sw_pfree(p_, addr) != 0) return fail("sw_pfree");
+  mirror_.erase(sw_pool_offset(p_, addr));
+  --live_;
+}
+
+// --------------------------------------------------------------- workloads
+
+namespace {
+
+constexpr size_t kRootSize = 4096;
+
+char* root(Driver& d) { return static_cast<char*>(sw_pool_root(d.pool(), kRootSize)); }
+
+void own_root(std::vector<Driver*>& d, Rng&) {
+  char* r = root(*d[0]);
+  d[0]->own(r, kRootSize);
+}
+
+unsigned pick_size(Rng& rng) {
+  static constexpr unsigned kSizes[] = {8, 8, 8, 4, 2, 1};
+  return kSizes[rng.below(6)];
+}
+
+void run_stores(std::vector<Driver*>& dv, Rng& rng, uint32_t size) {
+  Driver& d = *dv[0];
+  char* data = root(d);
+  for (uint32_t w = 0; w < size; ++w) {
+    d.open();
+    for (uint64_t k = 1 + rng.below(6); k-- > 0;) {
+      const unsigned sz = pick_size(rng);
+      const uint64_t off = rng.below(64) * 8 + rng.below(8 / sz) * sz;
+      d.store(data + off, rng.next(), sz);
+    }
+    d.close();
+  }
+}
+
+constexpr int kAccounts = 16;
+constexpr size_t kAccountStride = 24;  // accounts straddle lines
+
+void setup_bank(std::vector<Driver*>& d, Rng& rng) {
+  char* r = root(*d[0]);
+  sw_wrap_open(d[0]->pool());
+  for (int i = 0; i < kAccounts; ++i) sw_store64(d[0]->pool(), r + i * kAccountStride, 1000);
+  sw_wrap_close(d[0]->pool());
+  own_root(d, rng);
+}
+
+void run_bank(std::vector<Driver*>& dv, Rng& rng, uint32_t size) {
+  Driver& d = *dv[0];
+  char* r = root(d);
+  for (uint32_t w = 0; w < size; ++w) {
+    const uint64_t a = rng.below(kAccounts), b = (a + 1 + rng.below(kAccounts - 1)) % kAccounts;
+    const uint64_t amt = rng.below(100);
+    d.open();
+    const uint64_t va = d.load64(r + a * kAccountStride);
+    const uint64_t vb = d.load64(r + b * kAccountStride);
+    d.store(r + a * kAccountStride, va - amt, 8);
+    d.store(r + b * kAccountStride, vb + amt, 8);
+    d.close();
+  }
+}
+
+void run_alloc(std::vector<Driver*>& dv, Rng& rng, uint32_t size) {
+  Driver& d = *dv[0];
+  char* slots = root(d);
+  static constexpr size_t kSizes[] = {16, 48, 100, 250, 1000, 5000, 70000};
+  std::vector<unsigned char> buf;
+  for (uint32_t w = 0; w < size; ++w) {
+    d.open();
+    for (uint64_t k = 1 + rng.below(2); k-- > 0;) {
+      char* slot = slots + rng.below(16) * 8;
+      const uint64_t cur = d.load64(slot);
+      if (cur == 0) {
+        // Objects over 64 KiB are extents of whole chunks; their first KiB
+        // is written (an undo lane of 64 KiB could not log more).
+        const size_t n = kSizes[rng.below(rng.chance(5) ? 7 : 6)], owned = n > 4096 ? 1024 : n;
+        void* obj = d.alloc(n, owned);
+        if (!obj) break;
+        buf.resize(owned);
+        for (auto& c : buf) c = static_cast<unsigned char>(rng.next());
+        d.write(obj, buf.data(), owned);
+        d.store(slot, sw_pool_offset(d.pool(), obj), 8);
+      } else {
+        d.free(sw_pool_ptr(d.pool(), cur));
+        d.store(slot, 0, 8);
+      }
+    }
+    if (rng.chance(10)) {
+      d.abort();
+    } else {
+      d.close();
+    }
+  }
+}
+
+void run_write(std::vector<Driver*>& dv, Rng& rng, uint32_t size) {
+  Driver& d = *dv[0];
+  char* data = root(d);
+  unsigned char buf[300];
+  for (uint32_t w = 0; w < size; ++w) {
+    d.open();
+    for (uint64_t k = 1 + rng.below(3); k-- > 0;) {
+      const size_t n = 1 + rng.below(sizeof buf);
+      const uint64_t off = rng.below(2048 - n);
+      for (size_t i = 0; i < n; ++i) buf[i] = static_cast<unsigned char>(rng.next());
+      d.write(data + off, buf, n);
+    }
+    d.close();
+  }
+}
+
+void run_nested(std::vector<Driver*>& dv, Rng& rng, uint32_t size) {
+  Driver& d = *dv[0];
+  char* data = root(d);
+  for (uint32_t w = 0; w < size; ++w) {
+    const int depth = 1 + static_cast<int>(rng.below(3));
+    const bool abort = rng.chance(25);
+    const int abort_at = 1 + static_cast<int>(rng.below(depth));
+    bool aborted = false;
+    for (int level = 1; level <= depth && !aborted; ++level) {
+      d.open();
+      for (uint64_t k = 1 + rng.below(2); k-- > 0;) d.store(data + rng.below(64) * 8, rng.next(), 8);
+      if (abort && level == abort_at) {
+        d.abort();
+        aborted = true;
+      }
+    }
+    while (d.depth() > 0) {
+      d.store(data + rng.below(64) * 8, rng.next(), 8);
+      d.close();
+    }
+  }
+}
+
+void run_switch(std::vector<Driver*>& dv, Rng& rng, uint32_t size) {
+  Driver& d = *dv[0];
+  char* data = root(d);
+  unsigned char buf[100];
+  for (uint32_t w = 0; w < size; ++w) {
+    d.open();
+    for (uint64_t k = 8 + rng.below(33); k-- > 0;) d.store(data + rng.below(256) * 8, rng.next(), 8);
+    if (rng.chance(30)) {
+      for (auto& c : buf) c = static_cast<unsigned char>(rng.next());
+      d.write(data + 2048 + rng.below(2048 - sizeof buf), buf, sizeof buf);
+    }
+    d.close();
+  }
+}
+
+// Two owners: owner o has the words i with i % 2 == o of the first 32
+// words of the root, so both write the same cache lines.
+void setup_threads(std::vector<Driver*>& d, Rng&) {
+  char* r = root(*d[0]);
+  for (int i = 0; i < 32; ++i) d[i % 2]->own(r + i * 8, 8);
+}
+
+struct Step {
+  enum Kind { kOpen, kStore, kClose } kind;
+  uint64_t word, value;
+};
+
+void run_threads(std::vector<Driver*>& dv, Rng& rng, uint32_t size) {
+  std::vector<Step> script[2];
+  for (int o = 0; o < 2; ++o) {
+    for (uint32_t w = 0; w < size / 2 + 1; ++w) {
+      script[o].push_back({Step::kOpen, 0, 0});
+      for (uint64_t k = 1 + rng.below(4); k-- > 0;) script[o].push_back({Step::kStore, rng.below(16) * 2 + o, rng.next()});
+      script[o].push_back({Step::kClose, 0, 0});
+    }
+  }
+  char* r = root(*dv[0]);
+  std::mutex mu;
+  std::condition_variable cv;
+  int turn = -1;
+  size_t next[2] = {0, 0};
+  auto worker = [&](int o) {
+    std::unique_lock<std::mutex> lk(mu);
+    for (;;) {
+      cv.wait(lk, [&] { return turn == o || turn == 2; });
+      if (turn == 2) return;
+      const Step s = script[o][next[o]++];
+      if (s.kind == Step::kOpen) dv[o]->open();
+      if (s.kind == Step::kStore) dv[o]->store(r + s.word * 8, s.value, 8);
+      if (s.kind == Step::kClose) dv[o]->close();
+      turn = -1;
+      cv.notify_all();
+    }
+  };
+  std::thread t0(worker, 0), t1(worker, 1);
+  {
+    std::unique_lock<std::mutex> lk(mu);
+    while (next[0] < script[0].size() || next[1] < script[1].size()) {
+      int o = static_cast<int>(rng.below(2));
+      if (next[o] == script[o].size()) o = 1 - o;
+      turn = o;
+      cv.notify_all();
+      cv.wait(lk, [&] { return turn == -1; });
+    }
+    turn = 2;
+    cv.notify_all();
+  }
+  t0.join();
+  t1.join();
+}
+
+}  // namespace
+
+const std::vector<Workload>& workloads() {
+  static const std::vector<Workload> w = {
+      {"stores", "random 1-8 byte stores, 1-6 per wrap", 1024, 8, 1024, 8, 1, own_root, run_stores},
+      {"bank", "transfers between 16 accounts straddling lines", 1024, 8, 1024, 8, 1, setup_bank, run_bank},
+      {"alloc", "allocate, fill, free objects; 10% aborted", 1024, 8, 1024, 8, 1, own_root, run_alloc},
+      {"write", "sw_write of 1-300 bytes across 64-byte shadow pages", 1024, 8, 64, 8, 1, own_root, run_write},
+      {"nested", "nested wraps up to depth 3; 25% aborted at some depth", 1024, 8, 1024, 8, 1, own_root,
+       run_nested},
+      {"switch", "8-40 stores per wrap into 64-entry alias tables: switches during retirement, overflow tables",
+       64, 2, 128, 4, 1,
+       own_root, run_switch},
+      {"threads", "two threads, disjoint words in shared lines, seeded interleaving", 1024, 8, 1024, 8, 2,
+       setup_threads, run_threads},
+  };
+  return w;
+}
+
+const Workload* find_workload(const std::string& name) {
+  for (const Workload& w : workloads())
+    if (name == w.name) return &w;
+  return nullptr;
+}
+
+}  // namespace softwrap::crashsim

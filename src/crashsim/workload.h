@@ -1,0 +1,122 @@
+// workload.h — deterministic programs the crash simulator runs through the
+// public C API, and the driver that records what their state must be.
+//
+// Approach.  A workload is a seeded function that opens, stores, writes,
+// allocates, frees, nests and aborts wraps through sw_* calls.  It calls
+// them through a Driver, which keeps a DRAM mirror of every byte the
+// workload owns (regions it declared at setup and objects it allocated) and
+// the number of live allocations.  At each outermost open the driver saves
+// the mirror as the wrap's "before" golden state; at close it saves "after"
+// (for an abort, after = before).  It also marks the trace at every wrap
+// boundary, so the simulator knows, at each crash point, which golden
+// states are legal: before or after for a wrap whose close has not
+// returned, after once it has.  The golden states come from the mirror,
+// never from the engine, and loads through the API are checked against it.
+//
+// Each driver is one *owner*: one thread, its own bytes.  The two-thread
+// workload runs two real threads with disjoint words in shared cache lines,
+// strictly one step at a time in a seeded order (a baton), so the trace is
+// deterministic and the owners' golden states are independent.
+#ifndef SOFTWRAP_CRASHSIM_WORKLOAD_H_
+#define SOFTWRAP_CRASHSIM_WORKLOAD_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "crashsim/model.h"
+#include "medium/trace_medium.h"
+#include "softwrap/softwrap.h"
+
+namespace softwrap::crashsim {
+
+// A byte range the workload owns and its content.
+struct Extent {
+  uint64_t off;
+  std::vector<unsigned char> bytes;
+};
+
+struct Golden {
+  std::vector<Extent> extents;
+  uint64_t live_allocs;  // live allocations in the whole pool
+};
+
+struct Marker {
+  enum Kind : uint8_t { kOpen, kClose, kPoint };
+  Kind kind;
+  uint32_t owner;
+  uint32_t before;  // golden ids: kOpen: before/after of the wrap
+  uint32_t after;   // kClose: the state now
+};
+
+// What the drivers of one run record: trace, golden states, markers.
+struct Recording {
+  Trace trace;
+  std::vector<Golden> goldens;
+  std::vector<Marker> markers;
+  std::vector<uint32_t> initial;  // per owner: golden at trace start
+  std::string error;              // first API misbehaviour seen by a driver
+};
+
+class Driver {
+ public:
+  Driver(sw_pool* p, Recording* rec, uint32_t owner);
+
+  // Setup (before tracing): declares [addr, addr+n) as owned, with its
+  // current content.
+  void own(void* addr, size_t n);
+  // Saves the initial golden state of this owner (after setup).
+  void start();
+
+  void open();
+  void close();
+  void abort();
+  int depth() const { return depth_; }
+  void store(void* addr, uint64_t v, unsigned size);
+  void write(void* addr, const void* src, size_t n);
+  uint64_t load64(void* addr);
+  // Allocates n bytes and owns the first `owned` (default all); the
+  // workload must write all owned bytes in the same wrap.
+  void* alloc(size_t n, size_t owned = SIZE_MAX);
+  void free(void* addr);
+  void set_live(uint64_t n) { live_ = n; }
+  sw_pool* pool() const { return p_; }
+
+ private:
+  unsigned char* mirror_at(uint64_t off, size_t n);
+  uint32_t snapshot();
+  void fail(const std::string& what);
+
+  sw_pool* p_;
+  Recording* rec_;
+  uint32_t owner_;
+  std::map<uint64_t, std::vector<unsigned char>> mirror_, saved_;
+  uint64_t live_ = 0, saved_live_ = 0;
+  int depth_ = 0;
+  uint32_t open_marker_ = 0;
+  uint32_t before_ = 0;
+};
+
+// Pool configuration and the program.
+struct Workload {
+  const char* name;
+  const char* what;
+  uint32_t alias_entries;     // small tables force switches
+  uint32_t retire_divisor;
+  uint32_t shadow_page_size;
+  uint32_t max_alias_tables;
+  uint32_t owners;            // threads
+  // Setup (not traced): allocates and declares the owned regions of each
+  // driver.  Then run: `size` is the number of wraps (roughly).
+  void (*setup)(std::vector<Driver*>& d, Rng& rng);
+  void (*run)(std::vector<Driver*>& d, Rng& rng, uint32_t size);
+};
+
+const std::vector<Workload>& workloads();
+const Workload* find_workload(const std::string& name);
+
+}  // namespace softwrap::crashsim
+
+#endif  // SOFTWRAP_CRASHSIM_WORKLOAD_H_

@@ -82,6 +82,10 @@ class Driver {
   void* alloc(size_t n, size_t owned = SIZE_MAX);
   void free(void* addr);
   void set_live(uint64_t n) { live_ = n; }
+  uint64_t live() const { return live_; }
+  // Forgets every owned region (a workload that re-declares its regions
+  // with own() after each change, such as the btree workload).
+  void disown_all() { mirror_.clear(); }
   sw_pool* pool() const { return p_; }
 
  private:

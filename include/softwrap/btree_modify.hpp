@@ -1,0 +1,396 @@
+// btree_modify.hpp — the mutating half of softwrap::btree (included by
+// btree.hpp; not for direct use): insert with node splits, erase with
+// borrowing and merging, bulk_load and clear.
+//
+// Approach.  Insert descends recursively and reports a split upwards as
+// (separator key, new node); the full node's keys plus the new one are laid
+// out in DRAM and divided evenly, so both halves hold at least half their
+// slots, and both are written with one sw_write per array.  A plain insert
+// shifts the slots right of the insertion point with one sw_read and one
+// sw_write.  Erase descends along every child that may hold the key (with
+// equal separators a key can sit right of its separator) and, on the way
+// back up, fixes an underfull child by borrowing one slot from a sibling
+// with spare slots or else merging with a sibling.  All of it runs inside
+// the operation's wrap, so a failure part-way (SW_ENOSPC) leaves nothing.
+#ifndef SOFTWRAP_BTREE_MODIFY_HPP_
+#define SOFTWRAP_BTREE_MODIFY_HPP_
+
+#include <vector>
+
+#include "softwrap/btree.hpp"
+
+namespace softwrap {
+
+#define SW_BTREE_TEMPLATE \
+  template <class Key, class Data, class Compare, class Traits, bool Multi, bool IsSet>
+#define SW_BTREE btree<Key, Data, Compare, Traits, Multi, IsSet>
+
+/* ------------------------------------------------------------------ insert */
+
+SW_BTREE_TEMPLATE
+auto SW_BTREE::insert_start(const Key& k, const Data& d) -> std::pair<iterator, bool> {
+  wrap w(a_.handle());
+  header_t* h = hdr();
+  uint64_t root = a_.ld(&h->root);
+  if (!root) {
+    root = a_.alloc(sizeof(leaf_t), 0, 0);
+    const uint64_t links[3] = {root, root, root};
+    a_.wr(&h->root, links, sizeof links);  // root, head, tail
+  }
+  Key split_key{};
+  uint64_t split_node = 0;
+  iterator pos;
+  const bool inserted = insert_descend(root, k, d, &split_key, &split_node, &pos);
+  if (split_node) {
+    const uint64_t nr = a_.alloc(sizeof(inner_t), static_cast<uint16_t>(a_.level(root) + 1), 1);
+    a_.st(&in(nr)->keys[0], split_key);
+    const uint64_t kids[2] = {root, split_node};
+    a_.wr(&in(nr)->children[0], kids, sizeof kids);
+    a_.st(&h->root, nr);
+  }
+  if (inserted) a_.st(&h->size, a_.ld(&h->size) + 1);
+  after_change();
+  w.commit();
+  return {pos, inserted};
+}
+
+SW_BTREE_TEMPLATE
+bool SW_BTREE::insert_descend(uint64_t node, const Key& k, const Data& d, Key* split_key,
+                              uint64_t* split_node, iterator* pos) {
+  const btree_detail::node_head hd = a_.head(node);
+  const unsigned use = hd.slotuse;
+  if (hd.level == 0) {
+    leaf_t* l = lf(node);
+    const unsigned slot = search<false>(l->keys, use, k);
+    if (!Multi && slot < use && !less(k, a_.ld(&l->keys[slot]))) {
+      *pos = iterator(a_, node, slot);
+      return false;
+    }
+    if (use == leaf_slotmax) {
+      split_leaf_insert(node, slot, k, d, split_key, split_node, pos);
+      return true;
+    }
+    a_.insert_at(l->keys, slot, use, k);
+    if constexpr (kHasData) a_.insert_at(l->data, slot, use, d);
+    a_.set_slotuse(node, use + 1);
+    *pos = iterator(a_, node, slot);
+    return true;
+  }
+  inner_t* n = in(node);
+  const unsigned slot = search<false>(n->keys, use, k);
+  Key child_key{};
+  uint64_t child_split = 0;
+  const bool inserted =
+      insert_descend(a_.ld(&n->children[slot]), k, d, &child_key, &child_split, pos);
+  if (!child_split) return inserted;
+  if (use == inner_slotmax) {
+    split_inner_insert(node, slot, child_key, child_split, split_key, split_node);
+  } else {
+    a_.insert_at(n->keys, slot, use, child_key);
+    a_.insert_at(n->children, slot + 1, use + 1, child_split);
+    a_.set_slotuse(node, use + 1);
+  }
+  return inserted;
+}
+
+// The full leaf plus (k, d) at slot, divided in two: the left half stays in
+// `leaf`, the right half goes to a new leaf linked after it.
+SW_BTREE_TEMPLATE
+void SW_BTREE::split_leaf_insert(uint64_t leaf, unsigned slot, const Key& k, const Data& d,
+                                 Key* split_key, uint64_t* split_node, iterator* pos) {
+  constexpr unsigned total = leaf_slotmax + 1;
+  constexpr unsigned left = total / 2;
+  leaf_t* l = lf(leaf);
+  auto img = std::make_unique<leaf_t>();
+  a_.rd(img.get(), l, sizeof(leaf_t));
+  std::vector<Key> keys(total);
+  std::copy(img->keys, img->keys + slot, keys.begin());
+  keys[slot] = k;
+  std::copy(img->keys + slot, img->keys + leaf_slotmax, keys.begin() + slot + 1);
+  const uint64_t next = img->next;
+  const uint64_t nl = a_.alloc(sizeof(leaf_t), 0, total - left, leaf, next);
+  a_.wr(l->keys, keys.data(), left * sizeof(Key));
+  a_.wr(lf(nl)->keys, keys.data() + left, (total - left) * sizeof(Key));
+  if constexpr (kHasData) {
+    std::vector<Data> data(total);
+    std::copy(img->data, img->data + slot, data.begin());
+    data[slot] = d;
+    std::copy(img->data + slot, img->data + leaf_slotmax, data.begin() + slot + 1);
+    a_.wr(l->data, data.data(), left * sizeof(Data));
+    a_.wr(lf(nl)->data, data.data() + left, (total - left) * sizeof(Data));
+  }
+  a_.set_slotuse(leaf, left);
+  a_.st(&l->next, nl);
+  if (next) a_.st(&lf(next)->prev, nl);
+  else a_.st(&hdr()->tail_leaf, nl);
+  *split_key = keys[left - 1];
+  *split_node = nl;
+  *pos = slot < left ? iterator(a_, leaf, slot) : iterator(a_, nl, slot - left);
+}
+
+// The full inner node plus (k, child) at slot, divided in two around the
+// middle key, which moves up.
+SW_BTREE_TEMPLATE
+void SW_BTREE::split_inner_insert(uint64_t node, unsigned slot, const Key& k, uint64_t child,
+                                  Key* split_key, uint64_t* split_node) {
+  constexpr unsigned total = inner_slotmax + 1;  // keys after the insert
+  constexpr unsigned up = total / 2;             // left keeps keys [0, up)
+  inner_t* n = in(node);
+  auto img = std::make_unique<inner_t>();
+  a_.rd(img.get(), n, sizeof(inner_t));
+  std::vector<Key> keys(total);
+  std::vector<uint64_t> kids(total + 1);
+  std::copy(img->keys, img->keys + slot, keys.begin());
+  keys[slot] = k;
+  std::copy(img->keys + slot, img->keys + inner_slotmax, keys.begin() + slot + 1);
+  std::copy(img->children, img->children + slot + 1, kids.begin());
+  kids[slot + 1] = child;
+  std::copy(img->children + slot + 1, img->children + inner_slotmax + 1, kids.begin() + slot + 2);
+  const unsigned right = total - up - 1;
+  const uint64_t nn = a_.alloc(sizeof(inner_t), img->head.level, static_cast<uint16_t>(right));
+  a_.wr(n->keys, keys.data(), up * sizeof(Key));
+  a_.wr(n->children, kids.data(), (up + 1) * sizeof(uint64_t));
+  a_.wr(in(nn)->keys, keys.data() + up + 1, right * sizeof(Key));
+  a_.wr(in(nn)->children, kids.data() + up + 1, (right + 1) * sizeof(uint64_t));
+  a_.set_slotuse(node, up);
+  *split_key = keys[up];
+  *split_node = nn;
+}
+
+/* ------------------------------------------------------------------- erase */
+
+SW_BTREE_TEMPLATE
+bool SW_BTREE::erase_start(const Key& k, uint64_t target_leaf, unsigned target_slot) {
+  header_t* h = hdr();
+  const uint64_t root = a_.ld(&h->root);
+  if (!root) return false;
+  bool underflow = false;
+  if (!erase_descend(root, k, target_leaf, target_slot, &underflow)) return false;
+  a_.st(&h->size, a_.ld(&h->size) - 1);
+  if (a_.slotuse(root) == 0) {
+    if (a_.level(root) > 0) {
+      a_.st(&h->root, a_.ld(&in(root)->children[0]));
+    } else {
+      const uint64_t zero[3] = {0, 0, 0};
+      a_.wr(&h->root, zero, sizeof zero);
+    }
+    a_.free(root);
+  }
+  after_change();
+  return true;
+}
+
+SW_BTREE_TEMPLATE
+bool SW_BTREE::erase_descend(uint64_t node, const Key& k, uint64_t target_leaf,
+                             unsigned target_slot, bool* underflow) {
+  const btree_detail::node_head hd = a_.head(node);
+  const unsigned use = hd.slotuse;
+  if (hd.level == 0) {
+    leaf_t* l = lf(node);
+    unsigned slot;
+    if (target_leaf) {
+      if (node != target_leaf || target_slot >= use) return false;
+      slot = target_slot;
+    } else {
+      slot = search<false>(l->keys, use, k);
+      if (slot >= use || less(k, a_.ld(&l->keys[slot]))) return false;
+    }
+    a_.remove_at(l->keys, slot, use);
+    if constexpr (kHasData) a_.remove_at(l->data, slot, use);
+    a_.set_slotuse(node, use - 1);
+    *underflow = use - 1 < leaf_slotmin;
+    return true;
+  }
+  inner_t* n = in(node);
+  const unsigned first = search<false>(n->keys, use, k);
+  for (unsigned s = first; s <= use; ++s) {
+    // Child s may hold k only if k >= keys[s - 1], i.e. keys[s - 1] == k.
+    if (s > first && less(k, a_.ld(&n->keys[s - 1]))) break;
+    bool child_under = false;
+    if (erase_descend(a_.ld(&n->children[s]), k, target_leaf, target_slot, &child_under)) {
+      if (child_under) fix_child(node, s);
+      *underflow = a_.slotuse(node) < inner_slotmin;
+      return true;
+    }
+  }
+  return false;
+}
+
+// Child `slot` of parent has one slot too few: borrow from a sibling that
+// can spare one, else merge with a sibling.
+SW_BTREE_TEMPLATE
+void SW_BTREE::fix_child(uint64_t parent, unsigned slot) {
+  inner_t* p = in(parent);
+  const unsigned puse = a_.slotuse(parent);
+  const uint64_t child = a_.ld(&p->children[slot]);
+  const uint64_t left = slot > 0 ? a_.ld(&p->children[slot - 1]) : 0;
+  const uint64_t right = slot < puse ? a_.ld(&p->children[slot + 1]) : 0;
+  const bool leaf = a_.level(child) == 0;
+  const unsigned min = leaf ? leaf_slotmin : inner_slotmin;
+  const unsigned cuse = a_.slotuse(child);
+  const unsigned luse = left ? a_.slotuse(left) : 0;
+  const unsigned ruse = right ? a_.slotuse(right) : 0;
+
+  if (left && luse > min) {  // borrow the left sibling's last slot
+    if (leaf) {
+      const Key k = a_.ld(&lf(left)->keys[luse - 1]);
+      a_.insert_at(lf(child)->keys, 0, cuse, k);
+      if constexpr (kHasData) a_.insert_at(lf(child)->data, 0, cuse, a_.ld(&lf(left)->data[luse - 1]));
+      a_.st(&p->keys[slot - 1], a_.ld(&lf(left)->keys[luse - 2]));
+    } else {
+      a_.insert_at(in(child)->keys, 0, cuse, a_.ld(&p->keys[slot - 1]));
+      a_.insert_at(in(child)->children, 0, cuse + 1, a_.ld(&in(left)->children[luse]));
+      a_.st(&p->keys[slot - 1], a_.ld(&in(left)->keys[luse - 1]));
+    }
+    a_.set_slotuse(left, luse - 1);
+    a_.set_slotuse(child, cuse + 1);
+  } else if (right && ruse > min) {  // borrow the right sibling's first slot
+    if (leaf) {
+      const Key k = a_.ld(&lf(right)->keys[0]);
+      a_.st(&lf(child)->keys[cuse], k);
+      if constexpr (kHasData) a_.st(&lf(child)->data[cuse], a_.ld(&lf(right)->data[0]));
+      a_.remove_at(lf(right)->keys, 0, ruse);
+      if constexpr (kHasData) a_.remove_at(lf(right)->data, 0, ruse);
+      a_.st(&p->keys[slot], k);
+    } else {
+      a_.st(&in(child)->keys[cuse], a_.ld(&p->keys[slot]));
+      a_.st(&in(child)->children[cuse + 1], a_.ld(&in(right)->children[0]));
+      a_.st(&p->keys[slot], a_.ld(&in(right)->keys[0]));
+      a_.remove_at(in(right)->keys, 0, ruse);
+      a_.remove_at(in(right)->children, 0, ruse + 1);
+    }
+    a_.set_slotuse(right, ruse - 1);
+    a_.set_slotuse(child, cuse + 1);
+  } else if (left) {
+    if (leaf) merge_leaves(parent, slot - 1, left, child);
+    else merge_inners(parent, slot - 1, left, child);
+  } else {
+    if (leaf) merge_leaves(parent, slot, child, right);
+    else merge_inners(parent, slot, child, right);
+  }
+}
+
+// right (child sep + 1 of parent) is appended to left and freed; the
+// parent loses key sep and child sep + 1.
+SW_BTREE_TEMPLATE
+void SW_BTREE::merge_leaves(uint64_t parent, unsigned sep, uint64_t left, uint64_t right) {
+  const unsigned luse = a_.slotuse(left), ruse = a_.slotuse(right);
+  a_.copy(lf(left)->keys + luse, lf(right)->keys, ruse);
+  if constexpr (kHasData) a_.copy(lf(left)->data + luse, lf(right)->data, ruse);
+  a_.set_slotuse(left, luse + ruse);
+  const uint64_t next = a_.ld(&lf(right)->next);
+  a_.st(&lf(left)->next, next);
+  if (next) a_.st(&lf(next)->prev, left);
+  else a_.st(&hdr()->tail_leaf, left);
+  const unsigned puse = a_.slotuse(parent);
+  a_.remove_at(in(parent)->keys, sep, puse);
+  a_.remove_at(in(parent)->children, sep + 1, puse + 1);
+  a_.set_slotuse(parent, puse - 1);
+  a_.free(right);
+}
+
+SW_BTREE_TEMPLATE
+void SW_BTREE::merge_inners(uint64_t parent, unsigned sep, uint64_t left, uint64_t right) {
+  const unsigned luse = a_.slotuse(left), ruse = a_.slotuse(right);
+  a_.st(&in(left)->keys[luse], a_.ld(&in(parent)->keys[sep]));
+  a_.copy(in(left)->keys + luse + 1, in(right)->keys, ruse);
+  a_.copy(in(left)->children + luse + 1, in(right)->children, ruse + 1);
+  a_.set_slotuse(left, luse + 1 + ruse);
+  const unsigned puse = a_.slotuse(parent);
+  a_.remove_at(in(parent)->keys, sep, puse);
+  a_.remove_at(in(parent)->children, sep + 1, puse + 1);
+  a_.set_slotuse(parent, puse - 1);
+  a_.free(right);
+}
+
+SW_BTREE_TEMPLATE
+void SW_BTREE::free_subtree(uint64_t node) {
+  if (a_.level(node) > 0) {
+    const unsigned use = a_.slotuse(node);
+    for (unsigned s = 0; s <= use; ++s) free_subtree(a_.ld(&in(node)->children[s]));
+  }
+  a_.free(node);
+}
+
+/* --------------------------------------------------------------- bulk load */
+
+// Leaves are filled as evenly as possible with ceil(n / leaf_slots) leaves
+// (so each holds at least half), then each inner level likewise over the
+// level below; a node's separator is the largest key of its left subtree.
+SW_BTREE_TEMPLATE
+template <class InputIt>
+void SW_BTREE::bulk_load(InputIt first, InputIt last) {
+  wrap w(a_.handle());
+  if (a_.ld(&hdr()->root) != 0) throw error(SW_EINVAL, "btree::bulk_load needs an empty tree");
+  std::vector<Key> keys;
+  std::vector<Data> data;
+  for (; first != last; ++first) {
+    if constexpr (IsSet) {
+      keys.push_back(*first);
+    } else {
+      keys.push_back(first->first);
+      data.push_back(first->second);
+    }
+  }
+  const size_t n = keys.size();
+  for (size_t i = 1; i < n; ++i)
+    if (Multi ? less(keys[i], keys[i - 1]) : !less(keys[i - 1], keys[i]))
+      throw error(SW_EINVAL, "btree::bulk_load needs a sorted range");
+  if (n == 0) {
+    w.commit();
+    return;
+  }
+  struct built {
+    uint64_t node;
+    Key max;
+  };
+  std::vector<built> level;
+  const size_t leaves = (n + leaf_slotmax - 1) / leaf_slotmax;
+  uint64_t prev = 0;
+  size_t at = 0;
+  for (size_t i = 0; i < leaves; ++i) {
+    const size_t cnt = n / leaves + (i < n % leaves ? 1 : 0);
+    const uint64_t node = a_.alloc(sizeof(leaf_t), 0, static_cast<uint16_t>(cnt), prev, 0);
+    a_.wr(lf(node)->keys, keys.data() + at, cnt * sizeof(Key));
+    if constexpr (kHasData) a_.wr(lf(node)->data, data.data() + at, cnt * sizeof(Data));
+    if (prev) a_.st(&lf(prev)->next, node);
+    level.push_back({node, keys[at + cnt - 1]});
+    prev = node;
+    at += cnt;
+  }
+  const uint64_t head = level.front().node, tail = level.back().node;
+  uint16_t height = 0;
+  while (level.size() > 1) {
+    ++height;
+    const size_t kids = level.size();
+    const size_t nodes = (kids + inner_slotmax) / (inner_slotmax + 1);
+    std::vector<built> up;
+    size_t k = 0;
+    for (size_t i = 0; i < nodes; ++i) {
+      const size_t cnt = kids / nodes + (i < kids % nodes ? 1 : 0);  // children
+      std::vector<Key> sep(cnt - 1);
+      std::vector<uint64_t> ch(cnt);
+      for (size_t j = 0; j < cnt; ++j) {
+        ch[j] = level[k + j].node;
+        if (j + 1 < cnt) sep[j] = level[k + j].max;
+      }
+      const uint64_t node = a_.alloc(sizeof(inner_t), height, static_cast<uint16_t>(cnt - 1));
+      a_.wr(in(node)->keys, sep.data(), sep.size() * sizeof(Key));
+      a_.wr(in(node)->children, ch.data(), ch.size() * sizeof(uint64_t));
+      up.push_back({node, level[k + cnt - 1].max});
+      k += cnt;
+    }
+    level = std::move(up);
+  }
+  const uint64_t hd[4] = {level.front().node, head, tail, n};
+  a_.wr(&hdr()->root, hd, sizeof hd);
+  after_change();
+  w.commit();
+}
+
+#undef SW_BTREE
+#undef SW_BTREE_TEMPLATE
+
+}  // namespace softwrap
+
+#endif  // SOFTWRAP_BTREE_MODIFY_HPP_

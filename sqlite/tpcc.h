@@ -1,0 +1,57 @@
+// tpcc.h — a TPC-C driver for SQLite (docs/sqlite.md).
+//
+// One connection, one terminal: the nine tables of TPC-C 5.11, a loader
+// that follows the specification's population rules with a scaled-down item
+// count and customers per district, the five transactions drawn from the
+// standard mix (New-Order 45 %, Payment 43 %, Order-Status, Delivery and
+// Stock-Level 4 % each; 1 % of New-Orders roll back on an unused item id),
+// and consistency conditions 1-4 as a checker.  Money is kept in integer
+// cents so that condition 1 is an exact comparison.  When `commit_log` is
+// set, every New-Order whose COMMIT returned appends "w d o_id ol_cnt" to
+// that file with one write(2) (crash tests check none is lost).
+#ifndef SOFTWRAP_SQLITE_TPCC_H_
+#define SOFTWRAP_SQLITE_TPCC_H_
+
+#include <sqlite3.h>
+
+#include <cstdint>
+#include <string>
+
+namespace swtpcc {
+
+struct Config {
+  int warehouses = 1;
+  int items = 100000;                    // spec: 100000
+  int customers_per_district = 3000;     // spec: 3000 (also initial orders)
+  double seconds = 10;                   // run duration
+  uint64_t max_transactions = 0;         // stop after this many (0: no limit)
+  uint64_t seed = 42;
+  int load_batch_rows = 500;             // rows per loader transaction
+  std::string commit_log;                // see above
+};
+
+enum TxType { kNewOrder = 0, kPayment, kOrderStatus, kDelivery, kStockLevel, kTxTypes };
+
+struct Result {
+  uint64_t committed[kTxTypes] = {};
+  uint64_t rolled_back = 0;  // New-Orders with an unused item (by design)
+  uint64_t busy = 0;         // transactions retried after SQLITE_BUSY
+  double seconds = 0;
+  double tpmC = 0;           // New-Orders committed per minute
+  double tps = 0;            // all transactions committed per second
+};
+
+// Opens `uri` (SQLITE_OPEN_URI) read-write, creating it; busy timeout 5 s.
+sqlite3* open_db(const std::string& uri, std::string* err);
+// Creates the tables and loads them.
+bool load(sqlite3* db, const Config& cfg, std::string* err);
+// Runs the mix for cfg.seconds (or cfg.max_transactions).
+bool run(sqlite3* db, const Config& cfg, Result* out, std::string* err);
+// Consistency conditions 1-4; false (with a description) if one fails.
+bool check(sqlite3* db, std::string* err);
+// PRAGMA integrity_check == "ok".
+bool integrity_ok(sqlite3* db, std::string* err);
+
+}  // namespace swtpcc
+
+#endif  // SOFTWRAP_SQLITE_TPCC_H_

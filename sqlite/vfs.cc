@@ -1,0 +1,941 @@
+// vfs.cc — the "softwrap" and "scm" SQLite VFSes (docs/sqlite.md).
+//
+// Storage.  A pool holds a small directory in its root object: kMaxFiles
+// entries, each with a name, a size and a table of 256 KiB blocks (one
+// pool heap extent each; the table doubles when it fills).  Every access to
+// pool memory goes through the softwrap API (sw_read/sw_write/sw_load64/
+// sw_pmalloc), so metadata and data changes join the wrap that is open on
+// the calling thread and a file grows, shrinks or is created atomically
+// with the data written into it.  Bytes past a file's size read as zero; a
+// write past the end zero-fills the gap explicitly.  Overwrites are compared
+// with the current contents and only changed 64-byte lines are written, and
+// pools are opened with 4 KiB shadow pages (SQLite's page size).
+//
+// Wraps.  "softwrap": the first xWrite/xTruncate of a transaction opens a
+// wrap on the calling thread and remembers that in the file handle; SQLite's
+// commit point (SQLITE_FCNTL_SYNC, sent just before xSync and also when
+// synchronous=OFF skips xSync) closes it, so one commit is one wrap.  An
+// xUnlock to SHARED/NONE that finds the wrap still open means the writes
+// were not committed (a failed commit, a rollback of spilled pages that did
+// not sync): the wrap is aborted before the lock is released ("close before
+// you unlock").  A wrap belongs to its thread: if SQLite moved the
+// connection to another thread between the first write and the commit (it
+// does not in normal use: writes happen inside the COMMIT call), the write
+// or commit fails with SQLITE_IOERR_WRITE/SQLITE_IOERR_FSYNC and the wrap is
+// rolled back when its thread exits.  Journals are DRAM files, and every new
+// connection whose main database uses this VFS gets journal_mode=MEMORY
+// (auto-extension), so ROLLBACK works and nothing but the database is ever
+// written to the pool.  "scm": writes go home at once (the pool is opened
+// with the nonatomic engine; its wraps only collect lines to flush), the
+// rollback journal is a pool file too, and every xSync is a persist fence.
+//
+// Locking.  One Shared record per stored file per process holds SQLite's
+// lock state (shared count, reserved/pending/exclusive owners) under one
+// mutex, like os_unix's inode records.  Other processes are kept out by the
+// pool's own lock: sw_pool_open fails with SW_EBUSY -> SQLITE_BUSY.
+//
+// Temp files, statement journals and other auxiliary files are DRAM files.
+#ifdef SW_SQLITE_EXTENSION
+#include <sqlite3ext.h>
+SQLITE_EXTENSION_INIT1
+#else
+#include <sqlite3.h>
+#endif
+
+#include <pthread.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdarg>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "softwrap/softwrap.h"
+#include "softwrap/sqlite.h"
+
+namespace {
+
+constexpr uint64_t kMagic = 0x50415257534c5153ull;  // "SQLSWRAP"
+constexpr int kMaxFiles = 32;
+constexpr int kNameMax = 232;
+constexpr uint64_t kBlock = 256 * 1024;  // one pool heap chunk: no header waste
+constexpr uint64_t kDefaultPoolSize = 128ull << 20;
+
+struct Dirent {
+  char name[kNameMax];
+  uint64_t in_use;
+  uint64_t size;
+  uint64_t nblocks;    // blocks allocated (may exceed what size needs)
+  uint64_t table_off;  // pool offset of uint64_t[table_cap] block offsets
+  uint64_t table_cap;
+};
+struct Root {
+  uint64_t magic;
+  uint64_t version;
+  Dirent ents[kMaxFiles];
+};
+
+enum Kind { kSoftwrapVfs = 0, kScmVfs = 1 };
+
+thread_local std::string t_err;
+void set_err(const char* fmt, ...) {
+  char buf[512];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(buf, sizeof buf, fmt, ap);
+  va_end(ap);
+  t_err = buf;
+}
+
+struct Pool;
+// Per-process lock state of one stored file.
+struct Shared {
+  Pool* pool;
+  int slot;
+  int refs = 0;
+  int n_shared = 0;
+  void* reserved = nullptr;
+  void* pending = nullptr;
+  void* exclusive = nullptr;
+};
+struct Pool {
+  std::string path;
+  sw_pool* p = nullptr;
+  Root* root = nullptr;
+  int refs = 0;
+  std::map<int, Shared*> files;
+  // DRAM copy of the directory's names (only this process changes the
+  // pool while it has it open): lookups happen at every transaction start
+  // (SQLite's hot-journal check).
+  std::map<std::string, int> names;
+};
+struct DbName {
+  Pool* pool;
+  std::string key;
+  int refs;
+};
+
+std::mutex g_mu;  // guards everything below and all Shared records
+std::map<std::string, Pool*> g_pools;  // by pool path
+std::map<std::string, DbName> g_dbs;   // main database path -> its pool and key
+sqlite3_vfs* g_base = nullptr;         // "unix": time, randomness, dlopen
+
+struct File {
+  sqlite3_file base;
+  int kind;
+  // DRAM file
+  std::vector<char>* mem;
+  // pool file
+  Pool* pool;
+  Shared* sh;
+  Dirent* d;
+  int lock;
+  bool wrap_open;
+  bool delete_on_close;
+  bool is_main;
+  char* db_path;  // main db: key into g_dbs
+  pthread_t wrap_thread;
+};
+
+// ------------------------------------------------------------- pool storage
+
+uint64_t ld(Pool* P, const uint64_t* a) { return sw_load64(P->p, a); }
+// Metadata words go through sw_write (shadow pages), not sw_store64: an
+// alias table holding any word entry makes every sw_read of a range look
+// up each 8-byte word of it in that table, which made page reads ~2x slower.
+void st(Pool* P, uint64_t* a, uint64_t v) { sw_write(P->p, a, &v, sizeof v); }
+char* block_ptr(Pool* P, Dirent* d, uint64_t i) {
+  auto* t = static_cast<uint64_t*>(sw_pool_ptr(P->p, ld(P, &d->table_off)));
+  return static_cast<char*>(sw_pool_ptr(P->p, ld(P, &t[i])));
+}
+
+int sw_to_sqlite(int code, int dflt) {
+  if (code == SW_ENOSPC || code == SW_ETOOBIG) return SQLITE_FULL;
+  return dflt;
+}
+
+// Makes sure blocks [0, need) exist.  In the caller's wrap.
+int ensure_blocks(Pool* P, Dirent* d, uint64_t need) {
+  const uint64_t have = ld(P, &d->nblocks);
+  if (need <= have) return 0;
+  const uint64_t cap = ld(P, &d->table_cap);
+  if (need > cap) {
+    uint64_t ncap = cap != 0 ? cap * 2 : 64;
+    while (ncap < need) ncap *= 2;
+    auto* nt = static_cast<uint64_t*>(sw_pmalloc(P->p, ncap * 8));
+    if (nt == nullptr) return sw_errno();
+    void* old = sw_pool_ptr(P->p, ld(P, &d->table_off));
+    if (have != 0) {
+      std::vector<uint64_t> tmp(have);
+      if (int rc = sw_read(P->p, tmp.data(), old, have * 8); rc != 0) return rc;
+      if (int rc = sw_write(P->p, nt, tmp.data(), have * 8); rc != 0) return rc;
+    }
+    st(P, &d->table_off, sw_pool_offset(P->p, nt));
+    st(P, &d->table_cap, ncap);
+    if (old != nullptr && sw_pfree(P->p, old) != 0) return sw_errno();
+  }
+  auto* t = static_cast<uint64_t*>(sw_pool_ptr(P->p, ld(P, &d->table_off)));
+  for (uint64_t i = have; i < need; ++i) {
+    void* b = sw_pmalloc(P->p, kBlock);
+    if (b == nullptr) return sw_errno();
+    st(P, &t[i], sw_pool_offset(P->p, b));
+    st(P, &d->nblocks, i + 1);
+  }
+  return 0;
+}
+
+// Applies fn(pool_ptr, len, done) over [off, off+n) of a file whose blocks
+// exist.
+template <class Fn>
+int for_range(Pool* P, Dirent* d, uint64_t off, uint64_t n, Fn fn) {
+  uint64_t done = 0;
+  while (done < n) {
+    const uint64_t o = off + done;
+    const uint64_t bi = o / kBlock, bo = o % kBlock;
+    const uint64_t len = std::min(n - done, kBlock - bo);
+    if (int rc = fn(block_ptr(P, d, bi) + bo, len, done); rc != 0) return rc;
+    done += len;
+  }
+  return 0;
+}
+
+// SQLite rewrites whole pages to change a few bytes.  Comparing with the
+// current contents (DRAM speed: aliases or home) and writing only the cache
+// lines that differ keeps the log, the alias tables and the home writes of
+// retirement proportional to what changed.
+int write_changed_lines(Pool* P, char* dst, const char* src, uint64_t n) {
+  char old[4096];
+  uint64_t done = 0;
+  while (done < n) {
+    const uint64_t len = std::min<uint64_t>(n - done, sizeof old);
+    if (int rc = sw_read(P->p, old, dst + done, len); rc != 0) return rc;
+    uint64_t i = 0;
+    while (i < len) {
+      // Line boundaries follow the pool address.
+      const uint64_t a = reinterpret_cast<uintptr_t>(dst + done + i);
+      uint64_t l = std::min<uint64_t>(len - i, 64 - a % 64);
+      if (std::memcmp(old + i, src + done + i, l) == 0) {
+        i += l;
+        continue;
+      }
+      uint64_t j = i + l;  // extend the run over following changed lines
+      while (j < len) {
+        const uint64_t m = std::min<uint64_t>(len - j, 64);
+        if (std::memcmp(old + j, src + done + j, m) == 0) break;
+        j += m;
+      }
+      if (int rc = sw_write(P->p, dst + done + i, src + done + i, j - i); rc != 0) return rc;
+      i = j;
+    }
+    done += len;
+  }
+  return 0;
+}
+
+// Writes n bytes at off (extending and zero-filling); in the caller's wrap.
+int store_write(Pool* P, Dirent* d, uint64_t off, const void* src, uint64_t n) {
+  const uint64_t size = ld(P, &d->size);
+  const uint64_t end = off + n;
+  if (int rc = ensure_blocks(P, d, (std::max(end, size) + kBlock - 1) / kBlock); rc != 0) return rc;
+  if (off > size) {
+    int rc = for_range(P, d, size, off - size,
+                       [&](char* p, uint64_t len, uint64_t) { return sw_memset(P->p, p, 0, len); });
+    if (rc != 0) return rc;
+  }
+  // Bytes already in the file: only the 64-byte lines that change.
+  const uint64_t overlap = off < size ? std::min(end, size) - off : 0;
+  int rc = for_range(P, d, off, overlap, [&](char* p, uint64_t len, uint64_t done) {
+    return write_changed_lines(P, p, static_cast<const char*>(src) + done, len);
+  });
+  if (rc != 0) return rc;
+  rc = for_range(P, d, off + overlap, n - overlap, [&](char* p, uint64_t len, uint64_t done) {
+    return sw_write(P->p, p, static_cast<const char*>(src) + overlap + done, len);
+  });
+  if (rc != 0) return rc;
+  if (end > size) st(P, &d->size, end);
+  return 0;
+}
+
+// Reads; returns the number of bytes that were inside the file.
+uint64_t store_read(Pool* P, Dirent* d, uint64_t off, void* dst, uint64_t n, int* err) {
+  const uint64_t size = ld(P, &d->size);
+  const uint64_t avail = off < size ? std::min(n, size - off) : 0;
+  *err = for_range(P, d, off, avail, [&](char* p, uint64_t len, uint64_t done) {
+    return sw_read(P->p, static_cast<char*>(dst) + done, p, len);
+  });
+  if (avail < n) std::memset(static_cast<char*>(dst) + avail, 0, n - avail);
+  return avail;
+}
+
+int store_truncate(Pool* P, Dirent* d, uint64_t n) {
+  const uint64_t size = ld(P, &d->size);
+  if (n < size) {
+    st(P, &d->size, n);
+    return 0;
+  }
+  if (n == size) return 0;
+  if (int rc = ensure_blocks(P, d, (n + kBlock - 1) / kBlock); rc != 0) return rc;
+  int rc = for_range(P, d, size, n - size,
+                     [&](char* p, uint64_t len, uint64_t) { return sw_memset(P->p, p, 0, len); });
+  if (rc != 0) return rc;
+  st(P, &d->size, n);
+  return 0;
+}
+
+// A wrap of its own for directory changes (nested into an open one).
+struct DirWrap {
+  Pool* P;
+  int rc;
+  explicit DirWrap(Pool* pool) : P(pool), rc(sw_wrap_open(pool->p)) {}
+  int close() { return rc == 0 ? sw_wrap_close(P->p) : rc; }
+};
+
+void load_names(Pool* P) {
+  P->names.clear();
+  for (int i = 0; i < kMaxFiles; ++i) {
+    Dirent* d = &P->root->ents[i];
+    if (ld(P, &d->in_use) == 0) continue;
+    char name[kNameMax];
+    if (sw_read(P->p, name, d->name, kNameMax) != 0) continue;
+    name[kNameMax - 1] = '\0';
+    P->names[name] = i;
+  }
+}
+
+int find_slot(Pool* P, const std::string& key) {
+  auto it = P->names.find(key);
+  return it != P->names.end() ? it->second : -1;
+}
+
+int create_slot(Pool* P, const std::string& key) {
+  if (key.size() >= static_cast<size_t>(kNameMax)) {
+    set_err("softwrap vfs: file name longer than %d bytes: %s", kNameMax - 1, key.c_str());
+    return -1;
+  }
+  for (int i = 0; i < kMaxFiles; ++i) {
+    Dirent* d = &P->root->ents[i];
+    if (ld(P, &d->in_use) != 0) continue;
+    DirWrap w(P);
+    if (w.rc != 0) return -1;
+    char name[kNameMax] = {};
+    std::memcpy(name, key.data(), key.size());
+    sw_write(P->p, d->name, name, kNameMax);
+    st(P, &d->size, 0);
+    st(P, &d->nblocks, 0);
+    st(P, &d->table_off, 0);
+    st(P, &d->table_cap, 0);
+    st(P, &d->in_use, 1);
+    if (w.close() != 0) {
+      set_err("softwrap vfs: creating %s: %s", key.c_str(), sw_errormsg());
+      return -1;
+    }
+    P->names[key] = i;
+    return i;
+  }
+  set_err("softwrap vfs: the pool's directory is full (%d files)", kMaxFiles);
+  return -1;
+}
+
+int delete_slot(Pool* P, int slot) {
+  Dirent* d = &P->root->ents[slot];
+  DirWrap w(P);
+  if (w.rc != 0) return w.rc;
+  const uint64_t nb = ld(P, &d->nblocks);
+  for (uint64_t i = 0; i < nb; ++i) sw_pfree(P->p, block_ptr(P, d, i));
+  if (ld(P, &d->table_off) != 0) sw_pfree(P->p, sw_pool_ptr(P->p, ld(P, &d->table_off)));
+  st(P, &d->in_use, 0);
+  st(P, &d->size, 0);
+  st(P, &d->nblocks, 0);
+  st(P, &d->table_off, 0);
+  st(P, &d->table_cap, 0);
+  const int rc = w.close();
+  // Whether or not the wrap committed, re-read the names from the pool.
+  load_names(P);
+  return rc;
+}
+
+// ------------------------------------------------------------ pool registry
+
+uint64_t parse_size(const char* s, uint64_t dflt) {
+  if (s == nullptr || *s == '\0') return dflt;
+  char* end = nullptr;
+  unsigned long long v = strtoull(s, &end, 10);
+  switch (*end) {
+    case 'k': case 'K': v <<= 10; break;
+    case 'm': case 'M': v <<= 20; break;
+    case 'g': case 'G': v <<= 30; break;
+    default: break;
+  }
+  return v != 0 ? v : dflt;
+}
+
+std::string absolute(const std::string& p) {
+  if (!p.empty() && p[0] == '/') return p;
+  char cwd[4096];
+  if (getcwd(cwd, sizeof cwd) == nullptr) return p;
+  return std::string(cwd) + "/" + p;
+}
+
+// Opens (or creates) a pool, or takes another reference.  g_mu held.
+int pool_acquire(const std::string& path, uint64_t size, const sw_config& cfg_in, bool create, Pool** out) {
+  if (auto it = g_pools.find(path); it != g_pools.end()) {
+    it->second->refs++;
+    *out = it->second;
+    return SQLITE_OK;
+  }
+  sw_config cfg = cfg_in;
+  struct stat sb;
+  sw_pool* p = nullptr;
+  if (stat(path.c_str(), &sb) == 0) {
+    p = sw_pool_open(path.c_str(), &cfg);
+  } else if (create) {
+    p = sw_pool_create(path.c_str(), size, &cfg);
+  } else {
+    set_err("softwrap vfs: no pool %s", path.c_str());
+    return SQLITE_CANTOPEN;
+  }
+  if (p == nullptr) {
+    const int code = sw_errno();
+    set_err("softwrap vfs: pool %s: %s", path.c_str(), sw_errormsg());
+    return code == SW_EBUSY ? SQLITE_BUSY : SQLITE_CANTOPEN;
+  }
+  auto* root = static_cast<Root*>(sw_pool_root(p, sizeof(Root)));
+  if (root == nullptr || (sw_load64(p, &root->magic) != 0 && sw_load64(p, &root->magic) != kMagic)) {
+    set_err("softwrap vfs: pool %s holds something other than SQLite files", path.c_str());
+    sw_pool_close(p);
+    return SQLITE_CANTOPEN;
+  }
+  if (sw_load64(p, &root->magic) == 0) {
+    sw_wrap_open(p);
+    const uint64_t hdr[2] = {kMagic, 1};
+    sw_write(p, &root->magic, hdr, sizeof hdr);
+    if (sw_wrap_close(p) != 0) {
+      set_err("softwrap vfs: pool %s: %s", path.c_str(), sw_errormsg());
+      sw_pool_close(p);
+      return SQLITE_CANTOPEN;
+    }
+  }
+  auto* P = new Pool;
+  P->path = path;
+  P->p = p;
+  P->root = root;
+  P->refs = 1;
+  load_names(P);
+  g_pools[path] = P;
+  *out = P;
+  return SQLITE_OK;
+}
+
+void pool_release(Pool* P) {  // g_mu held
+  if (--P->refs > 0) return;
+  g_pools.erase(P->path);
+  sw_pool_close(P->p);
+  delete P;
+}
+
+Shared* shared_acquire(Pool* P, int slot) {  // g_mu held
+  Shared*& s = P->files[slot];
+  if (s == nullptr) {
+    s = new Shared;
+    s->pool = P;
+    s->slot = slot;
+  }
+  s->refs++;
+  return s;
+}
+
+void shared_release(Shared* s) {  // g_mu held
+  if (--s->refs > 0) return;
+  s->pool->files.erase(s->slot);
+  delete s;
+}
+
+// Splits "<db>-journal" / "<db>-wal" into the db path and the suffix.
+bool split_aux(const std::string& name, std::string* db, std::string* suffix) {
+  for (const char* sfx : {"-journal", "-wal"}) {
+    const size_t n = std::strlen(sfx);
+    if (name.size() > n && name.compare(name.size() - n, n, sfx) == 0) {
+      *db = name.substr(0, name.size() - n);
+      *suffix = sfx;
+      return true;
+    }
+  }
+  return false;
+}
+
+// ------------------------------------------------------------ wrap control
+
+bool same_thread(File* f) { return pthread_equal(f->wrap_thread, pthread_self()) != 0; }
+
+int begin_write(File* f, int ioerr) {
+  sw_pool* p = f->pool->p;
+  if (f->kind == kScmVfs) {
+    if (sw_wrap_depth(p) == 0 && sw_wrap_open(p) != 0) {
+      set_err("scm vfs: %s", sw_errormsg());
+      return ioerr;
+    }
+    return SQLITE_OK;
+  }
+  if (f->wrap_open) {
+    if (same_thread(f)) return SQLITE_OK;
+    set_err("softwrap vfs: transaction's writes moved to another thread; a wrap belongs to its thread");
+    return ioerr;
+  }
+  if (sw_wrap_open(p) != 0) {
+    set_err("softwrap vfs: %s", sw_errormsg());
+    return ioerr;
+  }
+  f->wrap_open = true;
+  f->wrap_thread = pthread_self();
+  return SQLITE_OK;
+}
+
+// softwrap: the commit point.  scm: the pcommit.
+int commit(File* f) {
+  sw_pool* p = f->pool->p;
+  if (f->kind == kScmVfs) {
+    if (sw_wrap_depth(p) == 0 && sw_wrap_open(p) != 0) return SQLITE_IOERR_FSYNC;
+    while (sw_wrap_depth(p) > 0) {
+      if (sw_wrap_close(p) != 0) {
+        set_err("scm vfs: %s", sw_errormsg());
+        return SQLITE_IOERR_FSYNC;
+      }
+    }
+    return SQLITE_OK;
+  }
+  if (!f->wrap_open) return SQLITE_OK;
+  if (!same_thread(f)) {
+    set_err("softwrap vfs: commit on another thread than the transaction's writes");
+    return SQLITE_IOERR_FSYNC;
+  }
+  f->wrap_open = false;
+  if (sw_wrap_close(p) != 0) {
+    set_err("softwrap vfs: commit failed: %s", sw_errormsg());
+    return SQLITE_IOERR_FSYNC;
+  }
+  return SQLITE_OK;
+}
+
+void abort_wrap(File* f) {
+  if (f->kind != kSoftwrapVfs || !f->wrap_open) return;
+  if (same_thread(f)) sw_wrap_abort(f->pool->p);
+  f->wrap_open = false;
+}
+
+// ------------------------------------------------------------ pool file I/O
+
+int p_close(sqlite3_file* pf);
+int p_read(sqlite3_file* pf, void* buf, int n, sqlite3_int64 off) {
+  auto* f = reinterpret_cast<File*>(pf);
+  int err = 0;
+  const uint64_t got = store_read(f->pool, f->d, static_cast<uint64_t>(off), buf, static_cast<uint64_t>(n), &err);
+  if (err != 0) {
+    set_err("softwrap vfs: read: %s", sw_errormsg());
+    return SQLITE_IOERR_READ;
+  }
+  return got == static_cast<uint64_t>(n) ? SQLITE_OK : SQLITE_IOERR_SHORT_READ;
+}
+
+int p_write(sqlite3_file* pf, const void* buf, int n, sqlite3_int64 off) {
+  auto* f = reinterpret_cast<File*>(pf);
+  if (int rc = begin_write(f, SQLITE_IOERR_WRITE); rc != SQLITE_OK) return rc;
+  if (int rc = store_write(f->pool, f->d, static_cast<uint64_t>(off), buf, static_cast<uint64_t>(n)); rc != 0) {
+    set_err("softwrap vfs: write: %s", sw_errormsg());
+    return sw_to_sqlite(rc, SQLITE_IOERR_WRITE);
+  }
+  return SQLITE_OK;
+}
+
+int p_truncate(sqlite3_file* pf, sqlite3_int64 size) {
+  auto* f = reinterpret_cast<File*>(pf);
+  if (int rc = begin_write(f, SQLITE_IOERR_TRUNCATE); rc != SQLITE_OK) return rc;
+  if (int rc = store_truncate(f->pool, f->d, static_cast<uint64_t>(size)); rc != 0) {
+    set_err("softwrap vfs: truncate: %s", sw_errormsg());
+    return sw_to_sqlite(rc, SQLITE_IOERR_TRUNCATE);
+  }
+  return SQLITE_OK;
+}
+
+int p_sync(sqlite3_file* pf, int) { return commit(reinterpret_cast<File*>(pf)); }
+
+int p_size(sqlite3_file* pf, sqlite3_int64* out) {
+  auto* f = reinterpret_cast<File*>(pf);
+  *out = static_cast<sqlite3_int64>(ld(f->pool, &f->d->size));
+  return SQLITE_OK;
+}
+
+int p_lock(sqlite3_file* pf, int level) {
+  auto* f = reinterpret_cast<File*>(pf);
+  if (f->lock >= level) return SQLITE_OK;
+  std::lock_guard<std::mutex> g(g_mu);
+  Shared* s = f->sh;
+  if (level == SQLITE_LOCK_SHARED) {
+    if (s->pending != nullptr || s->exclusive != nullptr) return SQLITE_BUSY;
+    s->n_shared++;
+    f->lock = SQLITE_LOCK_SHARED;
+    return SQLITE_OK;
+  }
+  if (level == SQLITE_LOCK_RESERVED) {
+    if (s->reserved != nullptr || s->pending != nullptr || s->exclusive != nullptr) return SQLITE_BUSY;
+    s->reserved = f;
+    f->lock = SQLITE_LOCK_RESERVED;
+    return SQLITE_OK;
+  }
+  // EXCLUSIVE: take PENDING (keeps new readers out), then wait for readers.
+  if ((s->pending != nullptr && s->pending != f) || (s->reserved != nullptr && s->reserved != f)) {
+    return SQLITE_BUSY;
+  }
+  s->pending = f;
+  f->lock = SQLITE_LOCK_PENDING;
+  if (s->n_shared > 1) return SQLITE_BUSY;
+  s->exclusive = f;
+  f->lock = SQLITE_LOCK_EXCLUSIVE;
+  return SQLITE_OK;
+}
+
+int p_unlock(sqlite3_file* pf, int level) {
+  auto* f = reinterpret_cast<File*>(pf);
+  if (f->lock <= level) return SQLITE_OK;
+  abort_wrap(f);  // writes that were never committed: close before unlock
+  std::lock_guard<std::mutex> g(g_mu);
+  Shared* s = f->sh;
+  if (f->lock > SQLITE_LOCK_SHARED) {
+    if (s->reserved == f) s->reserved = nullptr;
+    if (s->pending == f) s->pending = nullptr;
+    if (s->exclusive == f) s->exclusive = nullptr;
+  }
+  if (level == SQLITE_LOCK_NONE) s->n_shared--;
+  f->lock = level;
+  return SQLITE_OK;
+}
+
+int p_check_reserved(sqlite3_file* pf, int* out) {
+  auto* f = reinterpret_cast<File*>(pf);
+  std::lock_guard<std::mutex> g(g_mu);
+  Shared* s = f->sh;
+  *out = (s->reserved != nullptr || s->pending != nullptr || s->exclusive != nullptr) ? 1 : 0;
+  return SQLITE_OK;
+}
+
+int p_file_control(sqlite3_file* pf, int op, void* arg) {
+  auto* f = reinterpret_cast<File*>(pf);
+  if (op == SQLITE_FCNTL_SYNC && f->kind == kSoftwrapVfs) return commit(f);
+  if (op == SQLITE_FCNTL_VFSNAME) {
+    *static_cast<char**>(arg) = sqlite3_mprintf("%s", f->kind == kSoftwrapVfs ? "softwrap" : "scm");
+    return SQLITE_OK;
+  }
+  return SQLITE_NOTFOUND;
+}
+
+int p_sector_size(sqlite3_file*) { return 4096; }
+int p_device_chars(sqlite3_file*) { return SQLITE_IOCAP_POWERSAFE_OVERWRITE; }
+
+const sqlite3_io_methods kPoolMethods = {
+    1, p_close, p_read, p_write, p_truncate, p_sync, p_size, p_lock, p_unlock, p_check_reserved,
+    p_file_control, p_sector_size, p_device_chars, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr};
+
+int p_close(sqlite3_file* pf) {
+  auto* f = reinterpret_cast<File*>(pf);
+  p_unlock(pf, SQLITE_LOCK_NONE);
+  abort_wrap(f);
+  if (f->kind == kScmVfs && sw_wrap_depth(f->pool->p) > 0) commit(f);
+  std::lock_guard<std::mutex> g(g_mu);
+  Pool* P = f->pool;
+  const int slot = f->sh->slot;
+  const bool last = f->sh->refs == 1;
+  shared_release(f->sh);
+  if (f->delete_on_close && last) delete_slot(P, slot);
+  if (f->db_path != nullptr) {
+    auto it = g_dbs.find(f->db_path);
+    if (it != g_dbs.end() && --it->second.refs == 0) g_dbs.erase(it);
+    std::free(f->db_path);
+  }
+  pool_release(P);
+  return SQLITE_OK;
+}
+
+// ------------------------------------------------------------ DRAM files
+
+int m_close(sqlite3_file* pf) {
+  delete reinterpret_cast<File*>(pf)->mem;
+  return SQLITE_OK;
+}
+int m_read(sqlite3_file* pf, void* buf, int n, sqlite3_int64 off) {
+  auto& v = *reinterpret_cast<File*>(pf)->mem;
+  const uint64_t o = static_cast<uint64_t>(off), size = v.size();
+  const uint64_t avail = o < size ? std::min<uint64_t>(static_cast<uint64_t>(n), size - o) : 0;
+  if (avail != 0) std::memcpy(buf, v.data() + o, avail);
+  if (avail < static_cast<uint64_t>(n)) {
+    std::memset(static_cast<char*>(buf) + avail, 0, static_cast<uint64_t>(n) - avail);
+    return SQLITE_IOERR_SHORT_READ;
+  }
+  return SQLITE_OK;
+}
+int m_write(sqlite3_file* pf, const void* buf, int n, sqlite3_int64 off) {
+  auto& v = *reinterpret_cast<File*>(pf)->mem;
+  const uint64_t end = static_cast<uint64_t>(off) + static_cast<uint64_t>(n);
+  if (end > v.size()) v.resize(end);
+  std::memcpy(v.data() + off, buf, static_cast<size_t>(n));
+  return SQLITE_OK;
+}
+int m_truncate(sqlite3_file* pf, sqlite3_int64 size) {
+  auto& v = *reinterpret_cast<File*>(pf)->mem;
+  if (static_cast<uint64_t>(size) < v.size()) v.resize(static_cast<size_t>(size));
+  return SQLITE_OK;
+}
+int m_sync(sqlite3_file*, int) { return SQLITE_OK; }
+int m_size(sqlite3_file* pf, sqlite3_int64* out) {
+  *out = static_cast<sqlite3_int64>(reinterpret_cast<File*>(pf)->mem->size());
+  return SQLITE_OK;
+}
+int m_lock(sqlite3_file*, int) { return SQLITE_OK; }
+int m_check_reserved(sqlite3_file*, int* out) {
+  *out = 0;
+  return SQLITE_OK;
+}
+int m_file_control(sqlite3_file*, int, void*) { return SQLITE_NOTFOUND; }
+
+const sqlite3_io_methods kMemMethods = {
+    1, m_close, m_read, m_write, m_truncate, m_sync, m_size, m_lock, m_lock, m_check_reserved,
+    m_file_control, p_sector_size, p_device_chars, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr};
+
+// ------------------------------------------------------------ VFS methods
+
+int x_open(sqlite3_vfs* vfs, const char* zname, sqlite3_file* pf, int flags, int* out_flags) {
+  auto* f = reinterpret_cast<File*>(pf);
+  std::memset(f, 0, sizeof *f);
+  f->kind = static_cast<int>(reinterpret_cast<intptr_t>(vfs->pAppData));
+  if (out_flags != nullptr) *out_flags = flags;
+  const bool main_db = (flags & SQLITE_OPEN_MAIN_DB) != 0 && zname != nullptr;
+  const bool scm_journal = f->kind == kScmVfs && (flags & SQLITE_OPEN_MAIN_JOURNAL) != 0 && zname != nullptr;
+  if (!main_db && !scm_journal) {
+    f->mem = new std::vector<char>;
+    f->base.pMethods = &kMemMethods;
+    return SQLITE_OK;
+  }
+  std::lock_guard<std::mutex> g(g_mu);
+  Pool* P = nullptr;
+  std::string key;
+  std::string dbpath = zname;
+  if (main_db) {
+    const char* pool_param = sqlite3_uri_parameter(zname, "pool");
+    if (pool_param == nullptr) pool_param = std::getenv("SOFTWRAP_SQLITE_POOL");
+    const std::string pool_path =
+        (pool_param != nullptr && *pool_param != '\0') ? absolute(pool_param) : dbpath;
+    uint64_t size = parse_size(std::getenv("SOFTWRAP_SQLITE_POOL_SIZE"), kDefaultPoolSize);
+    size = parse_size(sqlite3_uri_parameter(zname, "poolsize"), size);
+    sw_engine_kind engine = f->kind == kScmVfs ? SW_ENGINE_NONATOMIC : SW_ENGINE_DEFAULT;
+    if (const char* e = sqlite3_uri_parameter(zname, "engine"); e != nullptr) {
+      const std::string es = e;
+      engine = es == "softwrap"         ? SW_ENGINE_SOFTWRAP
+               : es == "softwrap-local" ? SW_ENGINE_SOFTWRAP_LOCAL
+               : es == "undo"           ? SW_ENGINE_UNDO
+               : es == "nonatomic"      ? SW_ENGINE_NONATOMIC
+                                        : engine;
+    }
+    sw_config cfg{};
+    cfg.engine = engine;
+    // Creation: few lanes (one per concurrently committing connection) and
+    // large ones, because one SQLite transaction is one wrap.
+    // One shadow page per SQLite page (4 KiB default): a page read or write
+    // is then one alias lookup per table instead of four.
+    cfg.shadow_page_size = static_cast<uint32_t>(parse_size(sqlite3_uri_parameter(zname, "shadowpage"), 4096));
+    cfg.lanes = static_cast<uint32_t>(parse_size(sqlite3_uri_parameter(zname, "lanes"), 8));
+    cfg.lane_size = std::min<uint64_t>(std::max<uint64_t>(size / 4 / cfg.lanes, 1ull << 20), 64ull << 20);
+    cfg.lane_size = parse_size(sqlite3_uri_parameter(zname, "lanesize"), cfg.lane_size) / 4096 * 4096;
+    if (int rc = pool_acquire(pool_path, size, cfg, (flags & SQLITE_OPEN_CREATE) != 0, &P); rc != SQLITE_OK) {
+      return rc;
+    }
+    key = pool_path == dbpath ? std::string("db") : dbpath;
+  } else {
+    std::string db, sfx;
+    auto it = split_aux(dbpath, &db, &sfx) ? g_dbs.find(db) : g_dbs.end();
+    if (it == g_dbs.end()) {
+      set_err("scm vfs: journal %s of a database that is not open", zname);
+      return SQLITE_CANTOPEN;
+    }
+    P = it->second.pool;
+    P->refs++;
+    key = it->second.key + sfx;
+  }
+  int slot = find_slot(P, key);
+  if (slot < 0) {
+    if ((flags & SQLITE_OPEN_CREATE) == 0) {
+      set_err("softwrap vfs: no file %s in pool %s", key.c_str(), P->path.c_str());
+      pool_release(P);
+      return SQLITE_CANTOPEN;
+    }
+    slot = create_slot(P, key);
+    if (slot < 0) {
+      pool_release(P);
+      return SQLITE_CANTOPEN;
+    }
+  }
+  f->pool = P;
+  f->sh = shared_acquire(P, slot);
+  f->d = &P->root->ents[slot];
+  f->lock = SQLITE_LOCK_NONE;
+  f->delete_on_close = (flags & SQLITE_OPEN_DELETEONCLOSE) != 0;
+  f->is_main = main_db;
+  if (main_db) {
+    auto& e = g_dbs[dbpath];
+    if (e.refs++ == 0) {
+      e.pool = P;
+      e.key = key;
+    }
+    f->db_path = strdup(dbpath.c_str());
+  }
+  f->base.pMethods = &kPoolMethods;
+  return SQLITE_OK;
+}
+
+// Finds a stored file by name: a main database that is open in this process
+// or one of its journals.  g_mu held.
+bool lookup(const char* zname, Pool** P, int* slot, bool* is_aux) {
+  std::string name = zname, db, sfx;
+  *is_aux = false;
+  std::string key;
+  if (auto it = g_dbs.find(name); it != g_dbs.end()) {
+    *P = it->second.pool;
+    key = it->second.key;
+  } else if (split_aux(name, &db, &sfx)) {
+    auto jt = g_dbs.find(db);
+    if (jt == g_dbs.end()) return false;
+    *P = jt->second.pool;
+    key = jt->second.key + sfx;
+    *is_aux = true;
+  } else {
+    return false;
+  }
+  *slot = find_slot(*P, key);
+  return *slot >= 0;
+}
+
+int x_delete(sqlite3_vfs* vfs, const char* zname, int) {
+  std::lock_guard<std::mutex> g(g_mu);
+  Pool* P;
+  int slot;
+  bool aux;
+  if (!lookup(zname, &P, &slot, &aux)) return SQLITE_OK;
+  if (P->files.count(slot) != 0) return SQLITE_OK;  // still open: SQLite closes journals before deleting
+  if (delete_slot(P, slot) != 0) {
+    set_err("softwrap vfs: delete %s: %s", zname, sw_errormsg());
+    return SQLITE_IOERR_DELETE;
+  }
+  return SQLITE_OK;
+}
+
+int x_access(sqlite3_vfs* vfs, const char* zname, int flags, int* out) {
+  std::lock_guard<std::mutex> g(g_mu);
+  Pool* P;
+  int slot;
+  bool aux;
+  *out = lookup(zname, &P, &slot, &aux) ? 1 : 0;
+  return SQLITE_OK;
+}
+
+int x_full_pathname(sqlite3_vfs*, const char* zname, int n, char* out) {
+  const std::string p = absolute(zname);
+  if (p.size() + 1 > static_cast<size_t>(n)) return SQLITE_CANTOPEN;
+  std::memcpy(out, p.c_str(), p.size() + 1);
+  return SQLITE_OK;
+}
+
+void* x_dlopen(sqlite3_vfs*, const char* z) { return g_base->xDlOpen(g_base, z); }
+void x_dlerror(sqlite3_vfs*, int n, char* z) { g_base->xDlError(g_base, n, z); }
+void (*x_dlsym(sqlite3_vfs*, void* h, const char* z))(void) { return g_base->xDlSym(g_base, h, z); }
+void x_dlclose(sqlite3_vfs*, void* h) { g_base->xDlClose(g_base, h); }
+int x_randomness(sqlite3_vfs*, int n, char* z) { return g_base->xRandomness(g_base, n, z); }
+int x_sleep(sqlite3_vfs*, int us) { return g_base->xSleep(g_base, us); }
+int x_current_time(sqlite3_vfs*, double* t) { return g_base->xCurrentTime(g_base, t); }
+int x_current_time64(sqlite3_vfs*, sqlite3_int64* t) { return g_base->xCurrentTimeInt64(g_base, t); }
+int x_last_error(sqlite3_vfs*, int n, char* z) {
+  if (n > 0) snprintf(z, static_cast<size_t>(n), "%s", t_err.c_str());
+  return 0;
+}
+
+sqlite3_vfs make_vfs(const char* name, Kind kind) {
+  sqlite3_vfs v{};
+  v.iVersion = 2;
+  v.szOsFile = sizeof(File);
+  v.mxPathname = 1024;
+  v.zName = name;
+  v.pAppData = reinterpret_cast<void*>(static_cast<intptr_t>(kind));
+  v.xOpen = x_open;
+  v.xDelete = x_delete;
+  v.xAccess = x_access;
+  v.xFullPathname = x_full_pathname;
+  v.xDlOpen = x_dlopen;
+  v.xDlError = x_dlerror;
+  v.xDlSym = x_dlsym;
+  v.xDlClose = x_dlclose;
+  v.xRandomness = x_randomness;
+  v.xSleep = x_sleep;
+  v.xCurrentTime = x_current_time;
+  v.xGetLastError = x_last_error;
+  v.xCurrentTimeInt64 = x_current_time64;
+  return v;
+}
+
+sqlite3_vfs g_softwrap_vfs = make_vfs("softwrap", kSoftwrapVfs);
+sqlite3_vfs g_scm_vfs = make_vfs("scm", kScmVfs);
+
+// Auto-extension: every new connection whose main database lives in the
+// softwrap VFS keeps its rollback journal in memory.
+int auto_init(sqlite3* db, const char**, const sqlite3_api_routines*) {
+  sqlite3_vfs* v = nullptr;
+  if (sqlite3_file_control(db, "main", SQLITE_FCNTL_VFS_POINTER, &v) == SQLITE_OK && v == &g_softwrap_vfs) {
+    // The pragma needs a SHARED lock; another connection may hold the file
+    // exclusively for a moment.  If it stays busy the connection keeps the
+    // default journal mode, whose journal is a DRAM file here anyway.
+    int rc = SQLITE_BUSY;
+    for (int i = 0; i < 2000 && rc == SQLITE_BUSY; ++i) {
+      rc = sqlite3_exec(db, "PRAGMA journal_mode=MEMORY", nullptr, nullptr, nullptr);
+      if (rc == SQLITE_BUSY) usleep(1000);
+    }
+    // Open reports the connection's last error code: leave none behind.
+    if (rc != SQLITE_OK) sqlite3_exec(db, "SELECT 1", nullptr, nullptr, nullptr);
+  }
+  return SQLITE_OK;
+}
+
+}  // namespace
+
+extern "C" int sw_sqlite_register(int make_default) {
+  static std::once_flag once;
+  static int rc = SQLITE_OK;
+  std::call_once(once, [] {
+    g_base = sqlite3_vfs_find("unix");
+    if (g_base == nullptr) g_base = sqlite3_vfs_find(nullptr);
+    if (g_base == nullptr) {
+      rc = SQLITE_ERROR;
+      return;
+    }
+    g_softwrap_vfs.mxPathname = g_scm_vfs.mxPathname = std::min(g_base->mxPathname, 1024);
+    rc = sqlite3_vfs_register(&g_scm_vfs, 0);
+    if (rc == SQLITE_OK) rc = sqlite3_vfs_register(&g_softwrap_vfs, 0);
+    if (rc == SQLITE_OK) {
+      rc = sqlite3_auto_extension(reinterpret_cast<void (*)(void)>(
+          reinterpret_cast<void*>(auto_init)));
+    }
+  });
+  if (rc == SQLITE_OK && make_default) return sqlite3_vfs_register(&g_softwrap_vfs, 1);
+  return rc;
+}
+
+#ifdef SW_SQLITE_EXTENSION
+extern "C" __attribute__((visibility("default"))) int sqlite3_swsqlite_init(sqlite3* db, char** err,
+                                                                            const sqlite3_api_routines* api) {
+  SQLITE_EXTENSION_INIT2(api);
+  const int rc = sw_sqlite_register(0);
+  if (rc != SQLITE_OK) return rc;
+  // The connection that loads us was opened before the auto-extension existed.
+  auto_init(db, nullptr, api);
+  return SQLITE_OK_LOAD_PERMANENTLY;
+}
+#endif

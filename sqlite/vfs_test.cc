@@ -1,0 +1,345 @@
+// vfs_test.cc — the "softwrap" and "scm" VFSes: persistence across
+// reopen, ROLLBACK (also after the page cache spilled into the open wrap),
+// transactions too large for a wrap, SQLite locking among connections and
+// threads of one process, a second process kept out, URI parameters and
+// environment, the loadable extension from the sqlite3 shell and Python.
+//
+// Pools live in a per-test directory under /dev/shm with the x86 medium
+// (set before any pool opens), so fences cost what they cost in memory.
+#include <gtest/gtest.h>
+#include <spawn.h>
+#include <sqlite3.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "softwrap/sqlite.h"
+
+extern char** environ;
+
+namespace {
+
+namespace fs = std::filesystem;
+
+// "(SELECT value FROM 1..n)" without the shell's generate_series.
+std::string series(int n) {
+  return "(WITH RECURSIVE s(value) AS (SELECT 1 UNION ALL SELECT value + 1 FROM s WHERE value < " +
+         std::to_string(n) + ") SELECT value FROM s)";
+}
+
+class VfsTest : public ::testing::TestWithParam<const char*> {
+ protected:
+  void SetUp() override {
+    setenv("SOFTWRAP_MEDIUM", "x86", 1);
+    unsetenv("SOFTWRAP_ENGINE");
+    unsetenv("SOFTWRAP_SQLITE_POOL");
+    ASSERT_EQ(sw_sqlite_register(0), SQLITE_OK);
+    std::string name = ::testing::UnitTest::GetInstance()->current_test_info()->name();
+    std::replace(name.begin(), name.end(), '/', '_');
+    dir_ = "/dev/shm/swsqlite_test_" + std::to_string(getpid()) + "_" + name;
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  std::string uri(const std::string& name, const std::string& extra = "") {
+    return "file:" + dir_ + "/" + name + "?vfs=" + GetParam() + "&poolsize=64M" + extra;
+  }
+  sqlite3* open(const std::string& u) {
+    sqlite3* db = nullptr;
+    const int rc = sqlite3_open_v2(u.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_URI,
+                                   nullptr);
+    EXPECT_EQ(rc, SQLITE_OK) << (db ? sqlite3_errmsg(db) : "");
+    return db;
+  }
+  static int exec(sqlite3* db, const std::string& sql) { return sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr); }
+  static std::string one(sqlite3* db, const std::string& sql) {
+    sqlite3_stmt* s = nullptr;
+    if (sqlite3_prepare_v2(db, sql.c_str(), -1, &s, nullptr) != SQLITE_OK) return std::string("ERR ") + sqlite3_errmsg(db);
+    std::string out;
+    const int rc = sqlite3_step(s);
+    if (rc == SQLITE_ROW) {
+      const auto* t = sqlite3_column_text(s, 0);
+      out = t ? reinterpret_cast<const char*>(t) : "NULL";
+    } else if (rc != SQLITE_DONE) {
+      out = std::string("ERR ") + sqlite3_errstr(rc);
+    }
+    sqlite3_finalize(s);
+    return out;
+  }
+  static std::string vfs_error() {
+    char buf[512] = {};
+    sqlite3_vfs* v = sqlite3_vfs_find("softwrap");
+    v->xGetLastError(v, sizeof buf, buf);
+    return buf;
+  }
+  bool is_softwrap() const { return std::string(GetParam()) == "softwrap"; }
+
+  std::string dir_;
+};
+
+TEST_P(VfsTest, PersistsAcrossReopenAndUsesTheRightJournal) {
+  sqlite3* db = open(uri("a.db"));
+  EXPECT_EQ(one(db, "PRAGMA journal_mode"), is_softwrap() ? "memory" : "delete");
+  ASSERT_EQ(exec(db, "CREATE TABLE t(k INTEGER PRIMARY KEY, v TEXT)"), SQLITE_OK);
+  ASSERT_EQ(exec(db, "INSERT INTO t SELECT value, hex(randomblob(200)) FROM " + series(2000) + ""), SQLITE_OK)
+      << sqlite3_errmsg(db) << " / " << vfs_error();
+  EXPECT_EQ(one(db, "PRAGMA integrity_check"), "ok");
+  ASSERT_EQ(sqlite3_close(db), SQLITE_OK);
+  // The pool file is the database path; it is not a plain SQLite file.
+  EXPECT_TRUE(fs::exists(dir_ + "/a.db"));
+  EXPECT_FALSE(fs::exists(dir_ + "/a.db-journal"));
+  db = open(uri("a.db"));
+  EXPECT_EQ(one(db, "SELECT count(*) FROM t"), "2000");
+  EXPECT_EQ(one(db, "PRAGMA integrity_check"), "ok");
+  sqlite3_close(db);
+  // The unix VFS sees a softwrap pool, not a database.
+  sqlite3* plain = nullptr;
+  sqlite3_open_v2((dir_ + "/a.db").c_str(), &plain, SQLITE_OPEN_READONLY, nullptr);
+  EXPECT_NE(exec(plain, "SELECT count(*) FROM t"), SQLITE_OK);
+  sqlite3_close(plain);
+}
+
+TEST_P(VfsTest, RollbackWorksAlsoAfterTheCacheSpilled) {
+  sqlite3* db = open(uri("r.db"));
+  ASSERT_EQ(exec(db, "CREATE TABLE t(k INTEGER PRIMARY KEY, v BLOB)"), SQLITE_OK);
+  ASSERT_EQ(exec(db, "INSERT INTO t SELECT value, randomblob(100) FROM " + series(100) + ""), SQLITE_OK);
+  const std::string sum = one(db, "SELECT sum(length(v)) || ':' || hex(md5) FROM t, (SELECT group_concat(hex(v)) AS md5 FROM t)");
+  ASSERT_EQ(exec(db, "BEGIN; UPDATE t SET v = zeroblob(50); INSERT INTO t VALUES(1000, 'x'); ROLLBACK"), SQLITE_OK);
+  EXPECT_EQ(one(db, "SELECT count(*) FROM t"), "100");
+  // A transaction larger than the page cache writes pages before COMMIT.
+  ASSERT_EQ(exec(db, "PRAGMA cache_size=10"), SQLITE_OK);
+  ASSERT_EQ(exec(db, "BEGIN; INSERT INTO t SELECT value + 1000, randomblob(300) FROM " + series(3000) + "; "
+                     "UPDATE t SET v = zeroblob(10) WHERE k <= 100"),
+            SQLITE_OK)
+      << sqlite3_errmsg(db);
+  ASSERT_EQ(exec(db, "ROLLBACK"), SQLITE_OK) << sqlite3_errmsg(db);
+  EXPECT_EQ(one(db, "SELECT count(*) FROM t"), "100");
+  EXPECT_EQ(one(db, "SELECT sum(length(v)) || ':' || hex(md5) FROM t, (SELECT group_concat(hex(v)) AS md5 FROM t)"), sum);
+  EXPECT_EQ(one(db, "PRAGMA integrity_check"), "ok");
+  sqlite3_close(db);
+  db = open(uri("r.db"));
+  EXPECT_EQ(one(db, "SELECT count(*) FROM t"), "100");
+  EXPECT_EQ(one(db, "PRAGMA integrity_check"), "ok");
+  sqlite3_close(db);
+}
+
+TEST_P(VfsTest, SynchronousOffStillCommits) {
+  // Without xSync SQLite still sends SQLITE_FCNTL_SYNC, where the wrap closes;
+  // otherwise the next unlock would abort the transaction's writes.
+  sqlite3* db = open(uri("off.db"));
+  ASSERT_EQ(exec(db, "PRAGMA synchronous=OFF; CREATE TABLE t(x)"), SQLITE_OK);
+  for (int i = 0; i < 20; ++i) ASSERT_EQ(exec(db, "INSERT INTO t VALUES(" + std::to_string(i) + ")"), SQLITE_OK);
+  EXPECT_EQ(one(db, "SELECT count(*) FROM t"), "20");
+  sqlite3* other = open(uri("off.db"));
+  EXPECT_EQ(one(other, "SELECT count(*) FROM t"), "20");
+  sqlite3_close(other);
+  sqlite3_close(db);
+  db = open(uri("off.db"));
+  EXPECT_EQ(one(db, "SELECT sum(x) FROM t"), "190");
+  EXPECT_EQ(one(db, "PRAGMA integrity_check"), "ok");
+  sqlite3_close(db);
+}
+
+TEST_P(VfsTest, TransactionTooLargeForAWrapFailsCleanly) {
+  if (!is_softwrap()) GTEST_SKIP() << "only the softwrap VFS bounds a transaction by its wrap";
+  sqlite3* db = open(uri("big.db", "&poolsize=16M"));
+  ASSERT_EQ(exec(db, "CREATE TABLE t(k INTEGER PRIMARY KEY, v BLOB)"), SQLITE_OK);
+  ASSERT_EQ(exec(db, "INSERT INTO t VALUES(1, 'keep')"), SQLITE_OK);
+  const int rc = exec(db, "INSERT INTO t SELECT value + 1, randomblob(1000) FROM " + series(20000) + "");
+  EXPECT_EQ(rc, SQLITE_FULL) << sqlite3_errmsg(db);
+  EXPECT_EQ(sqlite3_get_autocommit(db), 1);
+  EXPECT_EQ(one(db, "SELECT count(*) FROM t"), "1");
+  EXPECT_EQ(one(db, "PRAGMA integrity_check"), "ok");
+  // Smaller transactions still work afterwards.
+  ASSERT_EQ(exec(db, "INSERT INTO t SELECT value + 1, randomblob(100) FROM " + series(100) + ""), SQLITE_OK)
+      << sqlite3_errmsg(db);
+  EXPECT_EQ(one(db, "SELECT count(*) FROM t"), "101");
+  sqlite3_close(db);
+}
+
+TEST_P(VfsTest, LockingAmongConnectionsOfOneProcess) {
+  sqlite3* a = open(uri("l.db"));
+  sqlite3* b = open(uri("l.db"));
+  ASSERT_EQ(exec(a, "CREATE TABLE t(x)"), SQLITE_OK);
+  ASSERT_EQ(exec(a, "BEGIN IMMEDIATE; INSERT INTO t VALUES(1)"), SQLITE_OK);
+  EXPECT_EQ(exec(b, "BEGIN IMMEDIATE"), SQLITE_BUSY);  // one writer
+  EXPECT_EQ(one(b, "SELECT count(*) FROM t"), "0");     // readers go on, see the old state
+  ASSERT_EQ(exec(b, "BEGIN; SELECT count(*) FROM t"), SQLITE_OK);  // b holds SHARED
+  EXPECT_EQ(exec(a, "COMMIT"), SQLITE_BUSY);                      // a cannot get EXCLUSIVE
+  ASSERT_EQ(exec(b, "COMMIT"), SQLITE_OK);
+  ASSERT_EQ(exec(a, "COMMIT"), SQLITE_OK);
+  EXPECT_EQ(one(b, "SELECT count(*) FROM t"), "1");
+  sqlite3_close(a);
+  sqlite3_close(b);
+}
+
+TEST_P(VfsTest, ThreadsWithTheirOwnConnections) {
+  sqlite3* db = open(uri("th.db"));
+  ASSERT_EQ(exec(db, "CREATE TABLE t(th, i)"), SQLITE_OK);
+  std::atomic<int> failures{0};
+  std::vector<std::thread> ts;
+  for (int t = 0; t < 4; ++t) {
+    ts.emplace_back([&, t] {
+      sqlite3* c = open(uri("th.db"));
+      sqlite3_busy_timeout(c, 10000);
+      for (int i = 0; i < 100; ++i) {
+        if (exec(c, "INSERT INTO t VALUES(" + std::to_string(t) + "," + std::to_string(i) + ")") != SQLITE_OK) {
+          failures++;
+        }
+      }
+      sqlite3_close(c);
+    });
+  }
+  for (auto& t : ts) t.join();
+  EXPECT_EQ(failures.load(), 0);
+  EXPECT_EQ(one(db, "SELECT count(*) FROM t"), "400");
+  EXPECT_EQ(one(db, "PRAGMA integrity_check"), "ok");
+  sqlite3_close(db);
+}
+
+TEST_P(VfsTest, PoolFromUriParameterAndEnvironmentHoldsSeveralDatabases) {
+  const std::string pool = dir_ + "/shared.pool";
+  sqlite3* a = open(uri("one.db", "&pool=" + pool));
+  setenv("SOFTWRAP_SQLITE_POOL", pool.c_str(), 1);
+  sqlite3* b = open(uri("two.db"));
+  unsetenv("SOFTWRAP_SQLITE_POOL");
+  ASSERT_EQ(exec(a, "CREATE TABLE t(x); INSERT INTO t VALUES('one')"), SQLITE_OK);
+  ASSERT_EQ(exec(b, "CREATE TABLE t(x); INSERT INTO t VALUES('two')"), SQLITE_OK);
+  sqlite3_close(a);
+  sqlite3_close(b);
+  EXPECT_TRUE(fs::exists(pool));
+  EXPECT_FALSE(fs::exists(dir_ + "/one.db"));
+  a = open(uri("one.db", "&pool=" + pool));
+  b = open(uri("two.db", "&pool=" + pool));
+  EXPECT_EQ(one(a, "SELECT x FROM t"), "one");
+  EXPECT_EQ(one(b, "SELECT x FROM t"), "two");
+  sqlite3_close(a);
+  sqlite3_close(b);
+}
+
+TEST_P(VfsTest, EachEngineByUri) {
+  for (const char* e : {"softwrap", "softwrap-local", "undo", "nonatomic"}) {
+    const std::string name = std::string("e_") + e + ".db";
+    sqlite3* db = open(uri(name, std::string("&engine=") + e));
+    ASSERT_EQ(exec(db, "CREATE TABLE t(x); INSERT INTO t SELECT value FROM " + series(1000) + ""), SQLITE_OK) << e;
+    ASSERT_EQ(exec(db, "BEGIN; DELETE FROM t; ROLLBACK"), SQLITE_OK) << e;
+    sqlite3_close(db);
+    db = open(uri(name));
+    EXPECT_EQ(one(db, "SELECT sum(x) FROM t"), "500500") << e;
+    sqlite3_close(db);
+  }
+}
+
+// Runs a program with arguments and input text; returns its exit status and output.
+int run_program(const std::vector<std::string>& argv, const std::string& input, std::string* out) {
+  int in[2], outp[2];
+  if (pipe(in) != 0 || pipe(outp) != 0) return -1;
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_adddup2(&fa, in[0], 0);
+  posix_spawn_file_actions_adddup2(&fa, outp[1], 1);
+  posix_spawn_file_actions_adddup2(&fa, outp[1], 2);
+  posix_spawn_file_actions_addclose(&fa, in[1]);
+  posix_spawn_file_actions_addclose(&fa, outp[0]);
+  std::vector<char*> args;
+  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  pid_t pid;
+  const int rc = posix_spawn(&pid, args[0], &fa, nullptr, args.data(), environ);
+  posix_spawn_file_actions_destroy(&fa);
+  close(in[0]);
+  close(outp[1]);
+  if (rc != 0) return -1;
+  if (write(in[1], input.data(), input.size()) != static_cast<ssize_t>(input.size())) return -1;
+  close(in[1]);
+  char buf[4096];
+  ssize_t n;
+  while ((n = read(outp[0], buf, sizeof buf)) > 0) out->append(buf, static_cast<size_t>(n));
+  close(outp[0]);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+TEST_P(VfsTest, LoadableExtensionInTheShellAndASecondProcessIsKeptOut) {
+  if (!fs::exists("/usr/bin/sqlite3")) GTEST_SKIP() << "no /usr/bin/sqlite3";
+  const std::string module = fs::path(SW_SQLITE_MODULE).replace_extension("").string();
+  std::string out;
+  const std::string script = ".load " + module + "\n.open " + uri("shell.db") +
+                             "\nCREATE TABLE t(x);\nINSERT INTO t VALUES(42);\nSELECT x FROM t;\n";
+  ASSERT_EQ(run_program({"/usr/bin/sqlite3", "-bail"}, script, &out), 0) << out;
+  EXPECT_NE(out.find("42"), std::string::npos) << out;
+  sqlite3* db = open(uri("shell.db"));
+  EXPECT_EQ(one(db, "SELECT x FROM t"), "42");
+  // While this process holds the pool, another one cannot open it.
+  out.clear();
+  const std::string script2 = ".load " + module + "\n.open " + uri("shell.db") + "\nSELECT x FROM t;\n";
+  EXPECT_NE(run_program({"/usr/bin/sqlite3", "-bail"}, script2, &out), 0) << out;
+  EXPECT_TRUE(out.find("locked") != std::string::npos || out.find("unable to open") != std::string::npos) << out;
+  EXPECT_EQ(out.find("42"), std::string::npos) << out;
+  EXPECT_EQ(one(db, "PRAGMA integrity_check"), "ok");
+  sqlite3_close(db);
+}
+
+TEST_P(VfsTest, LoadableExtensionFromPython) {
+  if (!fs::exists("/usr/bin/python3")) GTEST_SKIP() << "no /usr/bin/python3";
+  const std::string module = fs::path(SW_SQLITE_MODULE).replace_extension("").string();
+  const std::string py = "import sqlite3\n"
+                         "c = sqlite3.connect(':memory:')\n"
+                         "c.enable_load_extension(True)\n"
+                         "c.load_extension('" + module + "')\n"
+                         "d = sqlite3.connect('" + uri("py.db") + "', uri=True)\n"
+                         "d.execute('CREATE TABLE t(x)')\n"
+                         "d.execute('INSERT INTO t VALUES (7)')\n"
+                         "d.commit()\n"
+                         "print('mode', d.execute('PRAGMA journal_mode').fetchone()[0])\n"
+                         "print('sum', d.execute('SELECT sum(x) FROM t').fetchone()[0])\n";
+  std::string out;
+  ASSERT_EQ(run_program({"/usr/bin/python3", "-"}, py, &out), 0) << out;
+  EXPECT_NE(out.find("sum 7"), std::string::npos) << out;
+  if (is_softwrap()) {
+    EXPECT_NE(out.find("mode memory"), std::string::npos) << out;
+  }
+  sqlite3* db = open(uri("py.db"));
+  EXPECT_EQ(one(db, "SELECT x FROM t"), "7");
+  sqlite3_close(db);
+}
+
+TEST(ScmVfs, JournalLivesInThePoolDuringATransaction) {
+  setenv("SOFTWRAP_MEDIUM", "x86", 1);
+  ASSERT_EQ(sw_sqlite_register(0), SQLITE_OK);
+  const std::string dir = "/dev/shm/swsqlite_scm_" + std::to_string(getpid());
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open_v2(("file:" + dir + "/j.db?vfs=scm&poolsize=32M").c_str(), &db,
+                            SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_URI, nullptr),
+            SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db, "PRAGMA journal_mode=PERSIST; CREATE TABLE t(x); INSERT INTO t VALUES(1)", nullptr,
+                         nullptr, nullptr),
+            SQLITE_OK);
+  sqlite3_vfs* v = sqlite3_vfs_find("scm");
+  int exists = 0;
+  v->xAccess(v, (dir + "/j.db-journal").c_str(), SQLITE_ACCESS_EXISTS, &exists);
+  EXPECT_EQ(exists, 1);  // a pool file, not an OS file
+  EXPECT_FALSE(fs::exists(dir + "/j.db-journal"));
+  ASSERT_EQ(sqlite3_exec(db, "PRAGMA journal_mode=DELETE; INSERT INTO t VALUES(2)", nullptr, nullptr, nullptr),
+            SQLITE_OK);
+  v->xAccess(v, (dir + "/j.db-journal").c_str(), SQLITE_ACCESS_EXISTS, &exists);
+  EXPECT_EQ(exists, 0);
+  sqlite3_close(db);
+  fs::remove_all(dir);
+}
+
+INSTANTIATE_TEST_SUITE_P(Vfs, VfsTest, ::testing::Values("softwrap", "scm"),
+                         [](const auto& info) { return std::string(info.param); });
+
+}  // namespace

@@ -50,11 +50,22 @@ size_t PageArena::pages() const {
 }
 
 AliasTable::AliasTable(uint32_t capacity, size_t page_size)
-    : mask_(capacity - 1), page_size_(page_size), entries_(new AliasEntry[capacity]),
-      arena_(page_alloc_size(page_size)) {}
+    : mask_(capacity - 1),
+      page_size_(page_size),
+      filter_mask_(std::max<uint64_t>(uint64_t{capacity} * 4, 4096) - 1),
+      filter_(new std::atomic<uint64_t>[(filter_mask_ + 1) / 64]),
+      entries_(new AliasEntry[capacity]),
+      arena_(page_alloc_size(page_size)) {
+  filter_clear_all();
+}
+
+void AliasTable::filter_clear_all() {
+  for (uint64_t i = 0; i < (filter_mask_ + 1) / 64; ++i) filter_[i].store(0, std::memory_order_relaxed);
+}
 
 AliasEntry* AliasTable::find_or_insert(uint64_t key, bool* inserted) {
-  uint32_t i = static_cast<uint32_t>(mix64(key)) & mask_;
+  const uint64_t h = mix64(key);
+  uint32_t i = static_cast<uint32_t>(h) & mask_;
   for (;;) {
     AliasEntry& e = entries_[i];
     uint64_t k = e.key.load(std::memory_order_acquire);
@@ -64,6 +75,7 @@ AliasEntry* AliasTable::find_or_insert(uint64_t key, bool* inserted) {
     }
     if (k == 0) {
       if (count_.load(std::memory_order_relaxed) >= hard_limit()) return nullptr;
+      filter_add(h);  // before the key is visible, so find() never skips it
       if (e.key.compare_exchange_strong(k, key, std::memory_order_acq_rel)) {
         count_.fetch_add(1, std::memory_order_relaxed);
         *inserted = true;
@@ -88,6 +100,7 @@ void AliasTable::clear() {
     }
   }
   count_.store(0, std::memory_order_relaxed);
+  filter_clear_all();
   has_pages.store(false, std::memory_order_relaxed);
   has_words.store(false, std::memory_order_relaxed);
   arena_.reset();
@@ -96,6 +109,8 @@ void AliasTable::clear() {
 
 void AliasTable::clear_entries(const std::vector<AliasEntry*>& used) {
   for (AliasEntry* e : used) {
+    const uint64_t b = (mix64(e->key.load(std::memory_order_relaxed)) >> 32) & filter_mask_;
+    filter_[b >> 6].store(0, std::memory_order_relaxed);  // only used keys set bits here
     e->key.store(0, std::memory_order_relaxed);
     e->value.store(0, std::memory_order_relaxed);
     e->meta.store(0, std::memory_order_relaxed);

@@ -74,7 +74,9 @@ class AliasTable {
 
   // Entry for key or nullptr.  Lock-free.
   AliasEntry* find(uint64_t key) {
-    uint32_t i = static_cast<uint32_t>(mix64(key)) & mask_;
+    const uint64_t h = mix64(key);
+    if (!filter_has(h)) return nullptr;  // most lookups miss: skip the probe
+    uint32_t i = static_cast<uint32_t>(h) & mask_;
     for (;;) {
       AliasEntry& e = entries_[i];
       const uint64_t k = e.key.load(std::memory_order_acquire);
@@ -118,8 +120,25 @@ class AliasTable {
   uint64_t seq_boundary = 0;  // last commit seq of wraps whose stores all land here or older
 
  private:
+  // A one-hash Bloom filter over the keys (4 bits per slot): a lookup of an
+  // absent key — the common case for loads — touches one word of a small
+  // array instead of probing the large entry array.  Bits are set before a
+  // key is inserted and cleared only when the table is emptied.
+  bool filter_has(uint64_t h) const {
+    const uint64_t b = (h >> 32) & filter_mask_;
+    return filter_[b >> 6].load(std::memory_order_acquire) & (uint64_t{1} << (b & 63));
+  }
+  void filter_add(uint64_t h) {
+    const uint64_t b = (h >> 32) & filter_mask_;
+    const uint64_t bit = uint64_t{1} << (b & 63);
+    if (!(filter_[b >> 6].load(std::memory_order_relaxed) & bit)) filter_[b >> 6].fetch_or(bit, std::memory_order_release);
+  }
+  void filter_clear_all();
+
   uint32_t mask_;
   size_t page_size_;
+  uint64_t filter_mask_;
+  std::unique_ptr<std::atomic<uint64_t>[]> filter_;
   std::unique_ptr<AliasEntry[]> entries_;
   std::atomic<uint32_t> count_{0};
   PageArena arena_;

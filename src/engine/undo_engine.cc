@@ -3,22 +3,24 @@
 // Undo (PMDK style): before the first store of a wrap to an 8-byte word,
 // the word's old value is streamed to the lane's undo log and fenced
 // (FenceKind::kLogOrder — the one fence the Themis rule makes unnecessary);
-// then the new value is stored in place.  At close the remaining dirty
-// line is flushed and fenced, then the lane header records the generation
-// as committed and is fenced.  Abort and recovery copy the old values back.
+// then the new value is stored in place with a temporal store (the Themis
+// rule orders a non-temporal store before a later temporal one, not before
+// another non-temporal one).  Its line is flushed as soon as the wrap
+// stores to another line (WriteBehind), the last one at close; then a
+// fence, then the lane header records the generation as committed and is
+// fenced.  Abort and recovery copy the old values back.
 //
-// Non-atomic: stores go home; close flushes the remaining dirty line and
-// fences once.  Durable, not atomic: a crash mid-wrap leaves a mixture,
-// which is what the crash tests use it to prove they can see.
+// Non-atomic: stores are streamed home (non-temporal); close fences once.
+// Durable, not atomic: a crash mid-wrap leaves a mixture, which is what the
+// crash tests use it to prove they can see.
 //
-// Both write their home lines *behind* the wrap (WriteBehind): a line is
-// flushed as soon as the wrap stores to another line, as the papers'
-// baselines write each store through to SCM ("directly update SCM") and a
-// write-combining buffer merges consecutive stores to one line.  On a slow
-// device this lets the device write line i while the CPU works on store
-// i+1; flushing every line at close would leave the device idle during the
-// wrap and then serialize all the lines after it (the SoftWrAP paper's
-// Table I times, n·Tw + Ts and n(2Tw + Ts) + ..., assume the former).
+// Both thus write their home lines while the wrap runs, as the papers'
+// baselines do ("directly update SCM"; the SoftWrAP paper's Non-Atomic
+// writes its n words with ntstores).  On a slow device the lines are then
+// written while the CPU works on the next store; keeping them in the cache
+// and flushing them all at close would leave the device idle during the
+// wrap and serialize all the lines after it (the paper's Table I times,
+// n·Tw + Ts and n(2Tw + Ts) + ..., assume the former).
 #include <algorithm>
 #include <cstring>
 #include <unordered_set>
@@ -35,9 +37,9 @@ namespace softwrap {
 namespace {
 
 // Write-behind of a wrap's home lines: a line is flushed as soon as the
-// wrap stores to a different line, the last one at close.
-// Stores to the line being written combine; a line stored to again after
-// it was flushed is flushed again (its new bytes need it).
+// wrap stores to a different line, the last one at close.  Stores to the
+// line being written combine; a line stored to again after it was flushed
+// is flushed again (its new bytes need it).
 class WriteBehind {
  public:
   // Records a store of [p, p+n) (already written); flushes what it leaves.
@@ -234,13 +236,12 @@ class NonatomicEngine final : public Engine {
  public:
   explicit NonatomicEngine(const EngineEnv& env) : pool_(env.pool), medium_(env.medium) {}
   const char* name() const override { return "nonatomic"; }
-  void attach(ThreadCtx& ctx) override { ctx.engine_state = new WriteBehind; }
-  void detach(ThreadCtx& ctx) override { delete st(ctx); }
+  void attach(ThreadCtx&) override {}
+  void detach(ThreadCtx&) override {}
 
   int begin(ThreadCtx&) override { return 0; }
-  int commit(ThreadCtx& ctx) override {
+  int commit(ThreadCtx&) override {
     SW_TRACE_LABEL("nonatomic:commit");
-    st(ctx)->flush(*medium_);
     medium_->fence(FenceKind::kCommit);
     return 0;
   }
@@ -257,8 +258,7 @@ class NonatomicEngine final : public Engine {
     counters().stores.add();
     counters().home_writes.add();
     SW_TRACE_LABEL_DEFAULT("nonatomic:data");
-    medium_->store(pool_->at(off), v, size);
-    st(ctx)->add(*medium_, pool_->at(off), size);
+    medium_->stream(pool_->at(off), &v, size);  // v's low bytes (x86 is little-endian)
   }
   void read(ThreadCtx&, void* dst, uint64_t off, size_t n) override {
     counters().loads.add();
@@ -268,14 +268,12 @@ class NonatomicEngine final : public Engine {
     counters().stores.add();
     counters().home_writes.add();
     SW_TRACE_LABEL_DEFAULT("nonatomic:data");
-    medium_->write(pool_->at(off), src, n);
-    st(ctx)->add(*medium_, pool_->at(off), n);
+    medium_->stream(pool_->at(off), src, n);
   }
   int quiesce() override { return 0; }
   int shutdown() override { return 0; }
 
  private:
-  static WriteBehind* st(ThreadCtx& ctx) { return static_cast<WriteBehind*>(ctx.engine_state); }
   PoolFile* pool_;
   Medium* medium_;
 };

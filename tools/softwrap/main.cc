@@ -26,6 +26,7 @@ const Command kCommands[] = {
     {"pool", "create, inspect, check and recover pool files", pool_command, pool_usage},
     {"demo", "kill a process mid-transaction on every engine, then compare speed", demo_command, demo_usage},
     {"crashtest", "simulate power failures at every fence and check recovery", crashtest_command, crashtest_usage},
+    {"bench", "reproduce the SoftWrAP papers' evaluation (CSV, plots) and compare with PMDK", bench_command, bench_usage},
     {"help", "show help for a command", help_command, help_usage},
 };
 

@@ -1,0 +1,377 @@
+#!/usr/bin/python3
+"""plot.py DIR — draws DIR/<experiment>.png from the CSV files that
+`softwrap bench <experiment>` wrote to DIR.
+
+Approach: one function per experiment, chosen by the directory's name;
+each reads its CSV files with the csv module (no pandas), draws the
+scm-emu and x86 panels side by side with matplotlib's Agg backend, and
+marks the values the paper states (paper.py) as black crosses, dotted
+lines or annotations.  Run it with /usr/bin/python3 (Debian's
+python3-matplotlib).
+"""
+import csv
+import math
+import os
+import sys
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import paper  # noqa: E402
+
+COLORS = {"nonatomic": "tab:blue", "softwrap": "tab:green", "softwrap-local": "tab:olive",
+          "undo": "tab:red", "pmdk": "tab:purple"}
+MEDIA = ["scm-emu", "x86"]
+PAPER_STYLE = dict(color="black", marker="x", linestyle="none", markersize=8, label="paper")
+
+
+def read(path):
+    with open(path) as f:
+        return list(csv.DictReader(f))
+
+
+def num(r, k):
+    return float(r[k])
+
+
+def rows(data, **kw):
+    return [r for r in data if all(r[k] == v for k, v in kw.items())]
+
+
+def series(data, x, y, **kw):
+    sel = sorted(rows(data, **kw), key=lambda r: num(r, x))
+    return [num(r, x) for r in sel], [num(r, y) for r in sel]
+
+
+def panels(title, n=2, width=6.0, height=4.2):
+    fig, axes = plt.subplots(1, n, figsize=(width * n, height), squeeze=False)
+    fig.suptitle(title)
+    return fig, axes[0]
+
+
+def save(fig, d, name):
+    fig.tight_layout()
+    fig.savefig(os.path.join(d, name + ".png"), dpi=110)
+    plt.close(fig)
+
+
+def fig4(d):
+    data = read(os.path.join(d, "fig4.csv"))
+    fig, ax = panels("Fig. 4: average nstore time vs group size (Tw = 1 µs, 8-entry queue)", 1, 7.5, 4.8)
+    ax = ax[0]
+    for m, label in (("x86", "DRAM (x86)"), ("scm-emu", "scm-emu")):
+        for pat, ls in (("random", "-"), ("sequential", "--")):
+            xs, ys = series(data, "group", "avg_ns_per_store", medium=m, pattern=pat)
+            ax.plot(xs, ys, ls, marker="o", label=f"{label} {pat}")
+    ax.axhline(paper.FIG4[("scm-emu", "random")], color="black", linestyle=":", label="paper: SCM random → 1000 ns")
+    ax.axhline(paper.FIG4[("DRAM", "random")], color="gray", linestyle=":", label="paper: DRAM random → 100 ns")
+    ax.axhline(1000 / 16, color="black", linestyle="-.", linewidth=0.8, label="paper: SCM sequential, Tw/16")
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set_xlabel("stores in the group")
+    ax.set_ylabel("average time per 4-byte nstore (ns)")
+    ax.legend(fontsize=7)
+    save(fig, d, "fig4")
+
+
+def table2(d):
+    data = read(os.path.join(d, "table2.csv"))
+    fig, axes = plt.subplots(1, 3, figsize=(16, 4.5))
+    fig.suptitle("Table II / Fig. 5 (scm-emu, Tw = 1 µs, 10,000 wraps/s)")
+    ax = axes[0]
+    engines = ["nonatomic", "softwrap", "undo"]
+    ns = [10, 15, 20]
+    w = 0.2
+    for i, e in enumerate(engines):
+        sel = {int(num(r, "n")): r for r in rows(data, medium="scm-emu", engine=e)}
+        xs = [j + (i - 1) * w for j in range(3)]
+        ax.bar(xs, [num(sel[n], "tmean_ns") for n in ns], w, color=COLORS[e], label=f"{e} (ours)")
+        ax.plot(xs, [paper.TABLE2[e][n][1] for n in ns], **(PAPER_STYLE if i == 0 else dict(PAPER_STYLE, label=None)))
+        ax.plot(xs, [paper.table1_time(e, n) for n in ns], marker="_", color="gray", markersize=14,
+                linestyle="none", label="Table I estimate" if i == 0 else None)
+    ax.set_xticks(range(3), [f"n={n}" for n in ns])
+    ax.set_ylabel("wrap time (ns), trimmed mean")
+    ax.legend(fontsize=7)
+    # pcommits per wrap.
+    ax = axes[1]
+    for i, e in enumerate(engines):
+        sel = {int(num(r, "n")): r for r in rows(data, medium="scm-emu", engine=e)}
+        xs = [j + (i - 1) * w for j in range(3)]
+        ax.bar(xs, [num(sel[n], "pcommits") for n in ns], w, color=COLORS[e], label=e)
+        ax.plot(xs, [num(sel[n], "paper_pcommits") for n in ns],
+                **(PAPER_STYLE if i == 0 else dict(PAPER_STYLE, label=None)))
+    ax.set_xticks(range(3), [f"n={n}" for n in ns])
+    ax.set_ylabel("pcommits per wrap (incl. retirement)")
+    ax.legend(fontsize=7)
+    # SCM line writes per wrap: streamed (log records) and flushed (home
+    # lines: the wrap's own for nonatomic/undo, retirement's for softwrap).
+    ax = axes[2]
+    for i, e in enumerate(engines):
+        sel = {int(num(r, "n")): r for r in rows(data, medium="scm-emu", engine=e)}
+        xs = [j + (i - 1) * w for j in range(3)]
+        st = [num(sel[n], "streamed") for n in ns]
+        fl = [num(sel[n], "flushes") for n in ns]
+        ax.bar(xs, st, w, color=COLORS[e], label=f"{e}: streamed (log)")
+        ax.bar(xs, fl, w, bottom=st, color=COLORS[e], alpha=0.45, hatch="//",
+               label=f"{e}: flushed (home{', by retirement' if e == 'softwrap' else ''})")
+        ax.plot(xs, [num(sel[n], "paper_scm_writes") for n in ns],
+                **(PAPER_STYLE if i == 0 else dict(PAPER_STYLE, label=None)))
+    ax.set_xticks(range(3), [f"n={n}" for n in ns])
+    ax.set_ylabel("SCM line writes per wrap")
+    ax.legend(fontsize=6)
+    save(fig, d, "table2")
+
+
+def open_loop_fig(d, name, title, xcol, xlabel, extra=None, logx=True):
+    data = read(os.path.join(d, name + ".csv"))
+    fig, axes = plt.subplots(2, 2, figsize=(12, 8), squeeze=False)
+    fig.suptitle(title)
+    for col, m in enumerate(MEDIA):
+        for e in ("nonatomic", "softwrap", "undo"):
+            xs, ys = series(data, xcol, "resp_p50_ns", medium=m, engine=e)
+            if not xs:
+                continue
+            axes[0][col].plot(xs, [y / 1e3 for y in ys], marker="o", color=COLORS[e], label=f"{e} response (median)")
+            xs2, ys2 = series(data, xcol, "wrap_tmean_ns", medium=m, engine=e)
+            axes[0][col].plot(xs2, [y / 1e3 for y in ys2], linestyle="--", color=COLORS[e], alpha=0.6,
+                              label=f"{e} wrap time")
+            xs3, ys3 = series(data, xcol, "throughput", medium=m, engine=e)
+            axes[1][col].plot(xs3, ys3, marker="o", color=COLORS[e], label=e)
+        axes[0][col].set_title(m)
+        axes[0][col].set_yscale("log")
+        axes[0][col].set_ylabel("µs")
+        axes[1][col].set_ylabel("wraps/s completed")
+        for r in (0, 1):
+            axes[r][col].set_xlabel(xlabel)
+            if logx:
+                axes[r][col].set_xscale("log")
+        if extra:
+            extra(axes, col, m)
+        axes[0][col].legend(fontsize=6)
+        axes[1][col].legend(fontsize=7)
+    save(fig, d, name)
+
+
+def fig6(d):
+    def extra(axes, col, m):
+        if m != "scm-emu":
+            return
+        axes[0][col].plot([1e4], [paper.TABLE2["nonatomic"][10][1] / 1e3], **PAPER_STYLE)
+        axes[0][col].plot([1e4], [paper.TABLE2["undo"][10][1] / 1e3], **dict(PAPER_STYLE, label=None))
+        axes[0][col].plot([1e4], [paper.TABLE2["softwrap"][10][1] / 1e3], **dict(PAPER_STYLE, label=None))
+        for e, v in paper.FIG6["max_tput"].items():
+            axes[1][col].axhline(v, color=COLORS[e], linestyle=":", linewidth=1, label=f"paper max {e} ≈ {v:,}")
+    open_loop_fig(d, "fig6", "Fig. 6: response time and throughput vs arrival rate (n = 10, 8K-entry tables)",
+                  "rate", "arrival rate (wraps/s)", extra=extra)
+
+
+def fig7(d):
+    data = read(os.path.join(d, "fig7.csv"))
+    fig, axes = panels("Fig. 7: throughput vs alias table size (n = 10; open loop at 50k wraps/s and closed loop)")
+    for col, m in enumerate(MEDIA):
+        ax = axes[col]
+        xs, ys = series(data, "alias_entries", "open_throughput", medium=m, engine="softwrap")
+        ax.plot(xs, ys, marker="o", color=COLORS["softwrap"], label="softwrap at 50k/s offered")
+        xs, ys = series(data, "alias_entries", "closed_throughput", medium=m, engine="softwrap")
+        ax.plot(xs, ys, marker="s", linestyle="--", color=COLORS["softwrap"], label="softwrap max (closed loop)")
+        for e in ("nonatomic", "undo"):
+            for r in rows(data, medium=m, engine=e):
+                ax.axhline(num(r, "closed_throughput"), color=COLORS[e], linestyle=":", label=f"{e} max")
+        lo, hi = paper.FIG7["good_range_log2"]
+        ax.axvspan(2 ** lo, 2 ** hi, color="gray", alpha=0.12, label="paper: best range 2^13–2^20")
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("log")
+        ax.set_xlabel("alias table entries (retired from 1/8)")
+        ax.set_ylabel("wraps/s")
+        ax.set_title(m)
+        ax.legend(fontsize=7)
+    save(fig, d, "fig7")
+
+
+def fig8(d):
+    data = read(os.path.join(d, "fig8.csv"))
+    fig, axes = panels("Fig. 8: response time over time, softwrap at 50k wraps/s, 8K-entry tables (table switches marked)")
+    for col, m in enumerate(MEDIA):
+        ax = axes[col]
+        sel = rows(data, medium=m)
+        if not sel:
+            continue
+        t0 = num(sel[0], "arrival_us")
+        # Show a window of ~8 ms from 1/4 into the run.
+        start = num(sel[len(sel) // 4], "arrival_us")
+        win = [r for r in sel if start <= num(r, "arrival_us") <= start + 8000]
+        xs = [(num(r, "arrival_us") - t0) / 1e3 for r in win]
+        ax.plot(xs, [num(r, "resp_us") for r in win], linewidth=0.8, color=COLORS["softwrap"], label="response (µs)")
+        prev = None
+        first = True
+        for r in win:
+            s = r["table_switches"]
+            if prev is not None and s != prev:
+                ax.axvline((num(r, "arrival_us") - t0) / 1e3, color="gray", linestyle=":", linewidth=0.8,
+                           label="table switch" if first else None)
+                first = False
+            prev = s
+        ax.set_yscale("log")
+        ax.set_xlabel("time (ms)")
+        ax.set_ylabel("response time (µs)")
+        ax.set_title(f"{m} (paper: a switch every ~{paper.FIG8['switch_period_us']} µs)")
+        ax.legend(fontsize=7)
+    save(fig, d, "fig8")
+
+
+def fig9(d):
+    data = read(os.path.join(d, "fig9.csv"))
+    fig, axes = panels("Fig. 9: throughput vs threads (wraps of 10 random fields of a per-thread object)")
+    for col, m in enumerate(MEDIA):
+        ax = axes[col]
+        for e in ("nonatomic", "softwrap", "undo"):
+            xs, ys = series(data, "threads", "throughput", medium=m, engine=e)
+            ax.plot(xs, ys, marker="o", color=COLORS[e], label=e)
+        cores = int(num(data[0], "cores"))
+        ax.axvline(cores, color="gray", linestyle=":", label=f"{cores} CPUs here (paper: 6 cores)")
+        ax.set_xlabel("threads")
+        ax.set_ylabel("wraps/s (all threads)")
+        ax.set_title(m)
+        ax.legend(fontsize=7)
+    save(fig, d, "fig9")
+
+
+def fig10(d):
+    data = read(os.path.join(d, "fig10.csv"))
+    fig, axes = panels("Fig. 10: response time vs SCM write time Tw (n = 10, 50k wraps/s, scm-emu)", 1, 8, 5)
+    ax = axes[0]
+    for e in ("nonatomic", "softwrap", "undo"):
+        xs, ys = series(data, "tw_ns", "resp_p50_ns", medium="scm-emu", engine=e)
+        ax.plot(xs, [y / 1e3 for y in ys], marker="o", color=COLORS[e], label=f"{e} response (median)")
+        xs, ys = series(data, "tw_ns", "wrap_tmean_ns", medium="scm-emu", engine=e)
+        ax.plot(xs, [y / 1e3 for y in ys], linestyle="--", color=COLORS[e], alpha=0.6, label=f"{e} wrap time")
+        xs, ys = series(data, "tw_ns", "est_ns", medium="scm-emu", engine=e)
+        ax.plot(xs, [y / 1e3 for y in ys], linestyle=":", color=COLORS[e], alpha=0.8, label=f"{e} Table I")
+        for r in rows(data, medium="x86", engine=e):
+            ax.axhline(num(r, "wrap_tmean_ns") / 1e3, color=COLORS[e], linewidth=0.6, alpha=0.4)
+    ax.plot([paper.FIG10["crossover_tw_ns"]], [paper.FIG10["crossover_ns"] / 1e3], **PAPER_STYLE)
+    ax.plot([1500], [paper.FIG10["softwrap_at_1500_ns"] / 1e3], **dict(PAPER_STYLE, label=None))
+    ax.set_yscale("log")
+    ax.set_xlabel("Tw (ns)  [thin lines: x86 wrap times]")
+    ax.set_ylabel("µs")
+    ax.legend(fontsize=6)
+    save(fig, d, "fig10")
+
+
+def fig11(d):
+    data = read(os.path.join(d, "fig11.csv"))
+    fig, axes = plt.subplots(2, 2, figsize=(12, 8), squeeze=False)
+    fig.suptitle("Fig. 11: response time vs wrap size at 1,000 wraps/s (top: word stores; bottom: block copy, sw_write)")
+    for row, variant in enumerate(("words", "block")):
+        for col, m in enumerate(MEDIA):
+            ax = axes[row][col]
+            for e in ("nonatomic", "softwrap", "undo"):
+                xs, ys = series(data, "n", "resp_p50_ns", medium=m, engine=e, variant=variant)
+                ax.plot(xs, [y / 1e3 for y in ys], marker="o", color=COLORS[e], label=f"{e} response (median)")
+                xs, ys = series(data, "n", "wrap_tmean_ns", medium=m, engine=e, variant=variant)
+                ax.plot(xs, [y / 1e3 for y in ys], linestyle="--", color=COLORS[e], alpha=0.6, label=f"{e} wrap time")
+            if m == "scm-emu" and variant == "words":
+                ns = [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000]
+                for e in ("nonatomic", "softwrap", "undo"):
+                    ax.plot(ns, [paper.table1_time(e, n) / 1e3 for n in ns], linestyle=":", color=COLORS[e],
+                            label=f"{e} Table I")
+            ax.set_xscale("log")
+            ax.set_yscale("log")
+            ax.set_xlabel("stores per wrap (8-byte words)")
+            ax.set_ylabel("µs")
+            ax.set_title(f"{m}, {variant}")
+            ax.legend(fontsize=6)
+    save(fig, d, "fig11")
+
+
+def fig12(d):
+    data = read(os.path.join(d, "fig12.csv"))
+    fig, axes = panels("Fig. 12: maximum throughput vs data reuse across wraps (n = 10, closed loop)")
+    for col, m in enumerate(MEDIA):
+        ax = axes[col]
+        for e in ("nonatomic", "softwrap", "undo"):
+            xs, ys = series(data, "reuse_pct", "throughput", medium=m, engine=e)
+            ax.plot(xs, ys, marker="o", color=COLORS[e], label=e)
+        base = [num(r, "throughput") for r in rows(data, medium=m, engine="softwrap") if num(r, "reuse_pct") == 0]
+        if base:
+            xs = [0, 10, 20, 30, 40, 50]
+            ax.plot(xs, [base[0] / (1 - x / 100) for x in xs], color="black", linestyle=":",
+                    label="paper's claim: ∝ 1/(1-reuse) for softwrap")
+        ax.set_xlabel("reuse (%)")
+        ax.set_ylabel("wraps/s")
+        ax.set_yscale("log")
+        ax.set_title(m)
+        ax.legend(fontsize=7)
+    save(fig, d, "fig12")
+
+
+def workshop(d):
+    a = read(os.path.join(d, "workshop_stores.csv"))
+    b = read(os.path.join(d, "workshop_wraps.csv"))
+    fig, axes = plt.subplots(1, 4, figsize=(20, 4.5))
+    fig.suptitle("Workshop paper: speedup of softwrap over undo (foreground time)")
+    for col, m in enumerate(MEDIA):
+        ax = axes[col]
+        for pat, mk in (("per-line", "o"), ("sequential", "s"), ("random", "^")):
+            xs, ys = series(a, "stores", "speedup", medium=m, pattern=pat)
+            ax.plot(xs, ys, marker=mk, label=pat)
+        ax.axhline(1, color="gray", linewidth=0.6)
+        ax.axhline(paper.WORKSHOP["array_template_speedup"], color="black", linestyle=":",
+                   label="paper: ~2x (array template)")
+        ax.set_xscale("log")
+        ax.set_xlabel("stores per wrap")
+        ax.set_ylabel("speedup (undo time / softwrap time)")
+        ax.set_title(f"{m}: one wrap")
+        ax.legend(fontsize=7)
+        ax = axes[2 + col]
+        for s in sorted({int(num(r, "stores")) for r in b}):
+            xs, ys = series(b, "wraps", "speedup", medium=m, stores=str(s))
+            ax.plot(xs, ys, marker="o", label=f"{s} stores/wrap")
+        ax.axhline(paper.WORKSHOP["consecutive_600_speedup"], color="black", linestyle=":",
+                   label="paper: > 3x at ~600 stores, several wraps")
+        ax.set_xlabel("consecutive wraps")
+        ax.set_ylabel("speedup")
+        ax.set_title(f"{m}: consecutive wraps")
+        ax.legend(fontsize=7)
+    save(fig, d, "workshop")
+
+
+def pmdk(d):
+    path = os.path.join(d, "pmdk_summary.csv")
+    if not os.path.exists(path):
+        return
+    data = read(path)
+    fig, axes = panels("PMDK (libpmemobj, PMEM_IS_PMEM_FORCE=1) vs softwrap engines, x86, closed loop", 1, 8, 4.8)
+    ax = axes[0]
+    systems = ["pmdk", "undo", "nonatomic", "softwrap", "softwrap-local"]
+    ns = sorted({int(num(r, "n")) for r in data})
+    w = 0.16
+    for i, s in enumerate(systems):
+        vals = []
+        for n in ns:
+            sel = rows(data, system=s, n=str(n))
+            vals.append(num(sel[0], "wraps_per_s") if sel else 0)
+        ax.bar([j + (i - 2) * w for j in range(len(ns))], vals, w, color=COLORS.get(s, "tab:gray"), label=s)
+    ax.set_xticks(range(len(ns)), [f"n={n}" for n in ns])
+    ax.set_yscale("log")
+    ax.set_ylabel("wraps/s")
+    ax.legend(fontsize=7)
+    save(fig, d, "pmdk")
+
+
+def main():
+    if len(sys.argv) != 2:
+        sys.exit("usage: plot.py RESULTS/<experiment>")
+    d = sys.argv[1].rstrip("/")
+    name = os.path.basename(d)
+    fn = globals().get(name)
+    if fn is None:
+        sys.exit(f"plot.py: no plot for '{name}'")
+    fn(d)
+
+
+if __name__ == "__main__":
+    main()

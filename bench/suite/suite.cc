@@ -1,0 +1,185 @@
+// suite.cc — the experiment table, the run loop, plotting and the PMDK
+// peer's launcher.
+//
+// Approach: experiments run one after another, each in its own Context
+// (its own output directory, array pool and meta.csv).  A failed
+// experiment (an API error or a failed correctness check) is reported and
+// the suite goes on with the next one.  Plotting is a separate process,
+// /usr/bin/python3 plot.py <dir>, so that the C++ side needs no plotting
+// library and a missing matplotlib only skips the PNGs.  The PMDK peer is
+// a separate program (sw_bench_pmdk, built only when pkg-config finds
+// libpmemobj) so that the softwrap tool never links PMDK; it is started
+// with PMEM_IS_PMEM_FORCE=1, see pmdk_array.cc.
+#include "suite.h"
+
+#include <spawn.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+extern char** environ;
+
+namespace softwrap::bench {
+namespace {
+
+bool is_file(const std::string& p) {
+  struct stat st;
+  return stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+}
+
+std::string self_dir() {
+  char buf[4096];
+  ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
+  if (n <= 0) return ".";
+  buf[n] = 0;
+  std::string s(buf);
+  return s.substr(0, s.rfind('/'));
+}
+
+// Runs argv with extra environment entries; returns the exit status (or
+// -1 when it could not start).
+int spawn_wait(const std::vector<std::string>& argv, const std::vector<std::string>& extra_env) {
+  std::vector<char*> av, ev;
+  for (const auto& a : argv) av.push_back(const_cast<char*>(a.c_str()));
+  av.push_back(nullptr);
+  for (const auto& e : extra_env) ev.push_back(const_cast<char*>(e.c_str()));
+  for (char** e = environ; *e; ++e) ev.push_back(*e);
+  ev.push_back(nullptr);
+  pid_t pid;
+  if (posix_spawn(&pid, av[0], nullptr, nullptr, av.data(), ev.data()) != 0) return -1;
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0) {
+    if (errno != EINTR) return -1;
+  }
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+}
+
+std::string suite_source_dir() {
+  if (const char* d = std::getenv("SOFTWRAP_BENCH_SUITE_DIR")) return d;
+#ifdef SW_BENCH_SUITE_DIR
+  return SW_BENCH_SUITE_DIR;
+#else
+  return self_dir() + "/../share/softwrap/bench";
+#endif
+}
+
+const char* kPython = "/usr/bin/python3";  // Debian's, with python3-matplotlib
+
+bool have_matplotlib() {
+  static int have = -1;
+  if (have < 0) {
+    have = is_file(kPython) && spawn_wait({kPython, "-c", "import matplotlib"}, {}) == 0 ? 1 : 0;
+  }
+  return have == 1;
+}
+
+}  // namespace
+
+const std::vector<Experiment>& experiments() {
+  static const std::vector<Experiment> kAll = {
+      {"fig4", "Fig. 4: average nstore time vs group size (DRAM vs scm-emu)", run_fig4},
+      {"table2", "Tables I/II, Fig. 5: estimated vs measured wrap time; pcommits and SCM writes", run_table2},
+      {"fig6", "Fig. 6: response time and throughput vs arrival rate", run_fig6},
+      {"fig7", "Fig. 7: throughput vs alias table size", run_fig7},
+      {"fig8", "Fig. 8: response time over time around table switches", run_fig8},
+      {"fig9", "Fig. 9: throughput vs threads", run_fig9},
+      {"fig10", "Fig. 10: response time vs SCM write time Tw", run_fig10},
+      {"fig11", "Fig. 11: response time vs wrap size (word stores and block copy)", run_fig11},
+      {"fig12", "Fig. 12: maximum throughput vs data reuse", run_fig12},
+      {"workshop", "Workshop paper: speedup over undo vs stores per wrap and consecutive wraps", run_workshop},
+      {"pmdk", "PMDK peer: array update with pmemobj transactions vs softwrap", run_pmdk},
+  };
+  return kAll;
+}
+
+int run_suite(const std::vector<std::string>& names, const SuiteOptions& o) {
+  // Each cell chooses engine, medium and timing itself.
+  for (const char* v : {"SOFTWRAP_ENGINE", "SOFTWRAP_MEDIUM", "SOFTWRAP_SCM_WRITE_NS", "SOFTWRAP_SCM_SERIAL_NS"}) {
+    unsetenv(v);
+  }
+  std::vector<const Experiment*> todo;
+  for (const auto& n : names) {
+    bool found = false;
+    for (const auto& e : experiments()) {
+      if (n == "all" || n == e.name) {
+        todo.push_back(&e);
+        found = true;
+      }
+    }
+    if (!found) {
+      std::fprintf(stderr, "softwrap bench: unknown experiment '%s'\n", n.c_str());
+      return 2;
+    }
+  }
+  int status = 0;
+  const auto suite_start = Clock::now();
+  for (const Experiment* e : todo) {
+    const auto start = Clock::now();
+    std::string error;
+    int claims_failed = 0;
+    {
+      try {
+        Context ctx(o, e->name);
+        e->run(ctx);
+        claims_failed = ctx.failures();
+      } catch (const BenchFailure& f) {
+        error = f.what;
+      }
+    }
+    const double secs = std::chrono::duration<double>(Clock::now() - start).count();
+    std::string plot;
+    if (error.empty() && o.plot) {
+      const std::string script = suite_source_dir() + "/plot.py";
+      if (!have_matplotlib()) {
+        plot = ", no plot (/usr/bin/python3 with matplotlib not found)";
+      } else if (!is_file(script)) {
+        plot = ", no plot (" + script + " not found)";
+      } else if (spawn_wait({kPython, script, o.out_dir + "/" + e->name}, {}) != 0) {
+        error = "plot.py failed";
+      }
+    }
+    if (!error.empty()) {
+      std::printf("%-9s FAILED after %.0f s: %s\n", e->name, secs, error.c_str());
+      status = 1;
+    } else {
+      std::printf("%-9s ok in %.0f s%s%s -> %s/%s/\n", e->name, secs, plot.c_str(),
+                  claims_failed ? fmt(", %d paper claim(s) not met (see meta.csv)", claims_failed).c_str() : "",
+                  o.out_dir.c_str(), e->name);
+      if (claims_failed && !o.quick) status = 1;
+    }
+    std::fflush(stdout);
+  }
+  std::printf("total %.0f s\n", std::chrono::duration<double>(Clock::now() - suite_start).count());
+  return status;
+}
+
+// The PMDK peer: a separate program, interleaving its cells with ours.
+void run_pmdk(Context& ctx) {
+  std::string prog;
+  if (const char* p = std::getenv("SOFTWRAP_BENCH_PMDK")) prog = p;
+#ifdef SW_BENCH_PMDK_PATH
+  if (prog.empty() && is_file(SW_BENCH_PMDK_PATH)) prog = SW_BENCH_PMDK_PATH;
+#endif
+  if (prog.empty() && is_file(self_dir() + "/sw_bench_pmdk")) prog = self_dir() + "/sw_bench_pmdk";
+  if (prog.empty()) {
+    ctx.note("skipped", "sw_bench_pmdk not built (libpmemobj not found by pkg-config)");
+    return;
+  }
+  ctx.step("running " + prog);
+  std::vector<std::string> argv = {prog, "--out", ctx.dir(), "--pool-dir", ctx.opts().pool_dir};
+  if (ctx.quick()) argv.push_back("--quick");
+  int rc = spawn_wait(argv, {"PMEM_IS_PMEM_FORCE=1"});
+  if (rc == 1) {
+    ctx.check(false, "x86 n=10: softwrap >= 5x PMDK wraps/s (see pmdk.csv)");
+  } else if (rc != 0) {
+    fail(fmt("%s exited with status %d", prog.c_str(), rc));
+  } else {
+    ctx.check(true, "x86 n=10: softwrap >= 5x PMDK wraps/s (see pmdk.csv)");
+  }
+}
+
+}  // namespace softwrap::bench

@@ -8,7 +8,7 @@
 //                   background retirement (full paper, section IV-A)
 //   softwrap-local  per-thread alias table, values go home at close (IV-D)
 //   undo            undo log, PMDK style (the papers' Undo Log baseline)
-//   nonatomic       stores go home, flushed at close (baseline, control)
+//   nonatomic       stores streamed home, one fence at close (baseline, control)
 #ifndef SOFTWRAP_ENGINE_ENGINE_H_
 #define SOFTWRAP_ENGINE_ENGINE_H_
 

@@ -636,7 +636,7 @@ def fig10():
          f"{us(na_low)} µs. Our aliasing is cheaper than the paper's (T_alias ≈ 450 ns there; our whole "
          "wrap takes about 2 µs on x86), and our nonatomic pays "
          f"≈ {(na_low - 220) / 10 / 1e3:.2f} µs per store of CPU work (a TLB "
-         "miss and the emulator's bookkeeping per `movnti`) that a small Tw no longer hides, so softwrap "
+         "miss and the emulator's bookkeeping per store and `clwb`) that a small Tw no longer hides, so softwrap "
          "stays ahead down to Tw = 100 ns."))
     sw1500 = one(d, tw_ns=1500, engine="softwrap")
     if sw1500:

@@ -9,7 +9,7 @@ namespace {
 thread_local Counters tls_scratch;
 }  // namespace
 
-thread_local Counters* tls_counters = &tls_scratch;
+thread_local constinit Counters* tls_counters = nullptr;
 
 Counters* scratch_counters() { return &tls_scratch; }
 

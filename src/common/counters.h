@@ -46,14 +46,17 @@ struct alignas(64) Counters {
   void reset();
 };
 
-// Block of the current thread for the pool being operated on.  Never null:
-// it points at a per-thread scratch block when no pool has set it.
-extern thread_local Counters* tls_counters;
-
-inline Counters& counters() { return *tls_counters; }
-// The calling thread's scratch block (what tls_counters points at when no
-// pool has set it).
+// Block of the current thread for the pool being operated on; nullptr means
+// the per-thread scratch block.  constinit: no TLS-init call on each access.
+extern thread_local constinit Counters* tls_counters;
+// The calling thread's scratch block (used while tls_counters is null, i.e.
+// while no pool has set it).
 Counters* scratch_counters();
+
+inline Counters& counters() {
+  Counters* c = tls_counters;
+  return c ? *c : *scratch_counters();
+}
 
 // Scope guard for code that counts into a specific block (the API layer).
 class CountersScope {

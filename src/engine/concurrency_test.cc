@@ -14,6 +14,7 @@
 #include <thread>
 #include <vector>
 
+#include "engine/engine_test_params.h"
 #include "softwrap/softwrap.h"
 
 namespace {
@@ -26,10 +27,7 @@ constexpr int kScale = 1;
 constexpr int kScale = 4;
 #endif
 
-struct Param {
-  sw_engine_kind engine;
-  const char* name;
-};
+using Param = softwrap::testing::EngineParam;
 
 class ConcurrencyTest : public ::testing::TestWithParam<Param> {
  protected:
@@ -231,15 +229,7 @@ TEST_P(ConcurrencyTest, ConcurrentAllocationsNeverOverlap) {
   for (size_t i = 1; i < all.size(); ++i) ASSERT_LE(all[i - 1].first + all[i - 1].second, all[i].first);
 }
 
-INSTANTIATE_TEST_SUITE_P(AllEngines, ConcurrencyTest,
-                         ::testing::Values(Param{SW_ENGINE_SOFTWRAP, "softwrap"},
-                                           Param{SW_ENGINE_SOFTWRAP_LOCAL, "softwrap-local"},
-                                           Param{SW_ENGINE_UNDO, "undo"},
-                                           Param{SW_ENGINE_NONATOMIC, "nonatomic"}),
-                         [](const auto& info) {
-                           std::string n = info.param.name;
-                           for (char& c : n) c = c == '-' ? '_' : c;
-                           return n;
-                         });
+INSTANTIATE_TEST_SUITE_P(AllEngines, ConcurrencyTest, softwrap::testing::all_engines(),
+                         softwrap::testing::EngineParamName());
 
 }  // namespace

@@ -11,6 +11,7 @@
 #include <thread>
 #include <vector>
 
+#include "engine/engine_test_params.h"
 #include "softwrap/softwrap.h"
 
 namespace {
@@ -19,10 +20,7 @@ std::string temp_pool(const char* tag) {
   return "/dev/shm/sw_engine_test_" + std::to_string(getpid()) + "_" + tag;
 }
 
-struct Param {
-  sw_engine_kind engine;
-  const char* name;
-};
+using Param = softwrap::testing::EngineParam;
 
 class EngineTest : public ::testing::TestWithParam<Param> {
  protected:
@@ -290,15 +288,7 @@ TEST_P(EngineTest, WrapLeftOpenByAnExitingThreadIsRolledBack) {
   pool_ = nullptr;
 }
 
-INSTANTIATE_TEST_SUITE_P(AllEngines, EngineTest,
-                         ::testing::Values(Param{SW_ENGINE_SOFTWRAP, "softwrap"},
-                                           Param{SW_ENGINE_SOFTWRAP_LOCAL, "softwrap-local"},
-                                           Param{SW_ENGINE_UNDO, "undo"},
-                                           Param{SW_ENGINE_NONATOMIC, "nonatomic"}),
-                         [](const auto& info) {
-                           std::string n = info.param.name;
-                           for (char& c : n) c = c == '-' ? '_' : c;
-                           return n;
-                         });
+INSTANTIATE_TEST_SUITE_P(AllEngines, EngineTest, softwrap::testing::all_engines(),
+                         softwrap::testing::EngineParamName());
 
 }  // namespace

@@ -15,16 +15,14 @@
 #include "log/redo_log.h"
 #include "medium/medium.h"
 #include "pool/pool.h"
+#include "engine/engine_test_params.h"
 #include "softwrap/softwrap.h"
 
 namespace {
 
 constexpr size_t kWords = 4096;
 
-struct Param {
-  sw_engine_kind engine;
-  const char* name;
-};
+using Param = softwrap::testing::EngineParam;
 
 class RecoveryTest : public ::testing::TestWithParam<Param> {
  protected:
@@ -128,15 +126,8 @@ TEST_P(RecoveryTest, RecoveryIsIdempotent) {
   ASSERT_EQ(sw_pool_close(p), 0);
 }
 
-INSTANTIATE_TEST_SUITE_P(AtomicEngines, RecoveryTest,
-                         ::testing::Values(Param{SW_ENGINE_SOFTWRAP, "softwrap"},
-                                           Param{SW_ENGINE_SOFTWRAP_LOCAL, "softwrap-local"},
-                                           Param{SW_ENGINE_UNDO, "undo"}),
-                         [](const auto& info) {
-                           std::string n = info.param.name;
-                           for (char& c : n) c = c == '-' ? '_' : c;
-                           return n;
-                         });
+INSTANTIATE_TEST_SUITE_P(AtomicEngines, RecoveryTest, softwrap::testing::atomic_engines(),
+                         softwrap::testing::EngineParamName());
 
 // A committed frame with one flipped bit is not replayed; the frames before
 // it still are (the newest frame is the one a power failure can tear).

@@ -1,0 +1,43 @@
+// engine_test_params.h — the engine parameter lists shared by the
+// engine-level tests (engine_test, concurrency_test, recovery_test).
+#ifndef SOFTWRAP_ENGINE_ENGINE_TEST_PARAMS_H_
+#define SOFTWRAP_ENGINE_ENGINE_TEST_PARAMS_H_
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "softwrap/softwrap.h"
+
+namespace softwrap::testing {
+
+struct EngineParam {
+  sw_engine_kind engine;
+  const char* name;
+};
+
+inline auto all_engines() {
+  return ::testing::Values(EngineParam{SW_ENGINE_SOFTWRAP, "softwrap"},
+                           EngineParam{SW_ENGINE_SOFTWRAP_LOCAL, "softwrap-local"},
+                           EngineParam{SW_ENGINE_UNDO, "undo"}, EngineParam{SW_ENGINE_NONATOMIC, "nonatomic"});
+}
+
+inline auto atomic_engines() {
+  return ::testing::Values(EngineParam{SW_ENGINE_SOFTWRAP, "softwrap"},
+                           EngineParam{SW_ENGINE_SOFTWRAP_LOCAL, "softwrap-local"},
+                           EngineParam{SW_ENGINE_UNDO, "undo"});
+}
+
+// Test-name suffix: the engine name with '-' as '_'.
+struct EngineParamName {
+  template <class Info>
+  std::string operator()(const Info& info) const {
+    std::string n = info.param.name;
+    for (char& c : n) c = c == '-' ? '_' : c;
+    return n;
+  }
+};
+
+}  // namespace softwrap::testing
+
+#endif  // SOFTWRAP_ENGINE_ENGINE_TEST_PARAMS_H_

@@ -400,14 +400,20 @@ class btree {
   bool less(const Key& x, const Key& y) const { return cmp_(x, y); }
   bool equal(const Key& x, const Key& y) const { return !cmp_(x, y) && !cmp_(y, x); }
 
-  // First slot in [0, n) whose key is >= k (Upper: > k).
+  // First slot in [0, n) whose key is >= k (Upper: > k).  The node's used
+  // keys are read with one sw_read into DRAM and searched there: one call
+  // through the engine's read path per node instead of one per probe
+  // (nodes hold at most a few hundred bytes of keys, so the copy costs
+  // about what the probes' cache misses cost anyway).
   template <bool Upper>
   unsigned search(const Key* keys, unsigned n, const Key& k) const {
+    btree_detail::scratch<Key> buf(n);
+    const Key* local = buf.data();
+    a_.rd(buf.data(), keys, buf.bytes());
     unsigned lo = 0, hi = n;
     while (lo < hi) {
       const unsigned mid = (lo + hi) / 2;
-      const Key m = a_.ld(&keys[mid]);
-      if (Upper ? !less(k, m) : less(m, k)) lo = mid + 1;
+      if (Upper ? !less(k, local[mid]) : less(local[mid], k)) lo = mid + 1;
       else hi = mid;
     }
     return lo;

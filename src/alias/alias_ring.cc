@@ -9,6 +9,7 @@
 #include "alias/home_writer.h"
 
 #include <algorithm>
+#include <bit>
 #include <cstring>
 #include <utility>
 
@@ -22,7 +23,8 @@ namespace softwrap {
 AliasRing::AliasRing(const ResolvedConfig& cfg, PoolFile* pool, Medium* medium)
     : pool_(pool),
       medium_(medium),
-      ring_(std::min<uint32_t>(std::max<uint32_t>(cfg.max_alias_tables, 2), kMaxRing)),
+      limit_(std::min<uint32_t>(std::max<uint32_t>(cfg.max_alias_tables, 2), kMaxRing)),
+      ring_(std::bit_ceil(limit_)),
       threshold_(std::max<uint32_t>(cfg.alias_entries / cfg.retire_divisor, 1)),
       page_size_(cfg.shadow_page_size),
       base_capacity_(cfg.alias_entries),
@@ -84,44 +86,46 @@ int64_t AliasRing::readers_of(uint64_t gen) {
 
 void AliasRing::wake() {
   if (inline_retire_) return;
-  work_.store(true, std::memory_order_release);
-  cv_.notify_one();
+  work_.store(true);
+  if (sleeping_.load()) cv_.notify_one();
 }
 
 uint64_t AliasRing::lookup_word(uint64_t w) {
   const uint64_t a = active_gen_.load();
   const uint64_t r = readable_gen_.load();
+  const uint64_t po = w & ~(uint64_t{page_size_} - 1);
+  const uint64_t hint = AliasTable::page_hint(po);
   uint64_t v = 0;
   unsigned have = 0;  // bytes of v found so far (bit per byte)
   for (uint64_t g = a; g + 1 > r; --g) {
     AliasTable& t = table(g);
-    if (t.has_words.load(std::memory_order_acquire)) {
-      if (AliasEntry* e = t.find(w); e && (e->meta.load(std::memory_order_acquire) & kMetaValid)) {
-        counters().alias_hits.add();
-        const uint64_t x = e->value.load(std::memory_order_relaxed);
-        if (have == 0) return x;
-        for (unsigned b = 0; b < 8; ++b) {
-          if (!((have >> b) & 1)) reinterpret_cast<char*>(&v)[b] = reinterpret_cast<const char*>(&x)[b];
-        }
-        return v;
-      }
-    }
-    if (t.has_pages.load(std::memory_order_acquire)) {
-      const uint64_t po = w & ~(uint64_t{page_size_} - 1);
-      if (AliasEntry* e = t.find(page_key(po)); e && (e->meta.load(std::memory_order_acquire) & kMetaValid)) {
-        const char* page = reinterpret_cast<const char*>(e->value.load(std::memory_order_relaxed));
-        const unsigned m = mask_byte(page, page_size_, (w - po) / 8) & ~have;
-        if (m) {
+    if (t.may_hold(hint)) {
+      if (t.has_words.load(std::memory_order_acquire) && t.may_hold_words(hint)) {
+        if (AliasEntry* e = t.probe(w); e && (e->meta.load(std::memory_order_acquire) & kMetaValid)) {
+          counters().alias_hits.add();
+          const uint64_t x = e->value.load(std::memory_order_relaxed);
+          if (have == 0) return x;
           for (unsigned b = 0; b < 8; ++b) {
-            if ((m >> b) & 1) {
-              reinterpret_cast<char*>(&v)[b] =
-                  __atomic_load_n(page + (w - po) + b, __ATOMIC_RELAXED);
-            }
+            if (!((have >> b) & 1)) reinterpret_cast<char*>(&v)[b] = reinterpret_cast<const char*>(&x)[b];
           }
-          have |= m;
-          if (have == 0xFF) {
-            counters().alias_hits.add();
-            return v;
+          return v;
+        }
+      }
+      if (t.has_pages.load(std::memory_order_acquire)) {
+        if (AliasEntry* e = t.probe(page_key(po)); e && (e->meta.load(std::memory_order_acquire) & kMetaValid)) {
+          const char* page = reinterpret_cast<const char*>(e->value.load(std::memory_order_relaxed));
+          const unsigned m = mask_byte(page, page_size_, (w - po) / 8) & ~have;
+          if (m) {
+            for (unsigned b = 0; b < 8; ++b) {
+              if ((m >> b) & 1) {
+                reinterpret_cast<char*>(&v)[b] = __atomic_load_n(page + (w - po) + b, __ATOMIC_RELAXED);
+              }
+            }
+            have |= m;
+            if (have == 0xFF) {
+              counters().alias_hits.add();
+              return v;
+            }
           }
         }
       }
@@ -150,7 +154,7 @@ bool AliasRing::try_switch_locked(bool overflow) {
   const uint64_t a = active_gen_.load(), o = oldest_gen_.load();
   const uint64_t live = a - o + 1;
   if (!overflow && live > 1) return false;
-  if (live >= ring_) return false;
+  if (live >= limit_) return false;
   const uint64_t ng = a + 1;
   // A table made for a wrap that outgrew the active one is twice its size.
   const uint32_t want = overflow && live > 1 ? std::min<uint64_t>(uint64_t{table(a).capacity()} * 2, kMaxEntries)
@@ -322,7 +326,19 @@ void AliasRing::persist_retired_seq(uint64_t s) {
 void AliasRing::retirer_main() {
   std::unique_lock<std::mutex> lk(mu_);
   while (!stop_) {
-    if (!work_.exchange(false)) cv_.wait_for(lk, std::chrono::milliseconds(2));
+    if (!work_.exchange(false)) {
+      // Spin a little before sleeping: a switch usually follows soon, and
+      // waking a sleeping thread costs the committing thread a futex call.
+      lk.unlock();
+      const uint64_t until = now_ns() + kRetirerSpinNs;
+      while (!work_.load(std::memory_order_acquire) && now_ns() < until) __builtin_ia32_pause();
+      lk.lock();
+      if (!work_.exchange(false)) {
+        sleeping_.store(true);
+        if (!work_.exchange(false)) cv_.wait_for(lk, std::chrono::milliseconds(2));
+        sleeping_.store(false);
+      }
+    }
     while (!stop_ && step_locked(lk)) {
     }
   }

@@ -60,7 +60,7 @@ class AliasRing {
   // ---- tables, newest first: for (g = active_gen(); g + 1 > readable_gen() ...)
   uint64_t active_gen() const { return active_gen_.load(std::memory_order_seq_cst); }
   uint64_t readable_gen() const { return readable_gen_.load(std::memory_order_seq_cst); }
-  AliasTable& table(uint64_t gen) { return *tables_[gen % ring_]; }
+  AliasTable& table(uint64_t gen) { return *tables_[gen & (ring_ - 1)]; }
   size_t page_size() const { return page_size_; }
 
   // Word value visible to a reader (newest table first, then home).  The
@@ -106,7 +106,7 @@ class AliasRing {
   struct alignas(64) Colour {
     std::atomic<int64_t> n{0};
   };
-  Colour& colour(uint64_t a, uint64_t m) { return colours_[(a % ring_) * ring_ + (m % ring_)]; }
+  Colour& colour(uint64_t a, uint64_t m) { return colours_[(a & (ring_ - 1)) * ring_ + (m & (ring_ - 1))]; }
   int64_t writers_of(uint64_t gen);  // open wraps with a == gen
   int64_t readers_of(uint64_t gen);  // open wraps with m == gen
 
@@ -119,7 +119,8 @@ class AliasRing {
 
   PoolFile* pool_;
   Medium* medium_;
-  uint32_t ring_;
+  uint32_t limit_;  // tables in use at most (sw_config.max_alias_tables)
+  uint32_t ring_;   // slots: limit_ rounded up to a power of two
   uint32_t threshold_;
   size_t page_size_;
   uint32_t base_capacity_;
@@ -138,6 +139,8 @@ class AliasRing {
   std::condition_variable cv_;      // retirer waits for work
   std::condition_variable done_cv_;  // waiters for progress
   std::atomic<bool> work_{false};
+  std::atomic<bool> sleeping_{false};  // the retirer is (about to be) in cv_.wait
+  static constexpr uint64_t kRetirerSpinNs = 50'000;
   bool stop_ = false;
   std::atomic<bool> retiring_{false};
   Counters retire_counters_;

@@ -27,45 +27,60 @@ PageArena::~PageArena() {
 char* PageArena::allocate() {
   std::lock_guard<std::mutex> g(mu_);
   if (used_in_last_ == kPagesPerBlock) {
-    char* b = static_cast<char*>(std::aligned_alloc(64, page_size_ * kPagesPerBlock));
-    if (!b) return nullptr;
-    blocks_.push_back(b);
+    if (current_ + 1 < blocks_.size()) {
+      ++current_;  // a block kept from an earlier generation
+    } else {
+      char* b = static_cast<char*>(std::aligned_alloc(64, page_size_ * kPagesPerBlock));
+      if (!b) return nullptr;
+      blocks_.push_back(b);
+      current_ = blocks_.size() - 1;
+    }
     used_in_last_ = 0;
   }
-  return blocks_.back() + page_size_ * used_in_last_++;
+  return blocks_[current_] + page_size_ * used_in_last_++;
 }
 
 void PageArena::reset() {
-  // Keep one block for the next generation; free the rest.
+  // Keep the blocks for the next generation (a table refills to about the
+  // same size, and fresh memory costs a page fault per 4 KiB), up to a
+  // bound, so one outsized generation does not pin its memory.
   std::lock_guard<std::mutex> g(mu_);
-  while (blocks_.size() > 1) {
+  const size_t keep = std::max<size_t>(1, kKeepBytes / (page_size_ * kPagesPerBlock));
+  while (blocks_.size() > keep) {
     std::free(blocks_.back());
     blocks_.pop_back();
   }
+  current_ = 0;
   used_in_last_ = blocks_.empty() ? kPagesPerBlock : 0;
 }
 
 size_t PageArena::pages() const {
-  return blocks_.empty() ? 0 : (blocks_.size() - 1) * kPagesPerBlock + used_in_last_;
+  return blocks_.empty() ? 0 : current_ * kPagesPerBlock + used_in_last_;
 }
 
 AliasTable::AliasTable(uint32_t capacity, size_t page_size)
     : mask_(capacity - 1),
       page_size_(page_size),
+      page_mask_(~(uint64_t{page_size} - 1)),
       filter_mask_(std::max<uint64_t>(uint64_t{capacity} * 4, 4096) - 1),
       filter_(new std::atomic<uint64_t>[(filter_mask_ + 1) / 64]),
+      word_filter_(new std::atomic<uint64_t>[(filter_mask_ + 1) / 64]),
       entries_(new AliasEntry[capacity]),
+      used_(new std::atomic<uint32_t>[capacity]),
       arena_(page_alloc_size(page_size)) {
   filter_clear_all();
 }
 
 void AliasTable::filter_clear_all() {
-  for (uint64_t i = 0; i < (filter_mask_ + 1) / 64; ++i) filter_[i].store(0, std::memory_order_relaxed);
+  for (uint64_t i = 0; i < (filter_mask_ + 1) / 64; ++i) {
+    filter_[i].store(0, std::memory_order_relaxed);
+    word_filter_[i].store(0, std::memory_order_relaxed);
+  }
 }
 
 AliasEntry* AliasTable::find_or_insert(uint64_t key, bool* inserted) {
-  const uint64_t h = mix64(key);
-  uint32_t i = static_cast<uint32_t>(h) & mask_;
+  uint32_t i = static_cast<uint32_t>(mix64(key)) & mask_;
+  bool filtered = false;
   for (;;) {
     AliasEntry& e = entries_[i];
     uint64_t k = e.key.load(std::memory_order_acquire);
@@ -75,9 +90,17 @@ AliasEntry* AliasTable::find_or_insert(uint64_t key, bool* inserted) {
     }
     if (k == 0) {
       if (count_.load(std::memory_order_relaxed) >= hard_limit()) return nullptr;
-      filter_add(h);  // before the key is visible, so find() never skips it
+      if (!filtered) {
+        // Before the key is visible, so find() never skips it.
+        const uint64_t hint = page_hint(key_page(key));
+        filter_add(filter_, hint);
+        if (!(key & 1)) filter_add(word_filter_, hint);
+        filtered = true;
+      }
       if (e.key.compare_exchange_strong(k, key, std::memory_order_acq_rel)) {
-        count_.fetch_add(1, std::memory_order_relaxed);
+        // Every successful CAS claims a distinct slot, so the index stays
+        // below the capacity even when racing inserters pass the limit.
+        used_[count_.fetch_add(1, std::memory_order_acq_rel)].store(i, std::memory_order_release);
         *inserted = true;
         return &e;
       }
@@ -91,34 +114,38 @@ AliasEntry* AliasTable::find_or_insert(uint64_t key, bool* inserted) {
 }
 
 void AliasTable::clear() {
-  if (count_.load(std::memory_order_relaxed) != 0) {
+  const uint32_t n = count_.load(std::memory_order_relaxed);
+  const uint64_t filter_words = (filter_mask_ + 1) / 64;
+  if (n > mask_ / 4) {
     for (uint32_t i = 0; i <= mask_; ++i) {
       AliasEntry& e = entries_[i];
       e.key.store(0, std::memory_order_relaxed);
       e.value.store(0, std::memory_order_relaxed);
       e.meta.store(0, std::memory_order_relaxed);
     }
+  } else {
+    // Few keys (softwrap-local clears its table after every wrap): visit
+    // only them, and clear only their filter words if that is less work.
+    const bool by_key = uint64_t{n} * 4 < filter_words;
+    for (uint32_t k = 0; k < n; ++k) {
+      AliasEntry& e = entries_[used_[k].load(std::memory_order_relaxed)];
+      if (by_key) {
+        const uint64_t b = (page_hint(key_page(e.key.load(std::memory_order_relaxed))) >> 32) & filter_mask_;
+        filter_[b >> 6].store(0, std::memory_order_relaxed);  // only keys set bits
+        word_filter_[b >> 6].store(0, std::memory_order_relaxed);
+      }
+      e.key.store(0, std::memory_order_relaxed);
+      e.value.store(0, std::memory_order_relaxed);
+      e.meta.store(0, std::memory_order_relaxed);
+    }
+    if (!by_key) filter_clear_all();
   }
+  if (n > mask_ / 4) filter_clear_all();
   count_.store(0, std::memory_order_relaxed);
-  filter_clear_all();
   has_pages.store(false, std::memory_order_relaxed);
   has_words.store(false, std::memory_order_relaxed);
   arena_.reset();
   seq_boundary = 0;
-}
-
-void AliasTable::clear_entries(const std::vector<AliasEntry*>& used) {
-  for (AliasEntry* e : used) {
-    const uint64_t b = (mix64(e->key.load(std::memory_order_relaxed)) >> 32) & filter_mask_;
-    filter_[b >> 6].store(0, std::memory_order_relaxed);  // only used keys set bits here
-    e->key.store(0, std::memory_order_relaxed);
-    e->value.store(0, std::memory_order_relaxed);
-    e->meta.store(0, std::memory_order_relaxed);
-  }
-  count_.store(0, std::memory_order_relaxed);
-  has_pages.store(false, std::memory_order_relaxed);
-  has_words.store(false, std::memory_order_relaxed);
-  arena_.reset();
 }
 
 void page_write(char* page, size_t page_size, size_t off, const void* src, size_t n) {
@@ -150,14 +177,16 @@ void page_overlay(const char* page, size_t page_size, size_t off, size_t n, unsi
 
 void overlay_table(AliasTable& t, uint64_t off, size_t n, size_t page_size, unsigned char* out) {
   const uint64_t po = off & ~(uint64_t{page_size} - 1);
+  const uint64_t hint = AliasTable::page_hint(po);
+  if (!t.may_hold(hint)) return;
   if (t.has_pages.load(std::memory_order_acquire)) {
-    if (AliasEntry* e = t.find(page_key(po)); e && (e->meta.load(std::memory_order_acquire) & kMetaValid)) {
+    if (AliasEntry* e = t.probe(page_key(po)); e && (e->meta.load(std::memory_order_acquire) & kMetaValid)) {
       page_overlay(reinterpret_cast<const char*>(e->value.load(std::memory_order_relaxed)), page_size, off - po, n, out);
     }
   }
-  if (t.has_words.load(std::memory_order_acquire)) {
+  if (t.has_words.load(std::memory_order_acquire) && t.may_hold_words(hint)) {
     for (uint64_t w = off & ~uint64_t{7}; w < off + n; w += 8) {
-      AliasEntry* e = t.find(w);
+      AliasEntry* e = t.probe(w);
       if (!e || !(e->meta.load(std::memory_order_acquire) & kMetaValid)) continue;
       const uint64_t v = e->value.load(std::memory_order_relaxed);
       const uint64_t lo = std::max(w, off), hi = std::min(w + 8, off + n);

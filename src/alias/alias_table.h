@@ -54,10 +54,12 @@ class PageArena {
 
  private:
   static constexpr size_t kPagesPerBlock = 64;
+  static constexpr size_t kKeepBytes = size_t{16} << 20;
   size_t page_size_;
   std::mutex mu_;
   std::vector<char*> blocks_;
-  size_t used_in_last_ = kPagesPerBlock;
+  size_t current_ = 0;  // block being filled
+  size_t used_in_last_ = kPagesPerBlock;  // pages used in blocks_[current_]
 };
 
 enum class TableState : int { kEmpty = 0, kActive, kFull, kClosed, kRetired };
@@ -72,11 +74,26 @@ class AliasTable {
   // New keys are refused at this fill (3/4), keeping probes short.
   uint32_t hard_limit() const { return capacity() / 4 * 3; }
 
+  // The filter summarises pages, not keys: a word key and a page key of
+  // the same shadow page set the same bit, so a reader asks once per table
+  // whether anything of a page may be here (page_hint(po), computed once
+  // for all tables) before it probes for words or the page.
+  static uint64_t page_hint(uint64_t page_off) { return mix64(page_off); }
+  bool may_hold(uint64_t hint) const { return filter_has(filter_, hint); }
+  // Whether word keys of the page may be here (a second filter, set only by
+  // word keys): writers and readers of a page that has a shadow page but no
+  // word entries skip probing for each of its words.
+  bool may_hold_words(uint64_t hint) const { return filter_has(word_filter_, hint); }
+
   // Entry for key or nullptr.  Lock-free.
   AliasEntry* find(uint64_t key) {
-    const uint64_t h = mix64(key);
-    if (!filter_has(h)) return nullptr;  // most lookups miss: skip the probe
-    uint32_t i = static_cast<uint32_t>(h) & mask_;
+    const uint64_t hint = page_hint(key_page(key));
+    if (!((key & 1) ? may_hold(hint) : may_hold_words(hint))) return nullptr;  // most lookups miss
+    return probe(key);
+  }
+  // find() for a key whose page the caller already checked with may_hold().
+  AliasEntry* probe(uint64_t key) {
+    uint32_t i = static_cast<uint32_t>(mix64(key)) & mask_;
     for (;;) {
       AliasEntry& e = entries_[i];
       const uint64_t k = e.key.load(std::memory_order_acquire);
@@ -89,13 +106,12 @@ class AliasTable {
   // nullptr if the table is at its hard limit.  *inserted tells which.
   AliasEntry* find_or_insert(uint64_t key, bool* inserted);
 
-  // Iterates the entries in slot order (retirement, quiesce, tests).
+  // Iterates the entries in insertion order (retirement, quiesce, tests).
+  // REQUIRES: no concurrent inserters (the table is not Active).
   template <class F>
   void for_each(F&& f) {
-    for (uint32_t i = 0; i <= mask_; ++i) {
-      AliasEntry& e = entries_[i];
-      if (e.key.load(std::memory_order_acquire) != 0) f(e);
-    }
+    const uint32_t n = count_.load(std::memory_order_acquire);
+    for (uint32_t k = 0; k < n; ++k) f(entries_[used_[k].load(std::memory_order_acquire)]);
   }
 
   // A new shadow page with nothing written (mask clear); nullptr if out of
@@ -111,8 +127,6 @@ class AliasTable {
 
   // Recycling: REQUIRES no concurrent users.
   void clear();
-  // Empties a table whose only keys are `used` (single-threaded tables).
-  void clear_entries(const std::vector<AliasEntry*>& used);
 
   // Ring bookkeeping (owned by AliasRing).
   std::atomic<TableState> state{TableState::kEmpty};
@@ -120,26 +134,34 @@ class AliasTable {
   uint64_t seq_boundary = 0;  // last commit seq of wraps whose stores all land here or older
 
  private:
-  // A one-hash Bloom filter over the keys (4 bits per slot): a lookup of an
-  // absent key — the common case for loads — touches one word of a small
-  // array instead of probing the large entry array.  Bits are set before a
-  // key is inserted and cleared only when the table is emptied.
-  bool filter_has(uint64_t h) const {
+  // A one-hash Bloom filter over the pages of the keys (4 bits per slot):
+  // a lookup of a page with nothing aliased — the common case for loads —
+  // touches one word of a small array instead of probing the large entry
+  // array.  Bits are set before a key is inserted and cleared only when
+  // the table is emptied.
+  uint64_t key_page(uint64_t key) const { return key & page_mask_; }
+  using Filter = std::unique_ptr<std::atomic<uint64_t>[]>;
+  bool filter_has(const Filter& f, uint64_t h) const {
     const uint64_t b = (h >> 32) & filter_mask_;
-    return filter_[b >> 6].load(std::memory_order_acquire) & (uint64_t{1} << (b & 63));
+    return f[b >> 6].load(std::memory_order_acquire) & (uint64_t{1} << (b & 63));
   }
-  void filter_add(uint64_t h) {
+  void filter_add(Filter& f, uint64_t h) {
     const uint64_t b = (h >> 32) & filter_mask_;
     const uint64_t bit = uint64_t{1} << (b & 63);
-    if (!(filter_[b >> 6].load(std::memory_order_relaxed) & bit)) filter_[b >> 6].fetch_or(bit, std::memory_order_release);
+    if (!(f[b >> 6].load(std::memory_order_relaxed) & bit)) f[b >> 6].fetch_or(bit, std::memory_order_release);
   }
   void filter_clear_all();
 
   uint32_t mask_;
   size_t page_size_;
+  uint64_t page_mask_;  // clears the in-page bits of a key (and a page key's tag bit)
   uint64_t filter_mask_;
-  std::unique_ptr<std::atomic<uint64_t>[]> filter_;
+  Filter filter_;       // pages of all keys
+  Filter word_filter_;  // pages of word keys
   std::unique_ptr<AliasEntry[]> entries_;
+  // Slots in insertion order: used_[i] is the slot of the i-th key, so
+  // retirement and recycling visit only the keys, not the whole array.
+  std::unique_ptr<std::atomic<uint32_t>[]> used_;
   std::atomic<uint32_t> count_{0};
   PageArena arena_;
 };
@@ -163,21 +185,31 @@ inline unsigned char range_bits(size_t word, size_t lo, size_t hi) {
 void page_write(char* page, size_t page_size, size_t off, const void* src, size_t n);
 // Copies the written bytes of [off, off+n) to out (others untouched).
 void page_overlay(const char* page, size_t page_size, size_t off, size_t n, unsigned char* out);
-// Calls f(off, len) for every run of written bytes.
+// Calls f(off, len) for every run of written bytes.  The mask is walked
+// 64 bits (64 data bytes) at a time; REQUIRES no concurrent writers.
 template <class F>
 void page_dirty_runs(const char* page, size_t page_size, F&& f) {
-  size_t i = 0;
-  while (i < page_size) {
-    const unsigned char m = mask_byte(page, page_size, i / 8);
-    if (!((m >> (i % 8)) & 1)) {
-      i = m == 0 ? (i / 8 + 1) * 8 : i + 1;
-      continue;
+  const unsigned char* mask = reinterpret_cast<const unsigned char*>(page + page_size);
+  constexpr size_t kNone = ~size_t{0};
+  size_t start = kNone;  // start of the run in progress
+  for (size_t i = 0; i < page_size; i += 64) {
+    uint64_t m;
+    std::memcpy(&m, mask + i / 8, 8);  // bit j = data byte i + j (little-endian)
+    if (m == (start == kNone ? 0 : ~uint64_t{0})) continue;
+    unsigned b = 0;
+    while (b < 64) {
+      const uint64_t rest = (start == kNone ? m : ~m) >> b;
+      if (rest == 0) break;
+      b += static_cast<unsigned>(__builtin_ctzll(rest));
+      if (start == kNone) {
+        start = i + b;
+      } else {
+        f(start, i + b - start);
+        start = kNone;
+      }
     }
-    size_t j = i;
-    while (j < page_size && ((mask_byte(page, page_size, j / 8) >> (j % 8)) & 1)) ++j;
-    f(i, j - i);
-    i = j;
   }
+  if (start != kNone) f(start, page_size - start);
 }
 
 // Overlays what table t holds for [off, off+n) (n within one shadow page)

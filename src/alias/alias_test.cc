@@ -93,6 +93,40 @@ TEST(ShadowPage, OnlyWrittenBytesAreOverlaidAndRetired) {
   EXPECT_EQ(runs, (std::vector<std::pair<size_t, size_t>>{{3, 3}, {16, 10}}));
 }
 
+TEST(ShadowPage, DirtyRunsMatchTheMaskByteByByte) {
+  // Random writes (runs crossing 64-byte mask words, a page ending dirty,
+  // single bytes) against a byte-by-byte reference walk of the mask.
+  constexpr size_t kPage = 1024;
+  uint64_t x = 42;
+  auto next = [&] { return x = x * 6364136223846793005ull + 1442695040888963407ull, x >> 33; };
+  for (int round = 0; round < 200; ++round) {
+    AliasTable t(64, kPage);
+    char* page = t.new_page();
+    std::vector<bool> ref(kPage, false);
+    const int writes = static_cast<int>(next() % 12);
+    for (int w = 0; w < writes; ++w) {
+      const size_t off = next() % kPage, n = 1 + next() % std::min<size_t>(200, kPage - off);
+      std::string src(n, 'x');
+      page_write(page, kPage, off, src.data(), n);
+      for (size_t i = off; i < off + n; ++i) ref[i] = true;
+    }
+    if (round % 7 == 0) {  // a run that reaches the page's end
+      page_write(page, kPage, kPage - 70, std::string(70, 'y').data(), 70);
+      for (size_t i = kPage - 70; i < kPage; ++i) ref[i] = true;
+    }
+    std::vector<std::pair<size_t, size_t>> want, got;
+    for (size_t i = 0; i < kPage;) {
+      if (!ref[i]) { ++i; continue; }
+      size_t j = i;
+      while (j < kPage && ref[j]) ++j;
+      want.emplace_back(i, j - i);
+      i = j;
+    }
+    page_dirty_runs(page, kPage, [&](size_t off, size_t len) { got.emplace_back(off, len); });
+    ASSERT_EQ(got, want) << "round " << round;
+  }
+}
+
 class AliasRingTest : public ::testing::Test {
  protected:
   void SetUp() override {

@@ -47,7 +47,6 @@ struct LocalThread {
   LocalEngine* engine;
   std::unique_ptr<AliasTable> table;
   std::vector<std::unique_ptr<AliasTable>> outgrown;  // keep their shadow pages alive
-  std::vector<AliasEntry*> used;
   Lane* lane = nullptr;
 };
 
@@ -250,51 +249,47 @@ class LocalEngine final : public Engine {
       grow(t);
       e = t.table->find_or_insert(key, &inserted);
     }
-    if (inserted) t.used.push_back(e);
     return e;
   }
 
   void grow(LocalThread& t) {
     auto bigger = std::make_unique<AliasTable>(t.table->capacity() * 2, page_size_);
-    std::vector<AliasEntry*> used;
-    used.reserve(t.used.size());
-    for (AliasEntry* e : t.used) {
+    t.table->for_each([&](AliasEntry& e) {
       bool ins;
-      AliasEntry* n = bigger->find_or_insert(e->key.load(std::memory_order_relaxed), &ins);
-      n->value.store(e->value.load(std::memory_order_relaxed), std::memory_order_relaxed);
-      n->meta.store(e->meta.load(std::memory_order_relaxed), std::memory_order_relaxed);
-      used.push_back(n);
-    }
+      AliasEntry* n = bigger->find_or_insert(e.key.load(std::memory_order_relaxed), &ins);
+      n->value.store(e.value.load(std::memory_order_relaxed), std::memory_order_relaxed);
+      n->meta.store(e.meta.load(std::memory_order_relaxed), std::memory_order_relaxed);
+    });
     bigger->has_words.store(t.table->has_words.load());
     bigger->has_pages.store(t.table->has_pages.load());
     t.outgrown.push_back(std::move(t.table));
     t.table = std::move(bigger);
-    t.used = std::move(used);
   }
 
   void write_home(LocalThread& t) {
     HomeWriter home(pool_, medium_);
     // Pages first: a word entry shadows the page of its own table.
-    for (AliasEntry* e : t.used) {
-      const uint64_t k = e->key.load(std::memory_order_relaxed);
-      if (!(k & 1)) continue;
-      const char* page = reinterpret_cast<const char*>(e->value.load(std::memory_order_relaxed));
-      page_dirty_runs(page, page_size_, [&](size_t off, size_t len) { home.bytes((k & ~uint64_t{1}) + off, page + off, len); });
+    if (t.table->has_pages.load(std::memory_order_relaxed)) {
+      t.table->for_each([&](AliasEntry& e) {
+        const uint64_t k = e.key.load(std::memory_order_relaxed);
+        if (!(k & 1)) return;
+        const char* page = reinterpret_cast<const char*>(e.value.load(std::memory_order_relaxed));
+        page_dirty_runs(page, page_size_, [&](size_t off, size_t len) { home.bytes((k & ~uint64_t{1}) + off, page + off, len); });
+      });
     }
-    for (AliasEntry* e : t.used) {
-      const uint64_t k = e->key.load(std::memory_order_relaxed);
-      if (!(k & 1)) home.word(k, e->value.load(std::memory_order_relaxed));
-    }
+    t.table->for_each([&](AliasEntry& e) {
+      const uint64_t k = e.key.load(std::memory_order_relaxed);
+      if (!(k & 1)) home.word(k, e.value.load(std::memory_order_relaxed));
+    });
     counters().home_writes.add(home.finish());
   }
 
   void clear(LocalThread& t) {
-    if (t.table->capacity() > 4 * 4096 && t.used.size() * 64 < t.table->capacity()) {
+    if (t.table->capacity() > 4 * 4096 && uint64_t{t.table->count()} * 64 < t.table->capacity()) {
       t.table = std::make_unique<AliasTable>(4096, page_size_);  // shrink after an outsized wrap
     } else {
-      t.table->clear_entries(t.used);
+      t.table->clear();
     }
-    t.used.clear();
     t.outgrown.clear();
     t.lane = nullptr;
   }

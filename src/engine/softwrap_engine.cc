@@ -37,9 +37,10 @@ struct WordUndo {
   uint64_t value, meta;
 };
 struct PageUndo {
+  static constexpr size_t kUnwritten = ~size_t{0};
   char* page;
   uint32_t off, len;
-  size_t bytes_at;  // old data, then old mask bytes, in SwThread::page_bytes
+  size_t bytes_at;  // old data, then old mask bytes, in SwThread::page_bytes; kUnwritten: mask was clear
 };
 
 class SoftwrapEngine;
@@ -118,14 +119,14 @@ class SoftwrapEngine final : public Engine {
     SwThread& t = *st(ctx);
     for (size_t i = t.page_undo.size(); i-- > 0;) {
       const PageUndo& u = t.page_undo[i];
-      const unsigned char* old = &t.page_bytes[u.bytes_at];
-      relaxed_copy(u.page + u.off, old, u.len);
+      const bool unwritten = u.bytes_at == PageUndo::kUnwritten;
+      const unsigned char* old = unwritten ? nullptr : &t.page_bytes[u.bytes_at];
+      if (!unwritten) relaxed_copy(u.page + u.off, old, u.len);
       unsigned char* mask = page_mask(u.page, page_size_);
-      const unsigned char* old_mask = old + u.len;
       for (size_t w = u.off / 8, k = 0; w * 8 < u.off + u.len; ++w, ++k) {
         const unsigned char bits = range_bits(w, u.off, u.off + u.len);
         __atomic_fetch_and(mask + w, static_cast<unsigned char>(~bits), __ATOMIC_RELAXED);
-        __atomic_fetch_or(mask + w, static_cast<unsigned char>(old_mask[k] & bits), __ATOMIC_RELEASE);
+        if (!unwritten) __atomic_fetch_or(mask + w, static_cast<unsigned char>(old[u.len + k] & bits), __ATOMIC_RELEASE);
       }
     }
     for (size_t i = t.undo.size(); i-- > 0;) {
@@ -225,6 +226,16 @@ class SoftwrapEngine final : public Engine {
     for (;;) {
       const uint64_t g = ring_.active_gen();
       AliasTable& tab = ring_.table(g);
+      // A word of a page this table already shadows goes into that page
+      // (unless the word has an entry of its own, which shadows the page):
+      // one probe fewer for every later access to the page's words.
+      if (tab.has_pages.load(std::memory_order_acquire)) {
+        const uint64_t po = w & ~(uint64_t{page_size_} - 1);
+        const uint64_t hint = AliasTable::page_hint(po);
+        if (tab.may_hold(hint) && !(tab.may_hold_words(hint) && tab.probe(w)) && tab.probe(page_key(po))) {
+          return put_bytes(t, w, reinterpret_cast<const unsigned char*>(&v), 8);
+        }
+      }
       if (!tab.has_words.load(std::memory_order_relaxed)) tab.has_words.store(true, std::memory_order_release);
       bool inserted;
       AliasEntry* e = tab.find_or_insert(w, &inserted);
@@ -269,18 +280,26 @@ class SoftwrapEngine final : public Engine {
         while (!(e->meta.load(std::memory_order_acquire) & kMetaValid)) sched_yield();  // being set up
         page = reinterpret_cast<char*>(e->value.load(std::memory_order_relaxed));
       }
-      // Save what this page held for the range (bytes and mask) for abort.
+      // Save what this page held for the range (bytes and mask) for abort;
+      // a range with no byte written yet (always so in a fresh page) saves
+      // nothing: abort only clears its mask bits.
       const uint32_t in_page = static_cast<uint32_t>(o - po);
-      const size_t at = t.page_bytes.size();
       const size_t mask_bytes = (in_page + len + 7) / 8 - in_page / 8;
-      t.page_bytes.resize(at + len + mask_bytes);
-      relaxed_copy(&t.page_bytes[at], page + in_page, len);
-      relaxed_copy(&t.page_bytes[at + len], page_mask(page, page_size_) + in_page / 8, mask_bytes);
+      const unsigned char* mask = page_mask(page, page_size_) + in_page / 8;
+      bool written = false;
+      for (size_t k = 0; k < mask_bytes && !written; ++k) written = __atomic_load_n(mask + k, __ATOMIC_RELAXED) != 0;
+      size_t at = PageUndo::kUnwritten;
+      if (written) {
+        at = t.page_bytes.size();
+        t.page_bytes.resize(at + len + mask_bytes);
+        relaxed_copy(&t.page_bytes[at], page + in_page, len);
+        relaxed_copy(&t.page_bytes[at + len], mask, mask_bytes);
+      }
       t.page_undo.push_back({page, in_page, static_cast<uint32_t>(len), at});
       page_write(page, page_size_, in_page, src, len);
-      if (tab.has_words.load(std::memory_order_acquire)) {
+      if (tab.has_words.load(std::memory_order_acquire) && tab.may_hold_words(AliasTable::page_hint(po))) {
         for (uint64_t w = o & ~uint64_t{7}; w < o + len; w += 8) {
-          AliasEntry* we = tab.find(w);
+          AliasEntry* we = tab.probe(w);
           if (!we || !(we->meta.load(std::memory_order_acquire) & kMetaValid)) continue;
           uint64_t v = we->value.load(std::memory_order_relaxed);
           const uint64_t lo = std::max(w, o), hi = std::min(w + 8, o + len);

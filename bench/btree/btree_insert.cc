@@ -151,6 +151,7 @@ struct Contender {
 struct Row {
   std::string medium, order, name;
   double us = 0, per_s = 0, loads = 0, stores = 0, log_bytes = 0, fences = 0;
+  double streamed = 0, flushed = 0;  // cache lines per insert (all threads, retirement included)
   bool ours = false;
 };
 
@@ -234,6 +235,8 @@ bool run_cell(const Options& o, const std::string& medium, const std::string& or
       r.stores = static_cast<double>(c->stats.stores) / n;
       r.log_bytes = static_cast<double>(c->stats.log_bytes) / n;
       r.fences = static_cast<double>(c->stats.fences) / n;
+      r.streamed = static_cast<double>(c->stats.streamed_lines) / n;
+      r.flushed = static_cast<double>(c->stats.flushes) / n;
       try {
         c->tree->verify();
       } catch (const std::exception& e) {
@@ -300,16 +303,17 @@ int main(int argc, char** argv) {
         for (auto& k : keys) k = rng() | 1;
       }
       ok &= run_cell(o, medium, order, keys, &rows);
-      std::printf("%-8s %-10s  %-15s %10s %12s %8s %8s %10s %8s\n", "medium", "keys", "contender", "us/insert",
-                  "inserts/s", "loads", "stores", "log B", "fences");
+      std::printf("%-8s %-10s  %-15s %10s %12s %8s %8s %10s %8s %8s %8s\n", "medium", "keys", "contender",
+                  "us/insert", "inserts/s", "loads", "stores", "log B", "fences", "streamed", "flushed");
       for (const Row& r : rows) {
         if (r.medium != medium || r.order != order) continue;
         if (r.ours)
-          std::printf("%-8s %-10s  %-15s %10.2f %12.0f %8.1f %8.1f %10.1f %8.2f\n", r.medium.c_str(), r.order.c_str(),
-                      r.name.c_str(), r.us, r.per_s, r.loads, r.stores, r.log_bytes, r.fences);
+          std::printf("%-8s %-10s  %-15s %10.2f %12.0f %8.1f %8.1f %10.1f %8.2f %8.1f %8.1f\n", r.medium.c_str(),
+                      r.order.c_str(), r.name.c_str(), r.us, r.per_s, r.loads, r.stores, r.log_bytes, r.fences, r.streamed,
+                      r.flushed);
         else
-          std::printf("%-8s %-10s  %-15s %10.2f %12.0f %8s %8s %10s %8s\n", r.medium.c_str(), r.order.c_str(),
-                      r.name.c_str(), r.us, r.per_s, "-", "-", "-", "-");
+          std::printf("%-8s %-10s  %-15s %10.2f %12.0f %8s %8s %10s %8s %8s %8s\n", r.medium.c_str(), r.order.c_str(),
+                      r.name.c_str(), r.us, r.per_s, "-", "-", "-", "-", "-", "-");
       }
       std::printf("\n");
       std::fflush(stdout);

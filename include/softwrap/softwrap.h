@@ -98,7 +98,8 @@ typedef enum sw_medium_kind {
  * fields take defaults.  Environment variables override (so any program
  * can be switched without recompiling): SOFTWRAP_ENGINE
  * (softwrap|softwrap-local|undo|nonatomic), SOFTWRAP_MEDIUM
- * (auto|x86|msync|scm-emu), SOFTWRAP_SCM_WRITE_NS, SOFTWRAP_SCM_SERIAL_NS. */
+ * (auto|x86|msync|scm-emu), SOFTWRAP_SCM_WRITE_NS, SOFTWRAP_SCM_SERIAL_NS,
+ * SOFTWRAP_SCM_QUEUE (per-thread|shared). */
 typedef struct sw_config {
   sw_engine_kind engine;
   sw_medium_kind medium;
@@ -122,6 +123,9 @@ typedef struct sw_config {
 
 #define SW_CONFIG_NO_RETIRE_THREAD 0x1u /* retire inline in wrap_close (tests) */
 #define SW_CONFIG_OVERWRITE 0x2u        /* sw_pool_create may replace a file */
+#define SW_CONFIG_SCM_SHARED_QUEUE 0x4u /* scm-emu: one write queue for all
+                                           threads (default: one per thread,
+                                           as in the papers' emulator) */
 
 /* ------------------------------------------------------------------ pool */
 

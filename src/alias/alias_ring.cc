@@ -6,6 +6,8 @@
 // without the lock, guarded by retiring_ so that it happens once.
 #include "alias/alias_ring.h"
 
+#include <sched.h>
+
 #include "alias/home_writer.h"
 
 #include <algorithm>
@@ -327,11 +329,13 @@ void AliasRing::retirer_main() {
   std::unique_lock<std::mutex> lk(mu_);
   while (!stop_) {
     if (!work_.exchange(false)) {
-      // Spin a little before sleeping: a switch usually follows soon, and
+      // Poll a little before sleeping: a switch usually follows soon, and
       // waking a sleeping thread costs the committing thread a futex call.
+      // Polling yields the core, so on a machine with more runnable
+      // threads than cores it takes no time from the wrapping threads.
       lk.unlock();
       const uint64_t until = now_ns() + kRetirerSpinNs;
-      while (!work_.load(std::memory_order_acquire) && now_ns() < until) __builtin_ia32_pause();
+      while (!work_.load(std::memory_order_acquire) && now_ns() < until) sched_yield();
       lk.lock();
       if (!work_.exchange(false)) {
         sleeping_.store(true);

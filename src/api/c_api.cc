@@ -202,6 +202,7 @@ sw_pool* assemble(std::unique_ptr<PoolFile> file, const ResolvedConfig& cfg) {
   mo.scm_write_ns = cfg.scm_write_ns;
   mo.scm_serialize_ns = cfg.scm_serialize_ns;
   mo.scm_wc_entries = cfg.scm_wc_entries;
+  mo.scm_shared_queue = (cfg.flags & SW_CONFIG_SCM_SHARED_QUEUE) != 0;
   p->medium = make_medium(mo, p->file->base(), p->file->size());
   if (!p->medium) return nullptr;
   RecoveryOptions ro;

@@ -60,6 +60,7 @@ std::unique_ptr<Medium> make_medium(const MediumOptions& opts, void* base, size_
       t.write_ns = opts.scm_write_ns;
       t.serialize_ns = opts.scm_serialize_ns;
       t.entries = opts.scm_wc_entries;
+      t.shared = opts.scm_shared_queue;
       return std::make_unique<ScmEmuMedium>(t, cpu.flush, cpu.avx);
     }
     default:

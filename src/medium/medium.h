@@ -53,6 +53,7 @@ struct MediumOptions {
   uint32_t scm_write_ns = 1000;   // Tw
   uint32_t scm_serialize_ns = 220;  // Ts
   uint32_t scm_wc_entries = 8;    // write-combining queue length
+  bool scm_shared_queue = false;  // one queue for all threads (else per thread)
 };
 
 class Medium {

@@ -577,10 +577,12 @@ TEST(ScmEmuMediumTest, FenceCostsTsEvenWhenIdle) {
   EXPECT_GE(scm_now_ns() - t0, kTs);
 }
 
-TEST(ScmEmuMediumTest, QueueIsSharedByAllThreads) {
+TEST(ScmEmuMediumTest, SharedQueueIsSharedByAllThreads) {
   constexpr uint64_t kTw = 20000;
   constexpr int kLines = 10;
-  ScmEmuMedium m(timing(kTw));
+  ScmTiming t = timing(kTw);
+  t.shared = true;
+  ScmEmuMedium m(t);
   static Lines l;
   uint64_t t0 = scm_now_ns();
   std::vector<std::thread> threads;
@@ -597,6 +599,35 @@ TEST(ScmEmuMediumTest, QueueIsSharedByAllThreads) {
   for (auto& th : threads) th.join();
   EXPECT_GE(scm_now_ns() - t0, 2 * kLines * kTw * 9 / 10);
   EXPECT_EQ(m.queue_stats().lines_written, 2u * kLines);
+}
+
+TEST(ScmEmuMediumTest, PerThreadQueuesDoNotDelayOtherThreadsPcommit) {
+  // A background thread fills its queue with 40 lines (40 ms of device
+  // time); a foreground thread's pcommit of 2 lines waits only for its own.
+  constexpr uint64_t kTw = 1000000;
+  ScmEmuMedium m(timing(kTw));
+  static Lines l;
+  std::atomic<bool> queued{false};
+  std::thread background([&] {
+    for (int i = 0; i < 8; ++i) m.flush(l.bytes + i * 64, 8);  // fills the 8 entries without waiting
+    queued = true;
+  });
+  while (!queued) std::this_thread::yield();
+  const uint64_t t0 = scm_now_ns();
+  m.flush(l.bytes + 40 * 64, 8);
+  m.flush(l.bytes + 41 * 64, 8);
+  m.fence(FenceKind::kCommit);
+  const uint64_t own = scm_now_ns() - t0;
+  EXPECT_GE(own, 2 * kTw * 9 / 10);
+  EXPECT_LT(own, 6 * kTw) << "the foreground pcommit waited for the background thread's queue";
+  background.join();
+  EXPECT_EQ(m.queue_stats().lines_written, 10u);
+  // drain() (pool close) waits for every thread's queue.
+  m.flush(l.bytes + 50 * 64, 8);
+  const uint64_t t1 = scm_now_ns();
+  std::thread([&] { for (int i = 0; i < 4; ++i) m.flush(l.bytes + (20 + i) * 64, 8); }).join();
+  m.drain();
+  EXPECT_GE(scm_now_ns() - t1, 4 * kTw * 9 / 10);
 }
 
 TEST(ScmEmuMediumTest, DrainWaitsForTheWholeQueue) {

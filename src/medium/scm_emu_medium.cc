@@ -93,39 +93,96 @@ WriteCombiningQueue::Stats WriteCombiningQueue::stats() {
   return s;
 }
 
+namespace {
+std::atomic<uint64_t> g_next_medium_id{1};
+
+// The calling thread's queue of the medium it used last (a thread works on
+// one pool at a time; a switch costs one lookup under the medium's mutex).
+struct QueueCache {
+  uint64_t medium_id = 0;
+  WriteCombiningQueue* queue = nullptr;
+};
+thread_local QueueCache tls_queue;
+thread_local std::vector<std::pair<uint64_t, WriteCombiningQueue*>> tls_queues;  // every medium this thread used
+}  // namespace
+
 ScmEmuMedium::ScmEmuMedium(const ScmTiming& t) : ScmEmuMedium(t, cpu_features().flush, cpu_features().avx) {}
 
 ScmEmuMedium::ScmEmuMedium(const ScmTiming& t, FlushInsn insn, bool use_avx)
-    : X86Medium(insn, use_avx, "scm-emu", true), timing_(t), queue_(t.entries, t.write_ns) {}
+    : X86Medium(insn, use_avx, "scm-emu", true),
+      timing_(t),
+      id_(g_next_medium_id.fetch_add(1)),
+      shared_(t.entries, t.write_ns) {}
+
+WriteCombiningQueue& ScmEmuMedium::queue() {
+  if (timing_.shared) return shared_;
+  if (tls_queue.medium_id == id_) return *tls_queue.queue;
+  return queue_slow();
+}
+
+WriteCombiningQueue& ScmEmuMedium::queue_slow() {
+  WriteCombiningQueue* q = nullptr;
+  for (const auto& [id, known] : tls_queues) {
+    if (id == id_) q = known;
+  }
+  if (!q) {
+    std::lock_guard<std::mutex> g(mu_);
+    queues_.push_back(std::make_unique<WriteCombiningQueue>(timing_.entries, timing_.write_ns));
+    q = queues_.back().get();
+    // Entries of media that no longer exist are harmless (ids never repeat);
+    // keep the list short anyway.
+    if (tls_queues.size() >= 16) tls_queues.erase(tls_queues.begin());
+    tls_queues.emplace_back(id_, q);
+  }
+  tls_queue = QueueCache{id_, q};
+  return *q;
+}
+
+WriteCombiningQueue::Stats ScmEmuMedium::queue_stats() {
+  WriteCombiningQueue::Stats sum = shared_.stats();
+  std::lock_guard<std::mutex> g(mu_);
+  for (const auto& q : queues_) {
+    const WriteCombiningQueue::Stats s = q->stats();
+    sum.lines_written += s.lines_written;
+    sum.lines_combined += s.lines_combined;
+    sum.full_waits += s.full_waits;
+  }
+  return sum;
+}
 
 void ScmEmuMedium::flush(const void* addr, size_t n) {
   if (n == 0) return;
   X86Medium::flush(addr, n);
   auto a = reinterpret_cast<uintptr_t>(addr);
-  queue_.submit(line_down(a), line_up(a + n));
+  queue().submit(line_down(a), line_up(a + n));
 }
 
 void ScmEmuMedium::stream(void* dst, const void* src, size_t n) {
   if (n == 0) return;
   X86Medium::stream(dst, src, n);
   auto d = reinterpret_cast<uintptr_t>(dst);
-  queue_.submit(line_down(d), line_up(d + n));
+  queue().submit(line_down(d), line_up(d + n));
 }
 
-void ScmEmuMedium::pcommit() {
+void ScmEmuMedium::wait_then_serialize(uint64_t last_completion_ns) {
   // Wait for the last queued line, then Ts: one deadline, one spin.
-  uint64_t now = scm_now_ns();
-  scm_spin_until(std::max(now, queue_.last_completion_ns()) + timing_.serialize_ns);
+  const uint64_t now = scm_now_ns();
+  scm_spin_until(std::max(now, last_completion_ns) + timing_.serialize_ns);
 }
 
 void ScmEmuMedium::fence(FenceKind kind) {
   X86Medium::fence(kind);
-  pcommit();
+  wait_then_serialize(queue().last_completion_ns());
 }
 
 void ScmEmuMedium::drain() {
   X86Medium::drain();
-  pcommit();
+  uint64_t last = shared_.last_completion_ns();
+  {
+    std::lock_guard<std::mutex> g(mu_);
+    for (const auto& q : queues_) last = std::max(last, q->last_completion_ns());
+  }
+  wait_then_serialize(last);
 }
 
 }  // namespace softwrap

@@ -9,8 +9,16 @@
 // with CPUID).
 //
 // Here every flushed line and every line touched by a stream is one
-// request.  There is one queue per medium — i.e. per device — shared by all
-// threads, as a real memory controller would be.  Time is simulated with
+// request.  Which queue a request joins is the model's one choice:
+//   per-thread (default)  every thread has its own queue and a pcommit
+//       waits only for the calling thread's queue — the papers' emulator
+//       (the original SoftWrAP code keeps its queue in thread-local
+//       storage), so a background thread's writes (retirement) never delay
+//       a foreground commit, and threads scale as in the paper's Fig. 9;
+//   shared  one queue per medium — i.e. per device — for all threads, as a
+//       single memory controller would be; a pcommit waits for every line
+//       any thread queued before it.
+// drain() (pool close) waits for every queue either way.  Time is simulated with
 // completion stamps rather than a device thread: an entry inserted at time
 // `now` completes at max(now, completion of the previous entry) + Tw, and
 // entries whose stamp has passed are dropped from the head when the queue
@@ -27,6 +35,8 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
+#include <mutex>
 #include <vector>
 
 #include "medium/x86_medium.h"
@@ -91,6 +101,7 @@ struct ScmTiming {
   uint32_t write_ns = 1000;     // Tw
   uint32_t serialize_ns = 220;  // Ts
   uint32_t entries = 8;         // queue length, >= 1
+  bool shared = false;          // one queue for all threads (else one per thread)
 };
 
 class ScmEmuMedium : public X86Medium {
@@ -100,19 +111,26 @@ class ScmEmuMedium : public X86Medium {
 
   void flush(const void* addr, size_t n) override;
   void stream(void* dst, const void* src, size_t n) override;
-  // sfence + pcommit: waits for the whole queue, then Ts.
+  // sfence + pcommit: waits for the calling thread's queue (per-thread
+  // model) or the device's queue (shared), then Ts.
   void fence(FenceKind kind) override;
-  // The same wait as fence(); counted as a fence of kind kOther.
+  // Waits for every queue, then Ts; counted as a fence of kind kOther.
   void drain() override;
 
   const ScmTiming& timing() const { return timing_; }
-  WriteCombiningQueue::Stats queue_stats() { return queue_.stats(); }
+  // Sums over all queues.
+  WriteCombiningQueue::Stats queue_stats();
 
  private:
-  void pcommit();
+  WriteCombiningQueue& queue();  // the calling thread's queue
+  WriteCombiningQueue& queue_slow();
+  void wait_then_serialize(uint64_t last_completion_ns);
 
   ScmTiming timing_;
-  WriteCombiningQueue queue_;
+  const uint64_t id_;  // tells this medium from an earlier one at the same address
+  WriteCombiningQueue shared_;
+  std::mutex mu_;  // guards queues_
+  std::vector<std::unique_ptr<WriteCombiningQueue>> queues_;  // per-thread model, one per thread that wrote
 };
 
 }  // namespace softwrap

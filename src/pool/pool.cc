@@ -270,6 +270,15 @@ int resolve_config(const sw_config* cfg, ResolvedConfig* out) {
   }
   if (int rc = env_u32("SOFTWRAP_SCM_WRITE_NS", &r.scm_write_ns)) return rc;
   if (int rc = env_u32("SOFTWRAP_SCM_SERIAL_NS", &r.scm_serialize_ns)) return rc;
+  if (const char* v = env("SOFTWRAP_SCM_QUEUE")) {
+    if (std::strcmp(v, "shared") == 0) {
+      r.flags |= SW_CONFIG_SCM_SHARED_QUEUE;
+    } else if (std::strcmp(v, "per-thread") == 0) {
+      r.flags &= ~SW_CONFIG_SCM_SHARED_QUEUE;
+    } else {
+      return set_error(SW_EINVAL, "environment variable SOFTWRAP_SCM_QUEUE='%s' is not one of per-thread, shared", v);
+    }
+  }
   uint32_t entries = r.alias_entries;
   if (int rc = env_u32("SOFTWRAP_ALIAS_ENTRIES", &entries)) return rc;
   if (!is_pow2(entries) || entries < 64) {

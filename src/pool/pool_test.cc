@@ -28,7 +28,7 @@ namespace {
 constexpr size_t kPool = 8ull << 20;
 
 const char* const kEnvVars[] = {"SOFTWRAP_ENGINE", "SOFTWRAP_MEDIUM", "SOFTWRAP_SCM_WRITE_NS",
-                                "SOFTWRAP_SCM_SERIAL_NS", "SOFTWRAP_ALIAS_ENTRIES"};
+                                "SOFTWRAP_SCM_SERIAL_NS", "SOFTWRAP_ALIAS_ENTRIES", "SOFTWRAP_SCM_QUEUE"};
 
 std::string read_bytes(const std::string& path) {
   std::ifstream in(path, std::ios::binary | std::ios::ate);
@@ -478,6 +478,7 @@ TEST_F(PoolFileTest, EnvironmentOverridesConfig) {
   setenv("SOFTWRAP_SCM_WRITE_NS", "500", 1);
   setenv("SOFTWRAP_SCM_SERIAL_NS", "0", 1);
   setenv("SOFTWRAP_ALIAS_ENTRIES", "1024", 1);
+  setenv("SOFTWRAP_SCM_QUEUE", "shared", 1);
   ResolvedConfig r;
   ASSERT_EQ(resolve_config(&c, &r), 0) << last_error_message();
   EXPECT_EQ(r.engine, SW_ENGINE_SOFTWRAP_LOCAL);
@@ -485,6 +486,13 @@ TEST_F(PoolFileTest, EnvironmentOverridesConfig) {
   EXPECT_EQ(r.scm_write_ns, 500u);
   EXPECT_EQ(r.scm_serialize_ns, 0u);
   EXPECT_EQ(r.alias_entries, 1024u);
+  EXPECT_TRUE(r.flags & SW_CONFIG_SCM_SHARED_QUEUE);
+  c.flags = SW_CONFIG_SCM_SHARED_QUEUE;
+  setenv("SOFTWRAP_SCM_QUEUE", "per-thread", 1);
+  ASSERT_EQ(resolve_config(&c, &r), 0) << last_error_message();
+  EXPECT_FALSE(r.flags & SW_CONFIG_SCM_SHARED_QUEUE);
+  c.flags = 0;
+  unsetenv("SOFTWRAP_SCM_QUEUE");
 
   for (const char* e : {"softwrap", "undo", "nonatomic"}) {
     setenv("SOFTWRAP_ENGINE", e, 1);
@@ -506,6 +514,7 @@ TEST_F(PoolFileTest, BadEnvironmentValuesNameTheVariable) {
       {"SOFTWRAP_SCM_WRITE_NS", "-1"},     {"SOFTWRAP_SCM_WRITE_NS", "4294967296"},
       {"SOFTWRAP_SCM_SERIAL_NS", " 5"},    {"SOFTWRAP_ALIAS_ENTRIES", "100"},
       {"SOFTWRAP_ALIAS_ENTRIES", "32"},    {"SOFTWRAP_ALIAS_ENTRIES", "lots"},
+      {"SOFTWRAP_SCM_QUEUE", "global"},
   };
   for (const Case& c : cases) {
     for (const char* v : kEnvVars) unsetenv(v);

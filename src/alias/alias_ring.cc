@@ -292,7 +292,7 @@ void AliasRing::retire(AliasTable& t) {
   CountersScope scope(&retire_counters_);
   SW_TRACE_LABEL("retire:home");
   const uint64_t t0 = now_ns();
-  HomeWriter home(pool_, medium_);
+  HomeWriter home(pool_, medium_, /*skip_unchanged=*/true);  // the retirer is home's only writer
   // Pages first: a word entry shadows the page of its own table.
   if (t.has_pages.load(std::memory_order_acquire)) {
     t.for_each([&](AliasEntry& e) {

@@ -5,7 +5,10 @@
 // one fence.  Stores go first and flushes after, so flushing a line once
 // covers every store to it whatever the order of the entries; a small
 // direct-mapped filter drops most repeated flushes of one line (a repeat is
-// harmless, only slower), so no sort is needed.
+// harmless, only slower), so no sort is needed.  Retirement may compare
+// first and skip what home already holds: a page rewritten with mostly the
+// same bytes (a SQLite page, a B+tree node whose tail moved) then costs
+// only the lines that changed.
 #ifndef SOFTWRAP_ALIAS_HOME_WRITER_H_
 #define SOFTWRAP_ALIAS_HOME_WRITER_H_
 
@@ -20,9 +23,17 @@ class PoolFile;
 
 class HomeWriter {
  public:
-  HomeWriter(PoolFile* pool, Medium* medium) : pool_(pool), medium_(medium) {}
+  // skip_unchanged: compare before writing and leave alone (no store, no
+  // flush) every line segment whose home bytes already equal the value.
+  // Only for a writer that is the sole writer of home (global retirement):
+  // bytes another thread stored but has not yet flushed could compare
+  // equal without being durable.
+  HomeWriter(PoolFile* pool, Medium* medium, bool skip_unchanged = false)
+      : pool_(pool), medium_(medium), skip_unchanged_(skip_unchanged) {}
   void word(uint64_t off, uint64_t v);
   void bytes(uint64_t off, const void* src, size_t n);
+  // Line segments found equal and skipped (skip_unchanged only).
+  uint64_t skipped() const { return skipped_; }
   // Flushes every line written since the last finish (no fence).  Returns
   // the number of values written.
   uint64_t finish();
@@ -30,8 +41,10 @@ class HomeWriter {
  private:
   PoolFile* pool_;
   Medium* medium_;
+  bool skip_unchanged_;
   std::vector<uintptr_t> lines_;
   uint64_t values_ = 0;
+  uint64_t skipped_ = 0;
 };
 
 }  // namespace softwrap

@@ -400,23 +400,60 @@ class btree {
   bool less(const Key& x, const Key& y) const { return cmp_(x, y); }
   bool equal(const Key& x, const Key& y) const { return !cmp_(x, y) && !cmp_(y, x); }
 
-  // First slot in [0, n) whose key is >= k (Upper: > k).  The node's used
-  // keys are read with one sw_read into DRAM and searched there: one call
-  // through the engine's read path per node instead of one per probe
-  // (nodes hold at most a few hundred bytes of keys, so the copy costs
-  // about what the probes' cache misses cost anyway).
+  // First slot in [0, n) whose key is >= k (Upper: > k), over keys in DRAM.
   template <bool Upper>
-  unsigned search(const Key* keys, unsigned n, const Key& k) const {
-    btree_detail::scratch<Key> buf(n);
-    const Key* local = buf.data();
-    a_.rd(buf.data(), keys, buf.bytes());
+  unsigned search_local(const Key* keys, unsigned n, const Key& k) const {
     unsigned lo = 0, hi = n;
     while (lo < hi) {
       const unsigned mid = (lo + hi) / 2;
-      if (Upper ? !less(k, local[mid]) : less(local[mid], k)) lo = mid + 1;
+      if (Upper ? !less(k, keys[mid]) : less(keys[mid], k)) lo = mid + 1;
       else hi = mid;
     }
     return lo;
+  }
+  // The same over a node's key array in the pool: the used keys are read
+  // with one sw_read into DRAM and searched there — one call through the
+  // engine's read path per node instead of one per probe (a node holds a
+  // few hundred bytes of keys, so the copy costs about what the probes'
+  // cache misses cost anyway).
+  template <bool Upper>
+  unsigned search(const Key* keys, unsigned n, const Key& k) const {
+    btree_detail::scratch<Key> buf(n);
+    a_.rd(buf.data(), keys, buf.bytes());
+    return search_local<Upper>(buf.data(), n, k);
+  }
+
+  // A node's head and key slots.  Both node kinds begin with the head and
+  // keep their keys right after it (a leaf after its two links), so one
+  // sw_read of the longer prefix fetches both when it fits in either kind
+  // of node; otherwise the head is read first.  Descents use this: one
+  // call per node for the head and the search.
+  static constexpr size_t kLeafKeysAt = offsetof(leaf_t, keys);
+  static constexpr size_t kInnerKeysAt = offsetof(inner_t, keys);
+  static constexpr size_t kKeysPrefix = std::max(kLeafKeysAt + sizeof(Key) * leaf_slotmax,
+                                                 kInnerKeysAt + sizeof(Key) * inner_slotmax);
+  static constexpr bool kOneRead = kKeysPrefix <= sizeof(leaf_t) && kKeysPrefix <= sizeof(inner_t) &&
+                                   kKeysPrefix <= 2048;
+  struct node_keys {
+    alignas(alignof(Key) > 8 ? alignof(Key) : 8) unsigned char raw[kKeysPrefix];
+    btree_detail::node_head head() const {
+      btree_detail::node_head h;
+      std::memcpy(&h, raw, sizeof h);
+      return h;
+    }
+    const Key* keys() const {
+      return reinterpret_cast<const Key*>(raw + (head().level == 0 ? kLeafKeysAt : kInnerKeysAt));
+    }
+  };
+  void read_keys(uint64_t node, node_keys* out) const {
+    if constexpr (kOneRead) {
+      a_.rd(out->raw, a_.at<char>(node), kKeysPrefix);
+    } else {
+      a_.rd(out->raw, a_.at<char>(node), sizeof(btree_detail::node_head));
+      const btree_detail::node_head h = out->head();
+      const size_t at = h.level == 0 ? kLeafKeysAt : kInnerKeysAt;
+      a_.rd(out->raw + at, a_.at<char>(node) + at, sizeof(Key) * h.slotuse);
+    }
   }
 
   template <bool Const>
@@ -432,14 +469,15 @@ class btree {
   basic_iterator<Const> bound(const Key& k) const {
     uint64_t n = a_.ld(&hdr()->root);
     if (!n) return make_end<Const>();
-    btree_detail::node_head hd = a_.head(n);
-    while (hd.level > 0) {
-      const unsigned s = search<Upper>(in(n)->keys, hd.slotuse, k);
+    node_keys v;
+    read_keys(n, &v);
+    while (v.head().level > 0) {
+      const unsigned s = search_local<Upper>(v.keys(), v.head().slotuse, k);
       n = a_.ld(&in(n)->children[s]);
-      hd = a_.head(n);
+      read_keys(n, &v);
     }
-    const unsigned use = hd.slotuse;
-    const unsigned s = search<Upper>(lf(n)->keys, use, k);
+    const unsigned use = v.head().slotuse;
+    const unsigned s = search_local<Upper>(v.keys(), use, k);
     if (s >= use) {
       if (uint64_t nx = a_.ld(&lf(n)->next)) return basic_iterator<Const>(a_, nx, 0);
     }

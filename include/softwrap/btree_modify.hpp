@@ -57,12 +57,14 @@ auto SW_BTREE::insert_start(const Key& k, const Data& d) -> std::pair<iterator, 
 SW_BTREE_TEMPLATE
 bool SW_BTREE::insert_descend(uint64_t node, const Key& k, const Data& d, Key* split_key,
                               uint64_t* split_node, iterator* pos) {
-  const btree_detail::node_head hd = a_.head(node);
+  node_keys v;
+  read_keys(node, &v);
+  const btree_detail::node_head hd = v.head();
   const unsigned use = hd.slotuse;
   if (hd.level == 0) {
     leaf_t* l = lf(node);
-    const unsigned slot = search<false>(l->keys, use, k);
-    if (!Multi && slot < use && !less(k, a_.ld(&l->keys[slot]))) {
+    const unsigned slot = search_local<false>(v.keys(), use, k);
+    if (!Multi && slot < use && !less(k, v.keys()[slot])) {
       *pos = iterator(a_, node, slot);
       return false;
     }
@@ -77,7 +79,7 @@ bool SW_BTREE::insert_descend(uint64_t node, const Key& k, const Data& d, Key* s
     return true;
   }
   inner_t* n = in(node);
-  const unsigned slot = search<false>(n->keys, use, k);
+  const unsigned slot = search_local<false>(v.keys(), use, k);
   Key child_key{};
   uint64_t child_split = 0;
   const bool inserted =

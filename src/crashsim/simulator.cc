@@ -43,6 +43,11 @@ std::unique_ptr<Medium> trace_factory(const MediumOptions&, void* base, size_t l
   return std::make_unique<TraceMedium>(base, len, static_cast<Trace*>(ctx), nullptr);
 }
 
+// A medium that only journals its writes (for Workload::check_image).
+std::unique_ptr<Medium> journal_factory(const MediumOptions&, void* base, size_t len, void* ctx) {
+  return std::make_unique<TraceMedium>(base, len, nullptr, static_cast<WriteJournal*>(ctx));
+}
+
 // Legal golden states per owner: a or b (a == b once the wrap closed).
 struct Expect {
   std::vector<std::pair<uint32_t, uint32_t>> allowed;
@@ -98,6 +103,7 @@ struct Simulator::Impl {
 
   // The current run.
   const Workload* w = nullptr;
+  ResolvedConfig cfg;
   uint64_t seed = 0;
   uint32_t size = 0;
   Recording* rec = nullptr;
@@ -208,8 +214,31 @@ struct Simulator::Impl {
       scan_undo(*pool, i, &recs);
       if (!recs.empty()) return fail("undo records of an open generation are left after recovery");
     }
+    if (w->check_image) {
+      why = check_image(ex, v.matched);
+      if (!why.empty()) return fail(why);
+    }
     rj.revert(dur.p);
     return v;
+  }
+
+  // The workload's own check (Workload::check_image) on the recovered
+  // image: opened as a pool in place, on a medium that journals into rj,
+  // so its writes (open, close) are taken back with recovery's.
+  std::string check_image(const Expect& ex, const std::vector<uint32_t>& matched) {
+    std::vector<ImageState> owners;
+    for (size_t o = 0; o < ex.allowed.size(); ++o) {
+      owners.push_back({ex.allowed[o].first, ex.allowed[o].second, matched[o]});
+    }
+    set_medium_factory(journal_factory, &rj);
+    sw_pool* p = open_attached(dur.p, kPoolSize, cfg, false);
+    set_medium_factory(nullptr, nullptr);
+    if (!p) return std::string("the recovered image does not open as a pool: ") + sw_errormsg();
+    std::string why = w->check_image(p, owners);
+    if (sw_pool_close(p) != 0 && why.empty()) {
+      why = std::string("closing the recovered image failed: ") + sw_errormsg();
+    }
+    return why.empty() ? why : "workload check: " + why;
   }
 
   // Oracle on choice c applied to dur (and taken back).
@@ -437,6 +466,7 @@ void Simulator::run(const Workload& w, uint64_t seed, uint32_t size, SimResult* 
   cfg.engine = I.opt.engine;  // over any SOFTWRAP_ENGINE in the environment
   cfg.undo_elide_log_fence = I.opt.undo_elide_log_fence;
   cfg.redo_skip_commit_validation = I.opt.redo_skip_commit_validation;
+  I.cfg = cfg;
   uint8_t uuid[16];
   const uint64_t u0 = mix64(seed ^ 0x55555555), u1 = mix64(u0 + 1);
   std::memcpy(uuid, &u0, 8);

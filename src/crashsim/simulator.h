@@ -19,10 +19,12 @@
 //   the golden state before or after the wrap it had open (after, once its
 //   close had returned); 4. Allocator::check passes; 5. no committed redo
 //   frame above the watermark and no undo record of an open generation is
-//   left.  For some images per crash point (nested_per_point) recovery
-//   itself is traced and crashed at each of its fences, one level deep: the
-//   re-recovered image must pass the same checks and reach the same golden
-//   state as the uninterrupted recovery.
+//   left; 6. if the workload has a check_image hook (workload.h), the hook
+//   passes on the recovered image opened as a pool.  For some images per
+//   crash point (nested_per_point) recovery itself is traced and crashed at
+//   each of its fences, one level deep: the re-recovered image must pass
+//   the same checks and reach the same golden state as the uninterrupted
+//   recovery.
 //
 // A failing image is shrunk (greedy delta debugging: drop persisted units
 // while it still fails) and reported with the seed, the crash point's label

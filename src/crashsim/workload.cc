@@ -6,6 +6,7 @@
 // small pool (8 MiB, 2 lanes of 64 KiB) holds everything.
 #include "crashsim/workload.h"
 
+#include <algorithm>
 #include <condition_variable>
 #include <cstdint>
 #include <cstring>
@@ -41,7 +42,7 @@ uint32_t Driver::snapshot() {
 
 void Driver::start() {
   if (rec_->initial.size() <= owner_) rec_->initial.resize(owner_ + 1);
-  rec_->initial[owner_] = snapshot();
+  rec_->initial[owner_] = state_ = snapshot();
 }
 
 unsigned char* Driver::mirror_at(uint64_t off, size_t n) {
@@ -54,11 +55,11 @@ unsigned char* Driver::mirror_at(uint64_t off, size_t n) {
 
 void Driver::open() {
   if (depth_ == 0) {
-    before_ = snapshot();
+    before_ = state_ = snapshot();
     saved_ = mirror_;
     saved_live_ = live_;
   }
-  if (sw_wrap_open(p_) != 0) return fail("sw_wrap_open");
+  if (!external_ && sw_wrap_open(p_) != 0) return fail("sw_wrap_open");
   ++depth_;
   const auto idx = static_cast<uint32_t>(rec_->markers.size());
   if (depth_ == 1) {
@@ -72,7 +73,7 @@ void Driver::open() {
 }
 
 void Driver::close() {
-  const int rc = sw_wrap_close(p_);
+  const int rc = external_ ? 0 : sw_wrap_close(p_);
   const auto idx = static_cast<uint32_t>(rec_->markers.size());
   if (depth_ > 1) {
     --depth_;
@@ -83,18 +84,18 @@ void Driver::close() {
   }
   depth_ = 0;
   if (rc != 0) fail("sw_wrap_close");
-  const uint32_t after = snapshot();
+  const uint32_t after = state_ = snapshot();
   rec_->markers[open_marker_].after = after;
   rec_->markers.push_back({Marker::kClose, owner_, after, after});
   rec_->trace.mark(idx, "wrap-close");
 }
 
 void Driver::abort() {
-  const int rc = sw_wrap_abort(p_);
+  const int rc = external_ ? 0 : sw_wrap_abort(p_);
   depth_ = 0;
   const auto idx = static_cast<uint32_t>(rec_->markers.size());
   if (rc == SW_ENOTSUP) {  // nonatomic keeps the stores: a close
-    const uint32_t after = snapshot();
+    const uint32_t after = state_ = snapshot();
     rec_->markers[open_marker_].after = after;
     rec_->markers.push_back({Marker::kClose, owner_, after, after});
     rec_->trace.mark(idx, "wrap-abort");
@@ -103,6 +104,24 @@ void Driver::abort() {
   if (rc != 0) fail("sw_wrap_abort");
   mirror_ = saved_;
   live_ = saved_live_;
+  state_ = before_;
+  if (external_) {  // the code under test rolled back: nothing may have changed
+    std::vector<unsigned char> now;
+    for (const auto& [off, bytes] : mirror_) {
+      now.resize(bytes.size());
+      if (sw_read(p_, now.data(), sw_pool_ptr(p_, off), now.size()) != 0) {
+        fail("sw_read of an owned region");
+        break;
+      }
+      if (now != bytes) {
+        const auto i = static_cast<size_t>(std::mismatch(now.begin(), now.end(), bytes.begin()).first - now.begin());
+        fail("an aborted wrap left owned bytes changed: offset " + std::to_string(off + i) + " (byte " +
+             std::to_string(i) + " of a region of " + std::to_string(bytes.size()) + ") is " +
+             std::to_string(now[i]) + ", was " + std::to_string(bytes[i]));
+        break;
+      }
+    }
+  }
   rec_->markers[open_marker_].after = before_;
   rec_->markers.push_back({Marker::kClose, owner_, before_, before_});
   rec_->trace.mark(idx, "wrap-abort");

@@ -17,6 +17,12 @@
 // workload runs two real threads with disjoint words in shared cache lines,
 // strictly one step at a time in a seeded order (a baton), so the trace is
 // deterministic and the owners' golden states are independent.
+//
+// External wraps.  Code under test may open and close wraps itself (the
+// SQLite VFS opens one at a transaction's first write and closes it at the
+// commit).  With set_external_wraps(true) the driver's open/close/abort
+// only mark the boundaries and save the golden states around that code;
+// the workload re-declares what it owns (own) before close.
 #ifndef SOFTWRAP_CRASHSIM_WORKLOAD_H_
 #define SOFTWRAP_CRASHSIM_WORKLOAD_H_
 
@@ -72,8 +78,19 @@ class Driver {
 
   void open();
   void close();
+  // Ends the wrap without its changes.  With external wraps: checks that
+  // the owned bytes are back to the state before it.
   void abort();
   int depth() const { return depth_; }
+  // Wraps are opened and closed by the code the workload calls, not by the
+  // driver (see above).
+  void set_external_wraps(bool on) { external_ = on; }
+  // The golden id of this owner's state as of its last outermost wrap
+  // boundary (start; open: the state before; close; abort): the ids
+  // Workload::check_image receives.
+  uint32_t state() const { return state_; }
+  // Records a misbehaviour the workload saw (the run then fails).
+  void fail(const std::string& what);
   void store(void* addr, uint64_t v, unsigned size);
   void write(void* addr, const void* src, size_t n);
   uint64_t load64(void* addr);
@@ -91,7 +108,6 @@ class Driver {
  private:
   unsigned char* mirror_at(uint64_t off, size_t n);
   uint32_t snapshot();
-  void fail(const std::string& what);
 
   sw_pool* p_;
   Recording* rec_;
@@ -101,6 +117,16 @@ class Driver {
   int depth_ = 0;
   uint32_t open_marker_ = 0;
   uint32_t before_ = 0;
+  uint32_t state_ = 0;
+  bool external_ = false;
+};
+
+// What Workload::check_image learns about one owner of a crash image:
+// the golden states it may legally be in (equal once its wrap's close had
+// returned) and the one its bytes matched.
+struct ImageState {
+  uint32_t before, after;
+  uint32_t matched;
 };
 
 // Pool configuration and the program.
@@ -116,6 +142,13 @@ struct Workload {
   // driver.  Then run: `size` is the number of wraps (roughly).
   void (*setup)(std::vector<Driver*>& d, Rng& rng);
   void (*run)(std::vector<Driver*>& d, Rng& rng, uint32_t size);
+  // Optional: a check of each crash image through the public API, after
+  // the oracle's own checks passed (simulator.h).  `p` is the recovered
+  // image opened as a pool in place; whatever it writes is taken back with
+  // recovery's writes.  `owners[o]` holds owner o's golden ids.  Runs
+  // after `run` of the same Simulator::run, so a workload may keep what it
+  // needs per golden id.  Returns "" or why the image is wrong.
+  std::string (*check_image)(sw_pool* p, const std::vector<ImageState>& owners) = nullptr;
 };
 
 const std::vector<Workload>& workloads();

@@ -107,7 +107,7 @@ typedef struct sw_config {
   uint32_t scm_serialize_ns;  /* scm-emu: Ts per pcommit (default 220) */
   uint32_t scm_wc_entries;    /* scm-emu: write-combining queue (default 8) */
   uint32_t alias_entries;     /* softwrap: entries per alias table, power of
-                                 two (default 65536) */
+                                 two (default 16384) */
   uint32_t retire_divisor;    /* softwrap: retire when a table holds
                                  entries/retire_divisor (default 8) */
   uint32_t shadow_page_size;  /* softwrap: sw_read/sw_write page, power of

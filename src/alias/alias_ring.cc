@@ -186,7 +186,15 @@ void AliasRing::after_commit(bool pressure) {
   const uint64_t a = active_gen_.load();
   if (!pressure && table(a).count() < threshold_) return;
   if (oldest_gen_.load() != a) return;  // other table still draining
-  std::unique_lock<std::mutex> lk(mu_);
+  // A commit does not wait for the lock: if the retirer (or another
+  // committer) holds it, a later commit switches.  The active table has
+  // room up to its hard limit, and throttle() stops wraps well before it.
+  std::unique_lock<std::mutex> lk(mu_, std::defer_lock);
+  if (inline_retire_) {
+    lk.lock();
+  } else if (!lk.try_lock()) {
+    return;
+  }
   try_switch_locked(false);
   if (inline_retire_) {
     while (step_locked(lk)) {
@@ -277,11 +285,17 @@ bool AliasRing::step_locked(std::unique_lock<std::mutex>& lk) {
     }
   }
   const uint64_t o = oldest_gen_.load();
-  if (o < readable_gen_.load() && readers_of(o) == 0) {
+  if (o < readable_gen_.load() && readers_of(o) == 0 && !retiring_.load()) {
+    // Nobody can reach a Retired table without readers: clear it without
+    // the lock (it may take a while for a big table), like retire().
     AliasTable& t = table(o);
+    retiring_.store(true);
+    lk.unlock();
     t.clear();
+    lk.lock();
     t.state.store(TableState::kEmpty);
     oldest_gen_.store(o + 1);
+    retiring_.store(false);
     done_cv_.notify_all();
     return true;
   }

@@ -34,7 +34,7 @@ struct ResolvedConfig {
   uint32_t scm_write_ns = 1000;
   uint32_t scm_serialize_ns = 220;
   uint32_t scm_wc_entries = 8;
-  uint32_t alias_entries = 1u << 16;
+  uint32_t alias_entries = 1u << 14;
   uint32_t retire_divisor = 8;
   uint32_t shadow_page_size = 1024;
   uint32_t max_alias_tables = 8;

@@ -406,7 +406,7 @@ TEST_F(PoolFileTest, ResolveConfigDefaults) {
   EXPECT_EQ(r.scm_write_ns, 1000u);
   EXPECT_EQ(r.scm_serialize_ns, 220u);
   EXPECT_EQ(r.scm_wc_entries, 8u);
-  EXPECT_EQ(r.alias_entries, 65536u);
+  EXPECT_EQ(r.alias_entries, 16384u);
   EXPECT_EQ(r.retire_divisor, 8u);
   EXPECT_EQ(r.shadow_page_size, 1024u);
   EXPECT_EQ(r.max_alias_tables, 8u);
@@ -417,7 +417,7 @@ TEST_F(PoolFileTest, ResolveConfigDefaults) {
   ResolvedConfig z;
   ASSERT_EQ(resolve_config(&zero, &z), 0);
   EXPECT_EQ(z.engine, SW_ENGINE_SOFTWRAP);
-  EXPECT_EQ(z.alias_entries, 65536u);
+  EXPECT_EQ(z.alias_entries, 16384u);
 
   sw_config c{};
   c.engine = SW_ENGINE_UNDO;

@@ -205,29 +205,44 @@ int for_range(Pool* P, Dirent* d, uint64_t off, uint64_t n, Fn fn) {
 }
 
 // SQLite rewrites whole pages to change a few bytes.  Comparing with the
-// current contents (DRAM speed: aliases or home) and writing only the cache
-// lines that differ keeps the log, the alias tables and the home writes of
-// retirement proportional to what changed.
+// current contents (DRAM speed: aliases or home) and writing only the
+// 8-byte words that differ keeps the log, the alias tables and the home
+// writes of retirement proportional to what changed (the write-combined
+// logging paper's read-and-compare, at word granularity).  Runs of changed
+// words separated by at most kGapWords unchanged words are written as one
+// range: a range record's header costs as much as two words.
 int write_changed_lines(Pool* P, char* dst, const char* src, uint64_t n) {
+  constexpr uint64_t kGapWords = 2;
   char old[4096];
   uint64_t done = 0;
   while (done < n) {
     const uint64_t len = std::min<uint64_t>(n - done, sizeof old);
     if (int rc = sw_read(P->p, old, dst + done, len); rc != 0) return rc;
+    // Word boundaries follow the pool address; the first and last word may
+    // be partial.
+    auto word_end = [&](uint64_t i) {
+      const uint64_t a = reinterpret_cast<uintptr_t>(dst + done + i);
+      return std::min<uint64_t>(len, i + (8 - a % 8));
+    };
+    auto differs = [&](uint64_t i, uint64_t e) { return std::memcmp(old + i, src + done + i, e - i) != 0; };
     uint64_t i = 0;
     while (i < len) {
-      // Line boundaries follow the pool address.
-      const uint64_t a = reinterpret_cast<uintptr_t>(dst + done + i);
-      uint64_t l = std::min<uint64_t>(len - i, 64 - a % 64);
-      if (std::memcmp(old + i, src + done + i, l) == 0) {
-        i += l;
+      uint64_t e = word_end(i);
+      if (!differs(i, e)) {
+        i = e;
         continue;
       }
-      uint64_t j = i + l;  // extend the run over following changed lines
-      while (j < len) {
-        const uint64_t m = std::min<uint64_t>(len - j, 64);
-        if (std::memcmp(old + j, src + done + j, m) == 0) break;
-        j += m;
+      // [i, j) is the run; extend it over changed words and short gaps.
+      uint64_t j = e, gap = 0;
+      for (uint64_t k = e; k < len && gap <= kGapWords;) {
+        const uint64_t ke = word_end(k);
+        if (differs(k, ke)) {
+          j = ke;
+          gap = 0;
+        } else {
+          ++gap;
+        }
+        k = ke;
       }
       if (int rc = sw_write(P->p, dst + done + i, src + done + i, j - i); rc != 0) return rc;
       i = j;

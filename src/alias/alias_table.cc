@@ -162,16 +162,36 @@ void page_write(char* page, size_t page_size, size_t off, const void* src, size_
 }
 
 void page_overlay(const char* page, size_t page_size, size_t off, size_t n, unsigned char* out) {
-  for (size_t w = off / 8; w * 8 < off + n; ++w) {
-    const unsigned char m = mask_byte(page, page_size, w) & range_bits(w, off, off + n);
-    if (m == 0) continue;
-    if (m == 0xFF) {
-      relaxed_copy(out + (w * 8 - off), page + w * 8, 8);
+  // 64 data bytes (one 8-byte mask word) at a time: most of a page is
+  // either untouched (skip) or wholly written (one copy).
+  const unsigned char* mask = reinterpret_cast<const unsigned char*>(page + page_size);
+  const size_t end = off + n;
+  size_t i = off;
+  while (i < end) {
+    const size_t chunk = i & ~size_t{63};
+    const size_t stop = std::min(end, chunk + 64);
+    uint64_t m = 0;
+    for (unsigned k = 0; k < 8; ++k) m |= uint64_t{__atomic_load_n(mask + chunk / 8 + k, __ATOMIC_ACQUIRE)} << (8 * k);
+    // Keep the bits of [i, stop).
+    const unsigned lo = static_cast<unsigned>(i - chunk), hi = static_cast<unsigned>(stop - chunk);
+    m &= (hi == 64 ? ~uint64_t{0} : (uint64_t{1} << hi) - 1) & ~((uint64_t{1} << lo) - 1);
+    if (m == 0) {
+      i = stop;
       continue;
     }
-    for (unsigned b = 0; b < 8; ++b) {
-      if ((m >> b) & 1) out[w * 8 + b - off] = __atomic_load_n(reinterpret_cast<const unsigned char*>(page) + w * 8 + b, __ATOMIC_RELAXED);
+    if (m == ((hi == 64 ? ~uint64_t{0} : (uint64_t{1} << hi) - 1) & ~((uint64_t{1} << lo) - 1))) {
+      relaxed_copy(out + (i - off), page + i, stop - i);
+      i = stop;
+      continue;
     }
+    while (m) {  // runs of set bits
+      const unsigned b = static_cast<unsigned>(__builtin_ctzll(m));
+      const uint64_t from_b = m >> b;
+      const unsigned len = ~from_b == 0 ? 64 - b : static_cast<unsigned>(__builtin_ctzll(~from_b));
+      relaxed_copy(out + (chunk + b - off), page + chunk + b, len);
+      m &= len + b >= 64 ? 0 : ~uint64_t{0} << (b + len);
+    }
+    i = stop;
   }
 }
 

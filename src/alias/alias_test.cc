@@ -93,7 +93,7 @@ TEST(ShadowPage, OnlyWrittenBytesAreOverlaidAndRetired) {
   EXPECT_EQ(runs, (std::vector<std::pair<size_t, size_t>>{{3, 3}, {16, 10}}));
 }
 
-TEST(ShadowPage, DirtyRunsMatchTheMaskByteByByte) {
+TEST(ShadowPage, DirtyRunsAndOverlayMatchTheMaskByteByByte) {
   // Random writes (runs crossing 64-byte mask words, a page ending dirty,
   // single bytes) against a byte-by-byte reference walk of the mask.
   constexpr size_t kPage = 1024;
@@ -124,6 +124,16 @@ TEST(ShadowPage, DirtyRunsMatchTheMaskByteByByte) {
     }
     page_dirty_runs(page, kPage, [&](size_t off, size_t len) { got.emplace_back(off, len); });
     ASSERT_EQ(got, want) << "round " << round;
+    // Overlay of random windows: written bytes come from the page, the
+    // others stay as they were.
+    for (int w = 0; w < 20; ++w) {
+      const size_t off = next() % kPage, n = 1 + next() % (kPage - off);
+      std::string out(n, '.');
+      page_overlay(page, kPage, off, n, reinterpret_cast<unsigned char*>(out.data()));
+      for (size_t i = 0; i < n; ++i) {
+        ASSERT_EQ(out[i], ref[off + i] ? page[off + i] : '.') << "round " << round << " off " << off << " i " << i;
+      }
+    }
   }
 }
 

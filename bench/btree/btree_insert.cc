@@ -25,10 +25,14 @@
 // any FAIL): on scm-emu, per key order, softwrap within 10 % of nonatomic
 // and undo at least 3x softwrap per insert; on x86, softwrap's random
 // inserts/s at least 2x PMDK's.  --quick runs 20,000 keys (no bars).
+// --csv FILE also writes every printed row (one per medium, key order and
+// contender; PMDK's counters empty) with the run's parameters, for
+// bench/suite/make-results.
 #include <sys/mman.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -67,6 +71,7 @@ struct Options {
   std::vector<std::string> engines{"nonatomic", "softwrap", "softwrap-local", "undo"};
   bool pmdk = true;
   bool quick = false;
+  std::string csv;
 };
 
 std::vector<std::string> split(const std::string& s) {
@@ -94,7 +99,8 @@ std::vector<std::string> split(const std::string& s) {
                "  --seed S        random key sequence seed (default 1)\n"
                "  --alias-entries E  softwrap alias table entries (default 4096, as in\n"
                "                  the paper's Figs. 13/14; 0 = the library default)\n"
-               "  --dir D         pool directory (default /dev/shm, else /tmp)\n",
+               "  --dir D         pool directory (default /dev/shm, else /tmp)\n"
+               "  --csv FILE      also write the rows as CSV (with n, tw_ns, alias_entries, seed)\n",
                argv0);
   std::exit(2);
 }
@@ -117,6 +123,7 @@ Options parse(int argc, char** argv) {
     else if (a == "--seed") o.seed = std::stoull(next());
     else if (a == "--alias-entries") o.alias_entries = static_cast<uint32_t>(std::stoul(next()));
     else if (a == "--dir") o.dir = next();
+    else if (a == "--csv") o.csv = next();
     else usage(argv[0]);
   }
   if (o.quick) o.n = 20000;
@@ -153,6 +160,7 @@ struct Row {
   double us = 0, per_s = 0, loads = 0, stores = 0, log_bytes = 0, fences = 0;
   double streamed = 0, flushed = 0;  // cache lines per insert (all threads, retirement included)
   bool ours = false;
+  bool verified = true;  // verify() and size (ours), sampled lookups (PMDK)
 };
 
 size_t pool_bytes(uint64_t n) { return std::max<size_t>(size_t{64} << 20, (n * 112 + (32u << 20)) & ~size_t{4095}); }
@@ -242,11 +250,13 @@ bool run_cell(const Options& o, const std::string& medium, const std::string& or
       } catch (const std::exception& e) {
         std::printf("FAIL  %s %s %s: verify: %s\n", medium.c_str(), order.c_str(), c->name.c_str(), e.what());
         ok = false;
+        r.verified = false;
       }
       if (c->tree->size() != distinct.size()) {
         std::printf("FAIL  %s %s %s: size %zu, expected %zu\n", medium.c_str(), order.c_str(), c->name.c_str(),
                     c->tree->size(), distinct.size());
         ok = false;
+        r.verified = false;
       }
       c->tree.reset();
       c->pool.close();
@@ -257,6 +267,7 @@ bool run_cell(const Options& o, const std::string& medium, const std::string& or
         if (!pmdk_peer_lookup(c->peer, distinct[i])) {
           std::printf("FAIL  %s %s %s: key %zu missing\n", medium.c_str(), order.c_str(), c->name.c_str(), i);
           ok = false;
+          r.verified = false;
           break;
         }
       }
@@ -274,6 +285,31 @@ const Row* find(const std::vector<Row>& rows, const std::string& medium, const s
   for (const Row& r : rows)
     if (r.medium == medium && r.order == order && r.name == name) return &r;
   return nullptr;
+}
+
+// One line per row: the printed columns (full precision; PMDK's counters
+// empty) and the run's parameters.
+bool write_csv(const Options& o, const std::vector<Row>& rows) {
+  FILE* f = std::fopen(o.csv.c_str(), "w");
+  if (!f) {
+    std::fprintf(stderr, "cannot write %s: %s\n", o.csv.c_str(), std::strerror(errno));
+    return false;
+  }
+  std::fprintf(f, "medium,order,contender,us_per_insert,inserts_per_s,loads,stores,log_bytes,fences,streamed,"
+                  "flushed,verified,n,tw_ns,alias_entries,seed\n");
+  for (const Row& r : rows) {
+    std::fprintf(f, "%s,%s,%s,%.4f,%.1f,", r.medium.c_str(), r.order.c_str(), r.name.c_str(), r.us, r.per_s);
+    if (r.ours)
+      std::fprintf(f, "%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,", r.loads, r.stores, r.log_bytes, r.fences, r.streamed,
+                   r.flushed);
+    else
+      std::fprintf(f, ",,,,,,");
+    std::fprintf(f, "%d,%llu,%u,%u,%llu\n", r.verified ? 1 : 0, static_cast<unsigned long long>(o.n), o.tw_ns,
+                 o.alias_entries, static_cast<unsigned long long>(o.seed));
+  }
+  const bool ok = std::fclose(f) == 0;
+  if (!ok) std::fprintf(stderr, "cannot write %s: %s\n", o.csv.c_str(), std::strerror(errno));
+  return ok;
 }
 
 }  // namespace
@@ -319,6 +355,7 @@ int main(int argc, char** argv) {
       std::fflush(stdout);
     }
   }
+  const bool csv_ok = o.csv.empty() || write_csv(o, rows);
   auto bar = [&](bool pass, const std::string& text) {
     std::printf("%s  %s\n", pass ? "PASS" : "FAIL", text.c_str());
     ok &= pass;
@@ -350,5 +387,5 @@ int main(int argc, char** argv) {
     }
   }
   std::printf("%s\n", ok ? "all checks passed" : "some checks FAILED");
-  return ok ? 0 : 1;
+  return ok && csv_ok ? 0 : 1;
 }

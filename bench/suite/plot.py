@@ -362,6 +362,114 @@ def pmdk(d):
     save(fig, d, "pmdk")
 
 
+def btree(d):
+    data = read(os.path.join(d, "btree.csv"))
+    COLORS_ = dict(COLORS, **{"pmdk-btree_map": COLORS["pmdk"]})
+    n = int(num(data[0], "n"))
+    fig, axes = plt.subplots(1, 3, figsize=(18, 4.8))
+    fig.suptitle(f"Figs. 13/14: B+tree, {n:,} single-insert wraps per cell "
+                 f"(alias tables of {int(num(data[0], 'alias_entries'))} entries, Tw = {int(num(data[0], 'tw_ns'))} ns)")
+    orders = ["sequential", "random"]
+    # (a) Fig. 14: µs per insert on scm-emu, with the paper's sequential values.
+    ax = axes[0]
+    names = [c for c in ("nonatomic", "softwrap", "softwrap-local", "undo") if rows(data, contender=c)]
+    w = 0.8 / max(len(names), 1)
+    first = True
+    for i, c in enumerate(names):
+        xs = [j + (i - (len(names) - 1) / 2) * w for j in range(len(orders))]
+        ys = []
+        for o in orders:
+            r = rows(data, medium="scm-emu", order=o, contender=c)
+            ys.append(num(r[0], "us_per_insert") if r else 0)
+        ax.bar(xs, ys, w, color=COLORS_.get(c, "tab:gray"), label=c)
+        pv = paper.BTREE["us"]["sequential"].get(c)
+        if pv:
+            ax.plot([xs[0]], [pv], **(PAPER_STYLE if first else dict(PAPER_STYLE, label=None)))
+            first = False
+    ax.set_xticks(range(len(orders)), orders)
+    ax.set_ylabel("µs per insert")
+    ax.set_title("scm-emu (Fig. 14)")
+    ax.legend(fontsize=7)
+    # (b) Fig. 13: random inserts/s on both media, PMDK's btree_map on x86.
+    ax = axes[1]
+    media = [m for m in MEDIA if rows(data, medium=m)]
+    names = [c for c in ("nonatomic", "softwrap", "softwrap-local", "undo", "pmdk-btree_map") if rows(data, contender=c)]
+    w = 0.8 / max(len(names), 1)
+    for i, c in enumerate(names):
+        xs, ys = [], []
+        for j, m in enumerate(media):
+            r = rows(data, medium=m, order="random", contender=c)
+            if r:
+                xs.append(j + (i - (len(names) - 1) / 2) * w)
+                ys.append(num(r[0], "inserts_per_s"))
+        ax.bar(xs, ys, w, color=COLORS_.get(c, "tab:gray"), label=c)
+    ax.set_xticks(range(len(media)), media)
+    ax.set_yscale("log")
+    ax.set_ylabel("random inserts/s")
+    ax.set_title("random keys (Fig. 13; the paper prints no numbers)")
+    ax.legend(fontsize=7)
+    # (c) SCM line writes per insert on scm-emu: streamed (log) and flushed (home).
+    ax = axes[2]
+    names = [c for c in ("nonatomic", "softwrap", "softwrap-local", "undo") if rows(data, contender=c)]
+    w = 0.8 / max(len(names), 1)
+    for i, c in enumerate(names):
+        xs = [j + (i - (len(names) - 1) / 2) * w for j in range(len(orders))]
+        st, fl = [], []
+        for o in orders:
+            r = rows(data, medium="scm-emu", order=o, contender=c)
+            st.append(num(r[0], "streamed") if r else 0)
+            fl.append(num(r[0], "flushed") if r else 0)
+        ax.bar(xs, st, w, color=COLORS_.get(c, "tab:gray"), label=f"{c}: streamed (log)")
+        ax.bar(xs, fl, w, bottom=st, color=COLORS_.get(c, "tab:gray"), alpha=0.45, hatch="//",
+               label=f"{c}: flushed (home{', by retirement' if c == 'softwrap' else ''})")
+    ax.plot([-0.3], [paper.BTREE["nonatomic_scm_writes"]], **dict(PAPER_STYLE, label="paper: nonatomic 5 SCM writes"))
+    ax.set_xticks(range(len(orders)), orders)
+    ax.set_ylim(0, ax.get_ylim()[1] * 1.55)
+    ax.set_ylabel("cache lines per insert (scm-emu)")
+    ax.set_title("SCM line writes per insert")
+    ax.legend(fontsize=6, ncol=2, loc="upper left")
+    save(fig, d, "btree")
+
+
+def fig16(d):
+    data = read(os.path.join(d, "fig16.csv"))
+    data = [r for r in data if r["tps"]]
+    fig, axes = panels("Fig. 16: TPC-C on SQLite, throughput vs SCM write time Tw "
+                       f"({data[0]['items'] if data else '?'} items, {data[0]['customers'] if data else '?'} "
+                       f"customers/district, {data[0]['seconds'] if data else '?'} s per run)", 1, 9, 5.5)
+    ax = axes[0]
+    lines = [("softwrap", "softwrap", "softwrap VFS, softwrap", COLORS["softwrap"], "o"),
+             ("softwrap", "undo", "softwrap VFS, undo", COLORS["undo"], "s"),
+             ("softwrap", "nonatomic", "softwrap VFS, nonatomic", COLORS["nonatomic"], "^"),
+             ("scm", "nonatomic", "scm VFS (journal in SCM)", "tab:orange", "D")]
+    for vfs, eng, label, color, mk in lines:
+        sel = sorted(rows(data, vfs=vfs, engine=eng, medium="scm-emu"), key=lambda r: num(r, "tw_ns"))
+        if sel:
+            ax.plot([num(r, "tw_ns") for r in sel], [num(r, "tps") for r in sel], marker=mk, color=color, label=label)
+    flat = [(dict(vfs="softwrap", medium="x86"), "softwrap VFS on x86 (/dev/shm)", COLORS["softwrap"], "--"),
+            (dict(vfs="unix", storage="shm", journal_mode="DELETE"), "stock SQLite /dev/shm, DELETE", "tab:gray", "--"),
+            (dict(vfs="unix", storage="shm", journal_mode="WAL"), "stock SQLite /dev/shm, WAL", "tab:gray", ":"),
+            (dict(vfs="unix", storage="disk", journal_mode="DELETE"), "stock SQLite disk, DELETE", "tab:brown", "--"),
+            (dict(vfs="unix", storage="disk", journal_mode="WAL"), "stock SQLite disk, WAL", "tab:brown", ":")]
+    for kw, label, color, ls in flat:
+        sel = rows(data, **kw)
+        if sel:
+            if kw["vfs"] == "unix":
+                label += f" ({sel[0]['dir']})" if kw["storage"] == "disk" else ""
+            ax.axhline(num(sel[0], "tps"), color=color, linestyle=ls, linewidth=1.2,
+                       label=f"{label}: {num(sel[0], 'tps'):,.0f}")
+    ax.axhline(paper.FIG16["disk_tps_below"], color="black", linestyle=":", linewidth=0.8,
+               label="paper: disk < 20 tps")
+    tws = list(paper.FIG16["claim_tw_ns"])
+    ax.plot(tws, [paper.FIG16["disk_tps_below"] * paper.FIG16["softwrap_over_disk"]] * len(tws),
+            **dict(PAPER_STYLE, marker="^", label="paper: softwrap > 30x disk (> 600) at Tw 1, 2 µs"))
+    ax.set_xlabel("Tw (ns), scm-emu")
+    ax.set_ylabel("TPC-C transactions per second")
+    ax.set_yscale("log")
+    ax.legend(fontsize=7, loc="lower left")
+    save(fig, d, "fig16")
+
+
 def main():
     if len(sys.argv) != 2:
         sys.exit("usage: plot.py RESULTS/<experiment>")

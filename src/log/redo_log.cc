@@ -4,6 +4,7 @@
 // every length by the lane and the pool before reading.
 #include "log/redo_log.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "common/counters.h"
@@ -64,11 +65,59 @@ bool RedoWriter::append_store(uint64_t off, uint64_t v, unsigned size) {
   return put(off << 8 | lg << 4 | kStore) && put(v);
 }
 
+bool RedoWriter::stream_lines(const unsigned char* src, size_t lines) {
+  // Whole lines straight from the caller's buffer, as many per stream()
+  // call as fit before the lane's physical end: the same bytes and the
+  // same order as line-by-line flush_line(), in fewer medium calls.
+  Lane& l = *lane_;
+  while (lines > 0) {
+    const uint64_t phys = l.tail % l.size;
+    const size_t k = std::min<size_t>(lines, (l.size - phys) / kCacheLine);
+    const uint64_t need_end = l.tail + k * kCacheLine;
+    if (need_end - start_ > l.size - kCacheLine) return false;  // frame > lane
+    if (need_end > l.reclaimed + l.size && !space_(space_self_, l, need_end)) {
+      // Not room for all k: fall back to one line at a time, so the wait
+      // is for exactly what is needed.
+      if (k == 1) return false;
+      for (size_t i = 0; i < k; ++i) {
+        std::memcpy(line_, src + i * kCacheLine, kCacheLine);
+        fill_ = kCacheLine;
+        if (!flush_line()) return false;
+      }
+    } else {
+      medium_->stream(l.base + phys, src, k * kCacheLine);
+      l.tail = need_end;
+    }
+    src += k * kCacheLine;
+    lines -= k;
+  }
+  return true;
+}
+
 bool RedoWriter::append_range(uint64_t off, const void* src, size_t n) {
   ++count_;
   counters().log_bytes.add(16 + ((n + 7) & ~size_t{7}));
   if (!put(off << 8 | kRange) || !put(n)) return false;
   const auto* p = static_cast<const unsigned char*>(src);
+  // Fill the open line word by word; then whole lines of the payload go
+  // out directly (hashed first), and the tail word by word again.
+  while (n >= 8 && fill_ != 0) {
+    uint64_t w;
+    std::memcpy(&w, p, 8);
+    if (!put(w)) return false;
+    p += 8;
+    n -= 8;
+  }
+  if (const size_t lines = n / kCacheLine; lines > 0) {
+    for (size_t i = 0; i < lines * (kCacheLine / 8); ++i) {
+      uint64_t w;
+      std::memcpy(&w, p + i * 8, 8);
+      hash_ = hash_word(hash_, w);
+    }
+    if (!stream_lines(p, lines)) return false;
+    p += lines * kCacheLine;
+    n -= lines * kCacheLine;
+  }
   while (n >= 8) {
     uint64_t w;
     std::memcpy(&w, p, 8);

@@ -67,6 +67,8 @@ class RedoWriter {
  private:
   bool put(uint64_t w);
   bool flush_line();
+  // Streams `lines` whole lines from src at the tail (fill_ must be 0).
+  bool stream_lines(const unsigned char* src, size_t lines);
 
   const PoolFile* pool_;
   Medium* medium_;

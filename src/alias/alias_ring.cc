@@ -184,7 +184,7 @@ bool AliasRing::try_switch_locked(bool overflow) {
 
 void AliasRing::after_commit(bool pressure) {
   const uint64_t a = active_gen_.load();
-  if (!pressure && table(a).count() < threshold_) return;
+  if (!pressure && !past_threshold(table(a), 1)) return;
   if (oldest_gen_.load() != a) return;  // other table still draining
   // A commit does not wait for the lock: if the retirer (or another
   // committer) holds it, a later commit switches.  The active table has
@@ -224,7 +224,7 @@ bool AliasRing::make_room(uint64_t gen, const WrapTag& tag) {
 void AliasRing::throttle(bool pressure) {
   const uint64_t a = active_gen_.load();
   AliasTable& t = table(a);
-  if (!pressure && t.count() < std::min(3 * threshold_, t.hard_limit() / 2)) return;
+  if (!pressure && t.count() < std::min(3 * threshold_, t.hard_limit() / 2) && !past_shadow_budget(t, 3)) return;
   if (pressure && oldest_gen_.load() == a && t.count() == 0) return;  // nothing to switch away from
   // The active table is well past its threshold but the other one is still
   // draining: wait for it (as the paper's wrapOpen does), but not forever —
@@ -240,7 +240,7 @@ void AliasRing::throttle(bool pressure) {
     done_cv_.wait_until(lk, std::chrono::steady_clock::time_point(std::chrono::nanoseconds(deadline)));
     if (now_ns() >= deadline) break;
   }
-  if (pressure || table(active_gen_.load()).count() >= threshold_) try_switch_locked(false);
+  if (pressure || past_threshold(table(active_gen_.load()), 1)) try_switch_locked(false);
 }
 
 bool AliasRing::wait_retired(uint64_t seq) {

@@ -110,6 +110,16 @@ class AliasRing {
   int64_t writers_of(uint64_t gen);  // open wraps with a == gen
   int64_t readers_of(uint64_t gen);  // open wraps with m == gen
 
+  // A table is due for a switch at `threshold_` entries or when its
+  // shadow pages hold more than kShadowBudget bytes (x times either): with
+  // big shadow pages (a SQLite VFS uses 4 KiB) a table reaches its entry
+  // threshold only after many megabytes of copies, which then compete
+  // with the application for the CPU caches.
+  static constexpr uint64_t kShadowBudget = uint64_t{2} << 20;
+  bool past_shadow_budget(const AliasTable& t, unsigned x) const { return t.shadow_bytes() >= x * kShadowBudget; }
+  bool past_threshold(const AliasTable& t, unsigned x) const {
+    return t.count() >= x * threshold_ || past_shadow_budget(t, x);
+  }
   bool try_switch_locked(bool overflow);
   bool step_locked(std::unique_lock<std::mutex>& lk);
   void retire(AliasTable& t);

@@ -142,6 +142,7 @@ void AliasTable::clear() {
   }
   if (n > mask_ / 4) filter_clear_all();
   count_.store(0, std::memory_order_relaxed);
+  pages_.store(0, std::memory_order_relaxed);
   has_pages.store(false, std::memory_order_relaxed);
   has_words.store(false, std::memory_order_relaxed);
   arena_.reset();

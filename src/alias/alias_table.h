@@ -37,6 +37,9 @@ namespace softwrap {
 
 inline constexpr uint64_t kMetaValid = 1;
 
+// A shadow page: page_size data bytes, then page_size/8 mask bytes.
+inline size_t page_alloc_size(size_t page_size) { return page_size + page_size / 8; }
+
 struct AliasEntry {
   std::atomic<uint64_t> key{0};
   std::atomic<uint64_t> value{0};
@@ -118,8 +121,15 @@ class AliasTable {
   // memory.  Thread-safe.
   char* new_page() {
     char* p = arena_.allocate();
-    if (p) std::memset(p + page_size_, 0, page_size_ / 8);
+    if (p) {
+      std::memset(p + page_size_, 0, page_size_ / 8);
+      pages_.fetch_add(1, std::memory_order_relaxed);
+    }
     return p;
+  }
+  // DRAM held by shadow pages (data and masks).
+  uint64_t shadow_bytes() const {
+    return uint64_t{pages_.load(std::memory_order_relaxed)} * page_alloc_size(page_size_);
   }
   size_t page_size() const { return page_size_; }
   std::atomic<bool> has_pages{false};
@@ -163,13 +173,13 @@ class AliasTable {
   // retirement and recycling visit only the keys, not the whole array.
   std::unique_ptr<std::atomic<uint32_t>[]> used_;
   std::atomic<uint32_t> count_{0};
+  std::atomic<uint32_t> pages_{0};
   PageArena arena_;
 };
 
 inline uint64_t page_key(uint64_t page_off) { return page_off | 1; }
 
 // ---- shadow pages: page_size data bytes, then page_size/8 mask bytes.
-inline size_t page_alloc_size(size_t page_size) { return page_size + page_size / 8; }
 inline unsigned char* page_mask(char* page, size_t page_size) {
   return reinterpret_cast<unsigned char*>(page + page_size);
 }

@@ -2,8 +2,9 @@
 //
 // All transitions happen under mu_ in step_locked(), driven by the
 // retirement thread (or inline, with SW_CONFIG_NO_RETIRE_THREAD, and by
-// quiesce).  Only the copy of a Closed table to its home locations runs
-// without the lock, guarded by retiring_ so that it happens once.
+// quiesce).  Only the copy of a Closed table to its home locations and the
+// clearing of a Retired one run without the lock, guarded by retiring_ so
+// that each happens once and never both at a time.
 #include "alias/alias_ring.h"
 
 #include <sched.h>

@@ -19,11 +19,13 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cmath>
 #include <cstdarg>
 #include <cstring>
 #include <fstream>
+#include <random>
 #include <thread>
 #include <unordered_map>
 
@@ -260,10 +262,18 @@ const char* pattern_str(Pattern p) {
   return "?";
 }
 
+namespace {
+// A process-random start (array pools may outlive a process) plus a count.
+uint64_t next_salt() {
+  static std::atomic<uint64_t> next{std::random_device{}() | uint64_t{1} << 32};
+  return next.fetch_add(1);
+}
+}  // namespace
+
 ArrayWorkload::ArrayWorkload(uint64_t* base, uint64_t words, unsigned n, uint64_t seed, double reuse,
                              Pattern pattern)
-    : base_(base), words_(words), n_(n), seed_(seed), reuse_(reuse), pattern_(pattern), rng_(seed),
-      recent_(std::max<size_t>(8 * n, 16), 0) {
+    : base_(base), words_(words), n_(n), seed_(seed), reuse_(reuse), pattern_(pattern), salt_(next_salt()),
+      rng_(seed), recent_(std::max<size_t>(8 * n, 16), 0) {
   if (n == 0 || words < 16 * uint64_t{n} + 16) fail("workload: array too small");
   idx_.reserve(n);
   buf_.resize(n);
@@ -298,10 +308,10 @@ void ArrayWorkload::wrap(sw_pool* p) {
   next_indexes(rng_, recent_, recent_at_, idx_);
   if (sw_wrap_open(p) != 0) fail_sw("sw_wrap_open");
   if (pattern_ == Pattern::kBlock) {
-    for (unsigned i = 0; i < n_; i++) buf_[i] = value_of(seq_, i);
+    for (unsigned i = 0; i < n_; i++) buf_[i] = value_of(seq_, i, salt_);
     if (sw_write(p, base_ + idx_[0], buf_.data(), n_ * sizeof(uint64_t)) != 0) fail_sw("sw_write");
   } else {
-    for (unsigned i = 0; i < n_; i++) sw_store64(p, base_ + idx_[i], value_of(seq_, i));
+    for (unsigned i = 0; i < n_; i++) sw_store64(p, base_ + idx_[i], value_of(seq_, i, salt_));
   }
   if (sw_wrap_close(p) != 0) fail_sw("sw_wrap_close");
   ++seq_;
@@ -318,9 +328,9 @@ void ArrayWorkload::verify(sw_pool* p, bool raw) const {
     const bool sampled = s % 61 == 0 || s >= tail;
     for (unsigned i = 0; i < n_; i++) {
       if (sampled) {
-        expect[idx[i]] = value_of(s, i);
+        expect[idx[i]] = value_of(s, i, salt_);
       } else if (auto it = expect.find(idx[i]); it != expect.end()) {
-        it->second = value_of(s, i);
+        it->second = value_of(s, i, salt_);
       }
     }
   }

@@ -150,6 +150,7 @@ class ArrayWorkload {
   double reuse_;
   Pattern pattern_;
   uint64_t seq_ = 0;
+  uint64_t salt_;  // distinct per workload object (value_of)
   Rng rng_;
   std::vector<uint64_t> recent_;  // ring of recently written word indexes
   size_t recent_at_ = 0;
@@ -158,8 +159,13 @@ class ArrayWorkload {
   void next_indexes(Rng& rng, std::vector<uint64_t>& recent, size_t& recent_at, std::vector<uint64_t>& out) const;
 };
 
-inline uint64_t value_of(uint64_t seq, unsigned i) {
-  uint64_t x = (seq << 12 | i) + 0x9E3779B97F4A7C15ull;
+// The value a workload stores as word i of wrap seq.  `salt` tells cells
+// apart: every cell replays the same seeded index sequence into the same
+// array, so without it a cell would store exactly the values the previous
+// cell left at home — and softwrap's retirement, which skips home bytes
+// that already hold the value, would write nothing.
+inline uint64_t value_of(uint64_t seq, unsigned i, uint64_t salt = 0) {
+  uint64_t x = ((seq << 12 | i) ^ (salt * 0xD6E8FEB86659FD93ull)) + 0x9E3779B97F4A7C15ull;
   x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
   x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
   return x ^ (x >> 31);

@@ -14,6 +14,8 @@
 
 #include "alias/alias_ring.h"
 #include "alias/alias_table.h"
+#include "alias/home_writer.h"
+#include "common/counters.h"
 #include "medium/medium.h"
 #include "pool/pool.h"
 
@@ -240,6 +242,75 @@ TEST_F(AliasRingTest, OverflowAddsTablesAndNewerValuesWin) {
   ASSERT_EQ(ring_->quiesce(), 0);
   EXPECT_EQ(*reinterpret_cast<uint64_t*>(file_->at(heap(0))), 99u);
   EXPECT_EQ(*reinterpret_cast<uint64_t*>(file_->at(heap(key - 1))), 2u);
+}
+
+TEST_F(AliasRingTest, ShadowPagesPastTheBudgetForceASwitchBelowTheEntryThreshold) {
+  // 4 KiB shadow pages (as the SQLite VFS uses): a few hundred entries
+  // already hold megabytes of copies.  Past the budget the table switches
+  // although its entry count is far below entries / retire_divisor.
+  cfg_.alias_entries = 1 << 16;  // threshold 8192 entries
+  cfg_.shadow_page_size = 4096;
+  ring_ = std::make_unique<AliasRing>(cfg_, file_.get(), medium_.get());
+  AliasTable& t = ring_->table(0);
+  t.has_pages = true;
+  const uint64_t base = (file_->header().heap_offset + 4095) & ~uint64_t{4095};
+  uint64_t pages = 0;
+  while (t.shadow_bytes() < (uint64_t{2} << 20)) {
+    bool ins;
+    AliasEntry* e = t.find_or_insert(page_key(base + pages * 4096), &ins);
+    ASSERT_NE(e, nullptr);
+    char* page = t.new_page();
+    ASSERT_NE(page, nullptr);
+    page_write(page, 4096, 0, "x", 1);
+    e->value.store(reinterpret_cast<uintptr_t>(page));
+    e->meta.store(kMetaValid);
+    ++pages;
+  }
+  EXPECT_LT(t.count(), 8192u / 16);
+  WrapTag w = ring_->enter();
+  ring_->next_seq();
+  ring_->leave(w);
+  ring_->after_commit(false);
+  EXPECT_EQ(ring_->active_gen(), 1u) << "switched at " << pages << " pages";
+  ASSERT_EQ(ring_->quiesce(), 0);
+  EXPECT_EQ(*file_->at(base + 4096), 'x');
+}
+
+TEST(HomeWriterTest, SkipsLineSegmentsThatAlreadyHoldTheValue) {
+  const std::string path = "/dev/shm/sw_home_writer_test_" + std::to_string(getpid());
+  unlink(path.c_str());
+  ResolvedConfig c;
+  auto file = PoolFile::create(path, 16 << 20, c);
+  ASSERT_TRUE(file);
+  MediumOptions mo;
+  mo.kind = SW_MEDIUM_X86;
+  auto medium = make_medium(mo, file->base(), file->size());
+  const uint64_t base = (file->header().heap_offset + 63) & ~uint64_t{63};
+  char bytes[200];
+  for (int i = 0; i < 200; ++i) bytes[i] = static_cast<char>(i);
+  std::memcpy(file->at(base), bytes, sizeof bytes);  // home already holds them
+  std::memset(file->at(base + 2048), 0, 16);
+  bytes[150] = 'X';                                  // ...except one byte in the third line
+  Counters cnt;
+  {
+    CountersScope scope(&cnt);
+    HomeWriter plain(file.get(), medium.get());
+    plain.bytes(base + 1000, bytes, sizeof bytes);
+    plain.finish();
+    EXPECT_EQ(cnt.flushes.get(), 4u) << "without skipping: every line of the range";
+    cnt.reset();
+    HomeWriter skipping(file.get(), medium.get(), true);
+    skipping.bytes(base, bytes, sizeof bytes);  // lines 0..3 of which only line 2 differs
+    skipping.word(base + 2048, 0);               // home is 0 there already
+    skipping.word(base + 2056, 5);               // this one changes
+    EXPECT_EQ(skipping.finish(), 3u) << "values retired, skipped or not";
+    EXPECT_EQ(skipping.skipped(), 4u);
+    EXPECT_EQ(cnt.flushes.get(), 2u);
+  }
+  EXPECT_EQ(std::memcmp(file->at(base), bytes, sizeof bytes), 0);
+  EXPECT_EQ(*reinterpret_cast<uint64_t*>(file->at(base + 2056)), 5u);
+  file.reset();
+  unlink(path.c_str());
 }
 
 }  // namespace

@@ -116,6 +116,8 @@ class AliasTable {
     const uint32_t n = count_.load(std::memory_order_acquire);
     for (uint32_t k = 0; k < n; ++k) f(entries_[used_[k].load(std::memory_order_acquire)]);
   }
+  // The k-th entry inserted, k < count() (same requirement).
+  AliasEntry& inserted(uint32_t k) { return entries_[used_[k].load(std::memory_order_acquire)]; }
 
   // A new shadow page with nothing written (mask clear); nullptr if out of
   // memory.  Thread-safe.

@@ -103,7 +103,7 @@ uint64_t AliasRing::lookup_word(uint64_t w) {
   for (uint64_t g = a; g + 1 > r; --g) {
     AliasTable& t = table(g);
     if (t.may_hold(hint)) {
-      if (t.has_words.load(std::memory_order_acquire) && t.may_hold_words(hint)) {
+      if (t.may_hold_words(hint)) {
         if (AliasEntry* e = t.probe(w); e && (e->meta.load(std::memory_order_acquire) & kMetaValid)) {
           counters().alias_hits.add();
           const uint64_t x = e->value.load(std::memory_order_relaxed);

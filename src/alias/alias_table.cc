@@ -54,10 +54,6 @@ void PageArena::reset() {
   used_in_last_ = blocks_.empty() ? kPagesPerBlock : 0;
 }
 
-size_t PageArena::pages() const {
-  return blocks_.empty() ? 0 : current_ * kPagesPerBlock + used_in_last_;
-}
-
 AliasTable::AliasTable(uint32_t capacity, size_t page_size)
     : mask_(capacity - 1),
       page_size_(page_size),
@@ -205,7 +201,7 @@ void overlay_table(AliasTable& t, uint64_t off, size_t n, size_t page_size, unsi
       page_overlay(reinterpret_cast<const char*>(e->value.load(std::memory_order_relaxed)), page_size, off - po, n, out);
     }
   }
-  if (t.has_words.load(std::memory_order_acquire) && t.may_hold_words(hint)) {
+  if (t.may_hold_words(hint)) {
     for (uint64_t w = off & ~uint64_t{7}; w < off + n; w += 8) {
       AliasEntry* e = t.probe(w);
       if (!e || !(e->meta.load(std::memory_order_acquire) & kMetaValid)) continue;

@@ -53,7 +53,6 @@ class PageArena {
   ~PageArena();
   char* allocate();  // thread-safe; nullptr if out of memory
   void reset();      // REQUIRES: no concurrent users
-  size_t pages() const;
 
  private:
   static constexpr size_t kPagesPerBlock = 64;
@@ -135,7 +134,7 @@ class AliasTable {
   }
   size_t page_size() const { return page_size_; }
   std::atomic<bool> has_pages{false};
-  std::atomic<bool> has_words{false};
+  std::atomic<bool> has_words{false};  // softwrap-local's shortcut; global tables use word_filter_
 
   // Recycling: REQUIRES no concurrent users.
   void clear();

@@ -236,7 +236,6 @@ class SoftwrapEngine final : public Engine {
           return put_bytes(t, w, reinterpret_cast<const unsigned char*>(&v), 8);
         }
       }
-      if (!tab.has_words.load(std::memory_order_relaxed)) tab.has_words.store(true, std::memory_order_release);
       bool inserted;
       AliasEntry* e = tab.find_or_insert(w, &inserted);
       if (!e) {
@@ -297,7 +296,7 @@ class SoftwrapEngine final : public Engine {
       }
       t.page_undo.push_back({page, in_page, static_cast<uint32_t>(len), at});
       page_write(page, page_size_, in_page, src, len);
-      if (tab.has_words.load(std::memory_order_acquire) && tab.may_hold_words(AliasTable::page_hint(po))) {
+      if (tab.may_hold_words(AliasTable::page_hint(po))) {
         for (uint64_t w = o & ~uint64_t{7}; w < o + len; w += 8) {
           AliasEntry* we = tab.probe(w);
           if (!we || !(we->meta.load(std::memory_order_acquire) & kMetaValid)) continue;

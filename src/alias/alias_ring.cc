@@ -225,7 +225,7 @@ bool AliasRing::make_room(uint64_t gen, const WrapTag& tag) {
 void AliasRing::throttle(bool pressure) {
   const uint64_t a = active_gen_.load();
   AliasTable& t = table(a);
-  if (!pressure && t.count() < std::min(3 * threshold_, t.hard_limit() / 2) && !past_shadow_budget(t, 3)) return;
+  if (!pressure && !past_threshold(t, 3) && t.count() < t.hard_limit() / 2) return;
   if (pressure && oldest_gen_.load() == a && t.count() == 0) return;  // nothing to switch away from
   // The active table is well past its threshold but the other one is still
   // draining: wait for it (as the paper's wrapOpen does), but not forever —

@@ -75,19 +75,11 @@ bool RedoWriter::stream_lines(const unsigned char* src, size_t lines) {
     const size_t k = std::min<size_t>(lines, (l.size - phys) / kCacheLine);
     const uint64_t need_end = l.tail + k * kCacheLine;
     if (need_end - start_ > l.size - kCacheLine) return false;  // frame > lane
-    if (need_end > l.reclaimed + l.size && !space_(space_self_, l, need_end)) {
-      // Not room for all k: fall back to one line at a time, so the wait
-      // is for exactly what is needed.
-      if (k == 1) return false;
-      for (size_t i = 0; i < k; ++i) {
-        std::memcpy(line_, src + i * kCacheLine, kCacheLine);
-        fill_ = kCacheLine;
-        if (!flush_line()) return false;
-      }
-    } else {
-      medium_->stream(l.base + phys, src, k * kCacheLine);
-      l.tail = need_end;
-    }
+    // Room for all k lines can always be made while the frame fits its
+    // lane (the frames in the way are committed ones), as for one line.
+    if (need_end > l.reclaimed + l.size && !space_(space_self_, l, need_end)) return false;
+    medium_->stream(l.base + phys, src, k * kCacheLine);
+    l.tail = need_end;
     src += k * kCacheLine;
     lines -= k;
   }

@@ -185,7 +185,9 @@ bool SW_BTREE::erase_start(const Key& k, uint64_t target_leaf, unsigned target_s
 SW_BTREE_TEMPLATE
 bool SW_BTREE::erase_descend(uint64_t node, const Key& k, uint64_t target_leaf,
                              unsigned target_slot, bool* underflow) {
-  const btree_detail::node_head hd = a_.head(node);
+  node_keys v;
+  read_keys(node, &v);
+  const btree_detail::node_head hd = v.head();
   const unsigned use = hd.slotuse;
   if (hd.level == 0) {
     leaf_t* l = lf(node);
@@ -194,8 +196,8 @@ bool SW_BTREE::erase_descend(uint64_t node, const Key& k, uint64_t target_leaf,
       if (node != target_leaf || target_slot >= use) return false;
       slot = target_slot;
     } else {
-      slot = search<false>(l->keys, use, k);
-      if (slot >= use || less(k, a_.ld(&l->keys[slot]))) return false;
+      slot = search_local<false>(v.keys(), use, k);
+      if (slot >= use || less(k, v.keys()[slot])) return false;
     }
     a_.remove_at(l->keys, slot, use);
     if constexpr (kHasData) a_.remove_at(l->data, slot, use);
@@ -204,10 +206,12 @@ bool SW_BTREE::erase_descend(uint64_t node, const Key& k, uint64_t target_leaf,
     return true;
   }
   inner_t* n = in(node);
-  const unsigned first = search<false>(n->keys, use, k);
+  // The keys read above stay valid through the loop: a child that does not
+  // hold k returns without changing anything.
+  const unsigned first = search_local<false>(v.keys(), use, k);
   for (unsigned s = first; s <= use; ++s) {
     // Child s may hold k only if k >= keys[s - 1], i.e. keys[s - 1] == k.
-    if (s > first && less(k, a_.ld(&n->keys[s - 1]))) break;
+    if (s > first && less(k, v.keys()[s - 1])) break;
     bool child_under = false;
     if (erase_descend(a_.ld(&n->children[s]), k, target_leaf, target_slot, &child_under)) {
       if (child_under) fix_child(node, s);

@@ -1035,8 +1035,8 @@ def btree():
             table(hdr, rows)
     image("btree")
     w("Counters are per insert. *loads* and *stores* count calls through the engine, not words: a "
-      "descent reads a node's head and keys with one `sw_read` and the child pointer with one `sw_load` "
-      "(two loads per level; docs/containers.md), and an insert writes a shifted range of slots with one "
+      "descent reads each node whole (head, keys, children or data) with one `sw_read` (one load per "
+      "level, plus one for the tree header; docs/containers.md), and an insert writes a shifted range of slots with one "
       "`sw_write` (one store). The paper's modified STX tree counted every word it read or wrote, so "
       "its 61.6 / 74.8 reads and 8.1 / 20 writes are not comparable with our loads and stores; the "
       "comparable device-side quantities are the *streamed* (non-temporal log) and *flushed* (home) cache "

@@ -5,9 +5,9 @@
 // Approach.  The tree keeps no state in DRAM beyond the pool handle and the
 // offset of its header, so a wrap that aborts (or a crash) can never leave
 // the C++ object out of step with the pool.  Every operation reads the
-// pool through the wrap API (btree_detail::accessor); lookups read single
-// slots (binary search over sw_load'ed keys), mutations write the changed
-// slots and shifted ranges with sw_store/sw_write.  Each mutating call runs
+// pool through the wrap API (btree_detail::accessor); a descent reads
+// each node with one sw_read into DRAM and searches it there, mutations
+// write the changed slots and shifted ranges with sw_store/sw_write.  Each mutating call runs
 // in a wrap of its own, which is flattened into the caller's wrap when one
 // is open — so "insert a, erase b" in one caller wrap is one atomic unit,
 // and an exception in the middle of an operation aborts it.
@@ -423,19 +423,29 @@ class btree {
     return search_local<Upper>(buf.data(), n, k);
   }
 
-  // A node's head and key slots.  Both node kinds begin with the head and
-  // keep their keys right after it (a leaf after its two links), so one
-  // sw_read of the longer prefix fetches both when it fits in either kind
-  // of node; otherwise the head is read first.  Descents use this: one
-  // call per node for the head and the search.
+  // A node read into DRAM for a descent.  Both node kinds begin with the
+  // head and keep their keys right after it (a leaf after its two links).
+  // When both kinds are small (kWhole: at most kWholeMax bytes, as with the
+  // default traits) a node is read whole with one sw_read — head, keys and
+  // the children or the data — so a descent costs one engine call per
+  // level and a leaf insert or erase needs no further read.  A node whose
+  // kind the caller does not know yet (the root) is read up to the smaller
+  // kind's size first, then the rest if it is the bigger kind.  Otherwise
+  // the head and keys are read (one call when the common prefix fits both
+  // kinds) and children one slot at a time.
   static constexpr size_t kLeafKeysAt = offsetof(leaf_t, keys);
   static constexpr size_t kInnerKeysAt = offsetof(inner_t, keys);
+  static constexpr size_t kInnerChildrenAt = offsetof(inner_t, children);
   static constexpr size_t kKeysPrefix = std::max(kLeafKeysAt + sizeof(Key) * leaf_slotmax,
                                                  kInnerKeysAt + sizeof(Key) * inner_slotmax);
   static constexpr bool kOneRead = kKeysPrefix <= sizeof(leaf_t) && kKeysPrefix <= sizeof(inner_t) &&
                                    kKeysPrefix <= 2048;
-  struct node_keys {
-    alignas(alignof(Key) > 8 ? alignof(Key) : 8) unsigned char raw[kKeysPrefix];
+  static constexpr size_t kWholeMax = 1024;
+  static constexpr bool kWhole = sizeof(leaf_t) <= kWholeMax && sizeof(inner_t) <= kWholeMax;
+  static constexpr size_t kSmallerNode = std::min(sizeof(leaf_t), sizeof(inner_t));
+  static constexpr size_t kViewBytes = kWhole ? std::max(sizeof(leaf_t), sizeof(inner_t)) : kKeysPrefix;
+  struct node_view {
+    alignas(16) unsigned char raw[kViewBytes];
     btree_detail::node_head head() const {
       btree_detail::node_head h;
       std::memcpy(&h, raw, sizeof h);
@@ -444,16 +454,48 @@ class btree {
     const Key* keys() const {
       return reinterpret_cast<const Key*>(raw + (head().level == 0 ? kLeafKeysAt : kInnerKeysAt));
     }
-  };
-  void read_keys(uint64_t node, node_keys* out) const {
-    if constexpr (kOneRead) {
-      a_.rd(out->raw, a_.at<char>(node), kKeysPrefix);
-    } else {
-      a_.rd(out->raw, a_.at<char>(node), sizeof(btree_detail::node_head));
-      const btree_detail::node_head h = out->head();
-      const size_t at = h.level == 0 ? kLeafKeysAt : kInnerKeysAt;
-      a_.rd(out->raw + at, a_.at<char>(node) + at, sizeof(Key) * h.slotuse);
+    // kWhole only: an inner node's children, a leaf's data and next link.
+    const uint64_t* children() const { return reinterpret_cast<const uint64_t*>(raw + kInnerChildrenAt); }
+    template <bool D = kHasData>
+    const Data* data() const {
+      static_assert(D);
+      return reinterpret_cast<const Data*>(raw + offsetof(leaf_t, data));
     }
+    uint64_t next() const {
+      uint64_t n;
+      std::memcpy(&n, raw + offsetof(leaf_t, next), sizeof n);
+      return n;
+    }
+  };
+  // level: the node's level if the caller knows it (a child's is its
+  // parent's minus one), else -1.
+  void read_node(uint64_t node, int level, node_view* out) const {
+    const char* at = a_.at<char>(node);
+    if constexpr (kWhole) {
+      const size_t first = level < 0 ? kSmallerNode : level == 0 ? sizeof(leaf_t) : sizeof(inner_t);
+      a_.rd(out->raw, at, first);
+      if (level < 0) {
+        const size_t full = out->head().level == 0 ? sizeof(leaf_t) : sizeof(inner_t);
+        if (full > first) a_.rd(out->raw + first, at + first, full - first);
+      }
+    } else if constexpr (kOneRead) {
+      a_.rd(out->raw, at, kKeysPrefix);
+    } else {
+      a_.rd(out->raw, at, sizeof(btree_detail::node_head));
+      const btree_detail::node_head h = out->head();
+      const size_t k = h.level == 0 ? kLeafKeysAt : kInnerKeysAt;
+      a_.rd(out->raw + k, at + k, sizeof(Key) * h.slotuse);
+    }
+  }
+  // Child `slot` of the inner node `node` read into v.
+  uint64_t child_of(const node_view& v, uint64_t node, unsigned slot) const {
+    if constexpr (kWhole) return v.children()[slot];
+    else return a_.ld(&in(node)->children[slot]);
+  }
+  // The next leaf of the leaf `node` read into v.
+  uint64_t next_of(const node_view& v, uint64_t node) const {
+    if constexpr (kWhole) return v.next();
+    else return a_.ld(&lf(node)->next);
   }
 
   template <bool Const>
@@ -469,17 +511,18 @@ class btree {
   basic_iterator<Const> bound(const Key& k) const {
     uint64_t n = a_.ld(&hdr()->root);
     if (!n) return make_end<Const>();
-    node_keys v;
-    read_keys(n, &v);
+    node_view v;
+    read_node(n, -1, &v);
     while (v.head().level > 0) {
       const unsigned s = search_local<Upper>(v.keys(), v.head().slotuse, k);
-      n = a_.ld(&in(n)->children[s]);
-      read_keys(n, &v);
+      const int below = v.head().level - 1;
+      n = child_of(v, n, s);
+      read_node(n, below, &v);
     }
     const unsigned use = v.head().slotuse;
     const unsigned s = search_local<Upper>(v.keys(), use, k);
     if (s >= use) {
-      if (uint64_t nx = a_.ld(&lf(n)->next)) return basic_iterator<Const>(a_, nx, 0);
+      if (uint64_t nx = next_of(v, n)) return basic_iterator<Const>(a_, nx, 0);
     }
     return basic_iterator<Const>(a_, n, s);
   }
@@ -491,14 +534,15 @@ class btree {
   }
 
   std::pair<iterator, bool> insert_start(const Key& k, const Data& d);
-  bool insert_descend(uint64_t node, const Key& k, const Data& d, Key* split_key,
+  bool insert_descend(uint64_t node, int level, const Key& k, const Data& d, Key* split_key,
                       uint64_t* split_node, iterator* pos);
-  void split_leaf_insert(uint64_t leaf, unsigned slot, const Key& k, const Data& d, Key* split_key,
+  void split_leaf_insert(uint64_t leaf, const node_view& v, unsigned slot, const Key& k, const Data& d,
+                         Key* split_key,
                          uint64_t* split_node, iterator* pos);
-  void split_inner_insert(uint64_t node, unsigned slot, const Key& k, uint64_t child,
+  void split_inner_insert(uint64_t node, const node_view& v, unsigned slot, const Key& k, uint64_t child,
                           Key* split_key, uint64_t* split_node);
   bool erase_start(const Key& k, uint64_t target_leaf, unsigned target_slot);
-  bool erase_descend(uint64_t node, const Key& k, uint64_t target_leaf, unsigned target_slot,
+  bool erase_descend(uint64_t node, int level, const Key& k, uint64_t target_leaf, unsigned target_slot,
                      bool* underflow);
   void fix_child(uint64_t parent, unsigned slot);
   void merge_leaves(uint64_t parent, unsigned sep, uint64_t left, uint64_t right);

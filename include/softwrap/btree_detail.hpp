@@ -159,6 +159,21 @@ class accessor {
     rd(buf.data() + 1, arr + from, (use - from) * sizeof(T));
     wr(arr + from, buf.data(), buf.bytes());
   }
+  // insert_at for an array whose current slots the caller already holds in
+  // DRAM (cur, a copy of arr[0, use)): no read.
+  template <class T>
+  void insert_from(T* arr, unsigned from, unsigned use, const T& v, const T* cur) const {
+    scratch<T> buf(use - from + 1);
+    buf.data()[0] = v;
+    std::memcpy(static_cast<void*>(buf.data() + 1), cur + from, (use - from) * sizeof(T));
+    wr(arr + from, buf.data(), buf.bytes());
+  }
+  // remove_at likewise, from the caller's copy cur of arr[0, use).
+  template <class T>
+  void remove_from(T* arr, unsigned from, unsigned use, const T* cur) const {
+    if (from + 1 >= use) return;
+    wr(arr + from, cur + from + 1, (use - from - 1) * sizeof(T));
+  }
   // arr[from] is removed: arr[from + 1, use) moves one slot left.
   template <class T>
   void remove_at(T* arr, unsigned from, unsigned use) const {

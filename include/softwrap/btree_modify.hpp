@@ -6,8 +6,9 @@
 // (separator key, new node); the full node's keys plus the new one are laid
 // out in DRAM and divided evenly, so both halves hold at least half their
 // slots, and both are written with one sw_write per array.  A plain insert
-// shifts the slots right of the insertion point with one sw_read and one
-// sw_write.  Erase descends along every child that may hold the key (with
+// shifts the slots right of the insertion point with one sw_write, built
+// from the node image the descent read (one sw_read and one sw_write when
+// nodes are too big to be read whole).  Erase descends along every child that may hold the key (with
 // equal separators a key can sit right of its separator) and, on the way
 // back up, fixes an underfull child by borrowing one slot from a sibling
 // with spare slots or else merging with a sibling.  All of it runs inside
@@ -31,16 +32,20 @@ SW_BTREE_TEMPLATE
 auto SW_BTREE::insert_start(const Key& k, const Data& d) -> std::pair<iterator, bool> {
   wrap w(a_.handle());
   header_t* h = hdr();
-  uint64_t root = a_.ld(&h->root);
+  // root, head_leaf, tail_leaf and size are adjacent: one read.
+  uint64_t links[4];
+  static_assert(offsetof(header_t, size) == offsetof(header_t, root) + 3 * sizeof(uint64_t));
+  a_.rd(links, &h->root, sizeof links);
+  uint64_t root = links[0];
   if (!root) {
     root = a_.alloc(sizeof(leaf_t), 0, 0);
-    const uint64_t links[3] = {root, root, root};
-    a_.wr(&h->root, links, sizeof links);  // root, head, tail
+    const uint64_t init[3] = {root, root, root};
+    a_.wr(&h->root, init, sizeof init);  // root, head, tail
   }
   Key split_key{};
   uint64_t split_node = 0;
   iterator pos;
-  const bool inserted = insert_descend(root, k, d, &split_key, &split_node, &pos);
+  const bool inserted = insert_descend(root, -1, k, d, &split_key, &split_node, &pos);
   if (split_node) {
     const uint64_t nr = a_.alloc(sizeof(inner_t), static_cast<uint16_t>(a_.level(root) + 1), 1);
     a_.st(&in(nr)->keys[0], split_key);
@@ -48,17 +53,17 @@ auto SW_BTREE::insert_start(const Key& k, const Data& d) -> std::pair<iterator, 
     a_.wr(&in(nr)->children[0], kids, sizeof kids);
     a_.st(&h->root, nr);
   }
-  if (inserted) a_.st(&h->size, a_.ld(&h->size) + 1);
+  if (inserted) a_.st(&h->size, links[3] + 1);
   after_change();
   w.commit();
   return {pos, inserted};
 }
 
 SW_BTREE_TEMPLATE
-bool SW_BTREE::insert_descend(uint64_t node, const Key& k, const Data& d, Key* split_key,
+bool SW_BTREE::insert_descend(uint64_t node, int level, const Key& k, const Data& d, Key* split_key,
                               uint64_t* split_node, iterator* pos) {
-  node_keys v;
-  read_keys(node, &v);
+  node_view v;
+  read_node(node, level, &v);
   const btree_detail::node_head hd = v.head();
   const unsigned use = hd.slotuse;
   if (hd.level == 0) {
@@ -69,11 +74,16 @@ bool SW_BTREE::insert_descend(uint64_t node, const Key& k, const Data& d, Key* s
       return false;
     }
     if (use == leaf_slotmax) {
-      split_leaf_insert(node, slot, k, d, split_key, split_node, pos);
+      split_leaf_insert(node, v, slot, k, d, split_key, split_node, pos);
       return true;
     }
-    a_.insert_at(l->keys, slot, use, k);
-    if constexpr (kHasData) a_.insert_at(l->data, slot, use, d);
+    if constexpr (kWhole) {
+      a_.insert_from(l->keys, slot, use, k, v.keys());
+      if constexpr (kHasData) a_.insert_from(l->data, slot, use, d, v.data());
+    } else {
+      a_.insert_at(l->keys, slot, use, k);
+      if constexpr (kHasData) a_.insert_at(l->data, slot, use, d);
+    }
     a_.set_slotuse(node, use + 1);
     *pos = iterator(a_, node, slot);
     return true;
@@ -83,13 +93,19 @@ bool SW_BTREE::insert_descend(uint64_t node, const Key& k, const Data& d, Key* s
   Key child_key{};
   uint64_t child_split = 0;
   const bool inserted =
-      insert_descend(a_.ld(&n->children[slot]), k, d, &child_key, &child_split, pos);
+      insert_descend(child_of(v, node, slot), hd.level - 1, k, d, &child_key, &child_split, pos);
   if (!child_split) return inserted;
+  // This node is unchanged below us: v still holds it.
   if (use == inner_slotmax) {
-    split_inner_insert(node, slot, child_key, child_split, split_key, split_node);
+    split_inner_insert(node, v, slot, child_key, child_split, split_key, split_node);
   } else {
-    a_.insert_at(n->keys, slot, use, child_key);
-    a_.insert_at(n->children, slot + 1, use + 1, child_split);
+    if constexpr (kWhole) {
+      a_.insert_from(n->keys, slot, use, child_key, v.keys());
+      a_.insert_from(n->children, slot + 1, use + 1, child_split, v.children());
+    } else {
+      a_.insert_at(n->keys, slot, use, child_key);
+      a_.insert_at(n->children, slot + 1, use + 1, child_split);
+    }
     a_.set_slotuse(node, use + 1);
   }
   return inserted;
@@ -98,13 +114,14 @@ bool SW_BTREE::insert_descend(uint64_t node, const Key& k, const Data& d, Key* s
 // The full leaf plus (k, d) at slot, divided in two: the left half stays in
 // `leaf`, the right half goes to a new leaf linked after it.
 SW_BTREE_TEMPLATE
-void SW_BTREE::split_leaf_insert(uint64_t leaf, unsigned slot, const Key& k, const Data& d,
-                                 Key* split_key, uint64_t* split_node, iterator* pos) {
+void SW_BTREE::split_leaf_insert(uint64_t leaf, const node_view& v, unsigned slot, const Key& k,
+                                 const Data& d, Key* split_key, uint64_t* split_node, iterator* pos) {
   constexpr unsigned total = leaf_slotmax + 1;
   constexpr unsigned left = total / 2;
   leaf_t* l = lf(leaf);
   auto img = std::make_unique<leaf_t>();
-  a_.rd(img.get(), l, sizeof(leaf_t));
+  if constexpr (kWhole) std::memcpy(static_cast<void*>(img.get()), v.raw, sizeof(leaf_t));
+  else a_.rd(img.get(), l, sizeof(leaf_t));
   std::vector<Key> keys(total);
   std::copy(img->keys, img->keys + slot, keys.begin());
   keys[slot] = k;
@@ -133,13 +150,14 @@ void SW_BTREE::split_leaf_insert(uint64_t leaf, unsigned slot, const Key& k, con
 // The full inner node plus (k, child) at slot, divided in two around the
 // middle key, which moves up.
 SW_BTREE_TEMPLATE
-void SW_BTREE::split_inner_insert(uint64_t node, unsigned slot, const Key& k, uint64_t child,
-                                  Key* split_key, uint64_t* split_node) {
+void SW_BTREE::split_inner_insert(uint64_t node, const node_view& v, unsigned slot, const Key& k,
+                                  uint64_t child, Key* split_key, uint64_t* split_node) {
   constexpr unsigned total = inner_slotmax + 1;  // keys after the insert
   constexpr unsigned up = total / 2;             // left keeps keys [0, up)
   inner_t* n = in(node);
   auto img = std::make_unique<inner_t>();
-  a_.rd(img.get(), n, sizeof(inner_t));
+  if constexpr (kWhole) std::memcpy(static_cast<void*>(img.get()), v.raw, sizeof(inner_t));
+  else a_.rd(img.get(), n, sizeof(inner_t));
   std::vector<Key> keys(total);
   std::vector<uint64_t> kids(total + 1);
   std::copy(img->keys, img->keys + slot, keys.begin());
@@ -167,7 +185,7 @@ bool SW_BTREE::erase_start(const Key& k, uint64_t target_leaf, unsigned target_s
   const uint64_t root = a_.ld(&h->root);
   if (!root) return false;
   bool underflow = false;
-  if (!erase_descend(root, k, target_leaf, target_slot, &underflow)) return false;
+  if (!erase_descend(root, -1, k, target_leaf, target_slot, &underflow)) return false;
   a_.st(&h->size, a_.ld(&h->size) - 1);
   if (a_.slotuse(root) == 0) {
     if (a_.level(root) > 0) {
@@ -183,10 +201,10 @@ bool SW_BTREE::erase_start(const Key& k, uint64_t target_leaf, unsigned target_s
 }
 
 SW_BTREE_TEMPLATE
-bool SW_BTREE::erase_descend(uint64_t node, const Key& k, uint64_t target_leaf,
+bool SW_BTREE::erase_descend(uint64_t node, int level, const Key& k, uint64_t target_leaf,
                              unsigned target_slot, bool* underflow) {
-  node_keys v;
-  read_keys(node, &v);
+  node_view v;
+  read_node(node, level, &v);
   const btree_detail::node_head hd = v.head();
   const unsigned use = hd.slotuse;
   if (hd.level == 0) {
@@ -199,21 +217,25 @@ bool SW_BTREE::erase_descend(uint64_t node, const Key& k, uint64_t target_leaf,
       slot = search_local<false>(v.keys(), use, k);
       if (slot >= use || less(k, v.keys()[slot])) return false;
     }
-    a_.remove_at(l->keys, slot, use);
-    if constexpr (kHasData) a_.remove_at(l->data, slot, use);
+    if constexpr (kWhole) {
+      a_.remove_from(l->keys, slot, use, v.keys());
+      if constexpr (kHasData) a_.remove_from(l->data, slot, use, v.data());
+    } else {
+      a_.remove_at(l->keys, slot, use);
+      if constexpr (kHasData) a_.remove_at(l->data, slot, use);
+    }
     a_.set_slotuse(node, use - 1);
     *underflow = use - 1 < leaf_slotmin;
     return true;
   }
-  inner_t* n = in(node);
-  // The keys read above stay valid through the loop: a child that does not
-  // hold k returns without changing anything.
+  // The node read above stays valid through the loop: a child that does
+  // not hold k returns without changing anything.
   const unsigned first = search_local<false>(v.keys(), use, k);
   for (unsigned s = first; s <= use; ++s) {
     // Child s may hold k only if k >= keys[s - 1], i.e. keys[s - 1] == k.
     if (s > first && less(k, v.keys()[s - 1])) break;
     bool child_under = false;
-    if (erase_descend(a_.ld(&n->children[s]), k, target_leaf, target_slot, &child_under)) {
+    if (erase_descend(child_of(v, node, s), hd.level - 1, k, target_leaf, target_slot, &child_under)) {
       if (child_under) fix_child(node, s);
       *underflow = a_.slotuse(node) < inner_slotmin;
       return true;

@@ -13,8 +13,8 @@
 // (for PMDK: btree_map_insert's own transaction).  Reported: µs per
 // insert, inserts/s, and per insert the loads and stores counted by
 // sw_pool_stats (the paper: sequential 61.6 reads and 8.1 writes, random
-// 74.8 and 20; our node reads are binary searches over single slots, and an
-// sw_write of a shifted range counts as one store), log bytes and fences.
+// 74.8 and 20; a node read whole with one sw_read counts as one load, and an
+// sw_write of a shifted range as one store), log bytes and fences.
 // Every tree is verify()'d and its size checked afterwards.
 //
 // PMDK's pool is not on DAX here; the program re-executes itself with

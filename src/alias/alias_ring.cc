@@ -117,7 +117,7 @@ uint64_t AliasRing::lookup_word(uint64_t w) {
       if (t.has_pages.load(std::memory_order_acquire)) {
         if (AliasEntry* e = t.probe(page_key(po)); e && (e->meta.load(std::memory_order_acquire) & kMetaValid)) {
           const char* page = reinterpret_cast<const char*>(e->value.load(std::memory_order_relaxed));
-          const unsigned m = mask_byte(page, page_size_, (w - po) / 8) & ~have;
+          const unsigned m = static_cast<unsigned>(mask_word(page, page_size_, (w - po) / 64) >> ((w - po) % 64)) & 0xFF & ~have;
           if (m) {
             for (unsigned b = 0; b < 8; ++b) {
               if ((m >> b) & 1) {
@@ -150,7 +150,11 @@ void AliasRing::visible_bytes(uint64_t off, size_t n, uint64_t below_gen, unsign
   // one retired before it has its values in the home bytes read below.
   const uint64_t r = readable_gen_.load();
   relaxed_copy(out, pool_->at(off), n);
-  for (uint64_t g = r; g < below_gen; ++g) overlay_table(table(g), off, n, page_size_, out);
+  const uint64_t hint = AliasTable::page_hint(off & ~(uint64_t{page_size_} - 1));
+  for (uint64_t g = r; g < below_gen; ++g) {
+    AliasTable& t = table(g);
+    if (t.may_hold(hint)) overlay_table(t, off, n, page_size_, hint, out);
+  }
 }
 
 bool AliasRing::try_switch_locked(bool overflow) {

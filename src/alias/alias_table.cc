@@ -147,13 +147,13 @@ void AliasTable::clear() {
 
 void page_write(char* page, size_t page_size, size_t off, const void* src, size_t n) {
   relaxed_copy(page + off, src, n);
-  unsigned char* mask = page_mask(page, page_size);
-  for (size_t w = off / 8; w * 8 < off + n; ++w) {
-    const unsigned char bits = range_bits(w, off, off + n);
-    if (bits == 0xFF) {
-      __atomic_store_n(mask + w, bits, __ATOMIC_RELEASE);
-    } else if ((__atomic_load_n(mask + w, __ATOMIC_RELAXED) & bits) != bits) {
-      __atomic_fetch_or(mask + w, bits, __ATOMIC_RELEASE);
+  uint64_t* mask = mask_words(page, page_size);
+  for (size_t c = off / 64; c * 64 < off + n; ++c) {
+    const uint64_t bits = chunk_bits(c, off, off + n);
+    if (bits == ~uint64_t{0}) {
+      __atomic_store_n(mask + c, bits, __ATOMIC_RELEASE);
+    } else if ((__atomic_load_n(mask + c, __ATOMIC_RELAXED) & bits) != bits) {
+      __atomic_fetch_or(mask + c, bits, __ATOMIC_RELEASE);
     }
   }
 }
@@ -161,14 +161,12 @@ void page_write(char* page, size_t page_size, size_t off, const void* src, size_
 void page_overlay(const char* page, size_t page_size, size_t off, size_t n, unsigned char* out) {
   // 64 data bytes (one 8-byte mask word) at a time: most of a page is
   // either untouched (skip) or wholly written (one copy).
-  const unsigned char* mask = reinterpret_cast<const unsigned char*>(page + page_size);
   const size_t end = off + n;
   size_t i = off;
   while (i < end) {
     const size_t chunk = i & ~size_t{63};
     const size_t stop = std::min(end, chunk + 64);
-    uint64_t m = 0;
-    for (unsigned k = 0; k < 8; ++k) m |= uint64_t{__atomic_load_n(mask + chunk / 8 + k, __ATOMIC_ACQUIRE)} << (8 * k);
+    uint64_t m = mask_word(page, page_size, chunk / 64);
     // Keep the bits of [i, stop).
     const unsigned lo = static_cast<unsigned>(i - chunk), hi = static_cast<unsigned>(stop - chunk);
     m &= (hi == 64 ? ~uint64_t{0} : (uint64_t{1} << hi) - 1) & ~((uint64_t{1} << lo) - 1);
@@ -192,10 +190,8 @@ void page_overlay(const char* page, size_t page_size, size_t off, size_t n, unsi
   }
 }
 
-void overlay_table(AliasTable& t, uint64_t off, size_t n, size_t page_size, unsigned char* out) {
+void overlay_table(AliasTable& t, uint64_t off, size_t n, size_t page_size, uint64_t hint, unsigned char* out) {
   const uint64_t po = off & ~(uint64_t{page_size} - 1);
-  const uint64_t hint = AliasTable::page_hint(po);
-  if (!t.may_hold(hint)) return;
   if (t.has_pages.load(std::memory_order_acquire)) {
     if (AliasEntry* e = t.probe(page_key(po)); e && (e->meta.load(std::memory_order_acquire) & kMetaValid)) {
       page_overlay(reinterpret_cast<const char*>(e->value.load(std::memory_order_relaxed)), page_size, off - po, n, out);

@@ -184,13 +184,20 @@ inline uint64_t page_key(uint64_t page_off) { return page_off | 1; }
 inline unsigned char* page_mask(char* page, size_t page_size) {
   return reinterpret_cast<unsigned char*>(page + page_size);
 }
-inline unsigned char mask_byte(const char* page, size_t page_size, size_t word) {
-  return __atomic_load_n(reinterpret_cast<const unsigned char*>(page + page_size) + word, __ATOMIC_ACQUIRE);
+// The mask is also read and updated 64 bits (64 data bytes: bit j of mask
+// word c covers data byte 64c + j) at a time.  A page's mask starts at
+// page_size, a multiple of 64, from a 64-byte aligned allocation, so the
+// words are aligned; all accesses by concurrent threads are atomic.
+inline uint64_t* mask_words(char* page, size_t page_size) { return reinterpret_cast<uint64_t*>(page + page_size); }
+inline uint64_t mask_word(const char* page, size_t page_size, size_t chunk) {
+  return __atomic_load_n(reinterpret_cast<const uint64_t*>(page + page_size) + chunk, __ATOMIC_ACQUIRE);
 }
-// Bits of mask byte `word` covering bytes [lo, hi) of the page.
-inline unsigned char range_bits(size_t word, size_t lo, size_t hi) {
-  const size_t a = std::max(lo, word * 8), b = std::min(hi, word * 8 + 8);
-  return a >= b ? 0 : static_cast<unsigned char>(((1u << (b - a)) - 1) << (a - word * 8));
+// Bits of mask word `chunk` covering bytes [lo, hi) of the page.
+inline uint64_t chunk_bits(size_t chunk, size_t lo, size_t hi) {
+  const size_t a = std::max(lo, chunk * 64), b = std::min(hi, chunk * 64 + 64);
+  if (a >= b) return 0;
+  const size_t len = b - a;
+  return (len == 64 ? ~uint64_t{0} : (uint64_t{1} << len) - 1) << (a - chunk * 64);
 }
 // Copies n bytes into the page at off and marks them written.
 void page_write(char* page, size_t page_size, size_t off, const void* src, size_t n);
@@ -225,7 +232,8 @@ void page_dirty_runs(const char* page, size_t page_size, F&& f) {
 
 // Overlays what table t holds for [off, off+n) (n within one shadow page)
 // onto out: the page entry first, then word entries, which shadow it.
-void overlay_table(AliasTable& t, uint64_t off, size_t n, size_t page_size, unsigned char* out);
+// hint = AliasTable::page_hint(the page's offset), and t.may_hold(hint).
+void overlay_table(AliasTable& t, uint64_t off, size_t n, size_t page_size, uint64_t hint, unsigned char* out);
 
 }  // namespace softwrap
 

@@ -77,7 +77,9 @@ TEST(AliasTable, OverlayPutsWordsOverThePageAndSkipsInvalidEntries) {
   t.has_words = true;
   unsigned char out[24];
   std::memset(out, '.', sizeof out);
-  overlay_table(t, 132, 20, 64, out);
+  const uint64_t hint = AliasTable::page_hint(128);
+  ASSERT_TRUE(t.may_hold(hint));
+  overlay_table(t, 132, 20, 64, hint, out);
   EXPECT_EQ(std::string(reinterpret_cast<char*>(out), 20), "ppppWWWWWWWWpppppppp");
 }
 

@@ -58,6 +58,15 @@ struct SwThread {
   std::vector<PageUndo> page_undo;
   std::vector<unsigned char> page_bytes;
   std::vector<unsigned char> scratch;
+  // The shadow page this thread last wrote: page `po` of the table of
+  // generation `gen`.  A table keeps its entries (and their pages) until
+  // it is recycled, which happens only after it stopped being active, so
+  // while gen is the active generation the page is still the one for po:
+  // consecutive writes to a page (a node's keys, its data, its head) skip
+  // the table probe.
+  uint64_t last_gen = ~uint64_t{0};
+  uint64_t last_po = ~uint64_t{0};
+  char* last_page = nullptr;
 };
 
 class SoftwrapEngine final : public Engine {
@@ -122,11 +131,18 @@ class SoftwrapEngine final : public Engine {
       const bool unwritten = u.bytes_at == PageUndo::kUnwritten;
       const unsigned char* old = unwritten ? nullptr : &t.page_bytes[u.bytes_at];
       if (!unwritten) relaxed_copy(u.page + u.off, old, u.len);
-      unsigned char* mask = page_mask(u.page, page_size_);
-      for (size_t w = u.off / 8, k = 0; w * 8 < u.off + u.len; ++w, ++k) {
-        const unsigned char bits = range_bits(w, u.off, u.off + u.len);
-        __atomic_fetch_and(mask + w, static_cast<unsigned char>(~bits), __ATOMIC_RELAXED);
-        if (!unwritten) __atomic_fetch_or(mask + w, static_cast<unsigned char>(old[u.len + k] & bits), __ATOMIC_RELEASE);
+      // The mask words covering the range get back the saved bits (mask
+      // bytes [off / 8, saved_end) were saved after the data).
+      uint64_t* mask = mask_words(u.page, page_size_);
+      const size_t saved_from = u.off / 8, saved_end = (u.off + u.len + 7) / 8;
+      for (size_t c = u.off / 64; c * 64 < u.off + u.len; ++c) {
+        const uint64_t bits = chunk_bits(c, u.off, u.off + u.len);
+        uint64_t was = 0;
+        for (size_t b = std::max(c * 8, saved_from); !unwritten && b < std::min(c * 8 + 8, saved_end); ++b) {
+          was |= uint64_t{old[u.len + (b - saved_from)]} << (8 * (b - c * 8));
+        }
+        __atomic_fetch_and(mask + c, ~bits, __ATOMIC_RELAXED);
+        if (was & bits) __atomic_fetch_or(mask + c, was & bits, __ATOMIC_RELEASE);
       }
     }
     for (size_t i = t.undo.size(); i-- > 0;) {
@@ -232,7 +248,8 @@ class SoftwrapEngine final : public Engine {
       if (tab.has_pages.load(std::memory_order_acquire)) {
         const uint64_t po = w & ~(uint64_t{page_size_} - 1);
         const uint64_t hint = AliasTable::page_hint(po);
-        if (tab.may_hold(hint) && !(tab.may_hold_words(hint) && tab.probe(w)) && tab.probe(page_key(po))) {
+        if (tab.may_hold(hint) && !(tab.may_hold_words(hint) && tab.probe(w)) &&
+            ((t.last_gen == g && t.last_po == po) || tab.probe(page_key(po)))) {
           return put_bytes(t, w, reinterpret_cast<const unsigned char*>(&v), 8);
         }
       }
@@ -262,22 +279,29 @@ class SoftwrapEngine final : public Engine {
     for (;;) {
       const uint64_t g = ring_.active_gen();
       AliasTable& tab = ring_.table(g);
-      if (!tab.has_pages.load(std::memory_order_relaxed)) tab.has_pages.store(true, std::memory_order_release);
-      bool inserted;
-      AliasEntry* e = tab.find_or_insert(page_key(po), &inserted);
-      if (!e) {
-        if (!ring_.make_room(g, t.tag)) return false;
-        continue;
-      }
       char* page;
-      if (inserted) {
-        page = tab.new_page();
-        if (!page) return false;
-        e->value.store(reinterpret_cast<uintptr_t>(page), std::memory_order_relaxed);
-        e->meta.store(kMetaValid, std::memory_order_release);
+      if (t.last_gen == g && t.last_po == po) {
+        page = t.last_page;
       } else {
-        while (!(e->meta.load(std::memory_order_acquire) & kMetaValid)) sched_yield();  // being set up
-        page = reinterpret_cast<char*>(e->value.load(std::memory_order_relaxed));
+        if (!tab.has_pages.load(std::memory_order_relaxed)) tab.has_pages.store(true, std::memory_order_release);
+        bool inserted;
+        AliasEntry* e = tab.find_or_insert(page_key(po), &inserted);
+        if (!e) {
+          if (!ring_.make_room(g, t.tag)) return false;
+          continue;
+        }
+        if (inserted) {
+          page = tab.new_page();
+          if (!page) return false;
+          e->value.store(reinterpret_cast<uintptr_t>(page), std::memory_order_relaxed);
+          e->meta.store(kMetaValid, std::memory_order_release);
+        } else {
+          while (!(e->meta.load(std::memory_order_acquire) & kMetaValid)) sched_yield();  // being set up
+          page = reinterpret_cast<char*>(e->value.load(std::memory_order_relaxed));
+        }
+        t.last_gen = g;
+        t.last_po = po;
+        t.last_page = page;
       }
       // Save what this page held for the range (bytes and mask) for abort;
       // a range with no byte written yet (always so in a fresh page) saves
@@ -286,7 +310,9 @@ class SoftwrapEngine final : public Engine {
       const size_t mask_bytes = (in_page + len + 7) / 8 - in_page / 8;
       const unsigned char* mask = page_mask(page, page_size_) + in_page / 8;
       bool written = false;
-      for (size_t k = 0; k < mask_bytes && !written; ++k) written = __atomic_load_n(mask + k, __ATOMIC_RELAXED) != 0;
+      for (size_t c = in_page / 64; c * 64 < in_page + len && !written; ++c) {
+        written = (mask_word(page, page_size_, c) & chunk_bits(c, in_page, in_page + len)) != 0;
+      }
       size_t at = PageUndo::kUnwritten;
       if (written) {
         at = t.page_bytes.size();

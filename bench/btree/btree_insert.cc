@@ -26,8 +26,8 @@
 // and undo at least 3x softwrap per insert; on x86, softwrap's random
 // inserts/s at least 2x PMDK's.  --quick runs 20,000 keys (no bars).
 // --csv FILE also writes every printed row (one per medium, key order and
-// contender; PMDK's counters empty) with the run's parameters, for
-// bench/suite/make-results.
+// contender; PMDK's counters empty) with the run's parameters and the
+// cell's CPU steal time, for bench/suite/make-results.
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -161,7 +161,27 @@ struct Row {
   double streamed = 0, flushed = 0;  // cache lines per insert (all threads, retirement included)
   bool ours = false;
   bool verified = true;  // verify() and size (ours), sampled lookups (PMDK)
+  double steal_pct = -1;  // the cell's CPU steal time (all vCPUs), -1 if unknown
 };
+
+// CPU time stolen by the hypervisor, and all CPU time, in clock ticks since
+// boot (the first line of /proc/stat); false where there is no /proc/stat.
+// On a shared VM both vCPUs are sometimes taken away for a while: softwrap,
+// whose retirement runs on the second vCPU, then slows down more than the
+// single-threaded contenders, so every cell reports how much was stolen.
+bool cpu_ticks(uint64_t* steal, uint64_t* total) {
+  FILE* f = std::fopen("/proc/stat", "r");
+  if (!f) return false;
+  unsigned long long v[8] = {};
+  const int got = std::fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3], &v[4],
+                              &v[5], &v[6], &v[7]);
+  std::fclose(f);
+  if (got != 8) return false;
+  *steal = v[7];
+  *total = 0;
+  for (unsigned long long x : v) *total += x;
+  return true;
+}
 
 size_t pool_bytes(uint64_t n) { return std::max<size_t>(size_t{64} << 20, (n * 112 + (32u << 20)) & ~size_t{4095}); }
 
@@ -213,6 +233,8 @@ bool run_cell(const Options& o, const std::string& medium, const std::string& or
   }
 #endif
   // Interleaved: chunk by chunk, the contenders in rotated order.
+  uint64_t steal0 = 0, total0 = 0;
+  const bool have_ticks = cpu_ticks(&steal0, &total0);
   size_t round = 0;
   for (uint64_t at = 0; at < keys.size(); at += o.chunk, ++round) {
     const uint64_t end = std::min<uint64_t>(keys.size(), at + o.chunk);
@@ -222,6 +244,11 @@ bool run_cell(const Options& o, const std::string& medium, const std::string& or
       for (uint64_t j = at; j < end; ++j) c.insert(keys[j]);
       c.seconds += std::chrono::duration<double>(Clock::now() - t0).count();
     }
+  }
+  double steal_pct = -1;
+  uint64_t steal1, total1;
+  if (have_ticks && cpu_ticks(&steal1, &total1) && total1 > total0) {
+    steal_pct = 100.0 * static_cast<double>(steal1 - steal0) / static_cast<double>(total1 - total0);
   }
   // Check every tree, then report.
   std::vector<uint64_t> distinct(keys);
@@ -233,6 +260,7 @@ bool run_cell(const Options& o, const std::string& medium, const std::string& or
     r.medium = medium;
     r.order = order;
     r.name = c->name;
+    r.steal_pct = steal_pct;
     r.us = c->seconds / static_cast<double>(keys.size()) * 1e6;
     r.per_s = static_cast<double>(keys.size()) / c->seconds;
     if (c->tree) {
@@ -296,7 +324,7 @@ bool write_csv(const Options& o, const std::vector<Row>& rows) {
     return false;
   }
   std::fprintf(f, "medium,order,contender,us_per_insert,inserts_per_s,loads,stores,log_bytes,fences,streamed,"
-                  "flushed,verified,n,tw_ns,alias_entries,seed\n");
+                  "flushed,verified,n,tw_ns,alias_entries,seed,steal_pct\n");
   for (const Row& r : rows) {
     std::fprintf(f, "%s,%s,%s,%.4f,%.1f,", r.medium.c_str(), r.order.c_str(), r.name.c_str(), r.us, r.per_s);
     if (r.ours)
@@ -304,8 +332,10 @@ bool write_csv(const Options& o, const std::vector<Row>& rows) {
                    r.flushed);
     else
       std::fprintf(f, ",,,,,,");
-    std::fprintf(f, "%d,%llu,%u,%u,%llu\n", r.verified ? 1 : 0, static_cast<unsigned long long>(o.n), o.tw_ns,
+    std::fprintf(f, "%d,%llu,%u,%u,%llu,", r.verified ? 1 : 0, static_cast<unsigned long long>(o.n), o.tw_ns,
                  o.alias_entries, static_cast<unsigned long long>(o.seed));
+    if (r.steal_pct >= 0) std::fprintf(f, "%.2f", r.steal_pct);
+    std::fprintf(f, "\n");
   }
   const bool ok = std::fclose(f) == 0;
   if (!ok) std::fprintf(stderr, "cannot write %s: %s\n", o.csv.c_str(), std::strerror(errno));
@@ -350,6 +380,9 @@ int main(int argc, char** argv) {
         else
           std::printf("%-8s %-10s  %-15s %10.2f %12.0f %8s %8s %10s %8s %8s %8s\n", r.medium.c_str(), r.order.c_str(),
                       r.name.c_str(), r.us, r.per_s, "-", "-", "-", "-", "-", "-");
+      }
+      if (!rows.empty() && rows.back().steal_pct >= 0) {
+        std::printf("(CPU steal during these inserts: %.1f%% of the vCPUs' time)\n", rows.back().steal_pct);
       }
       std::printf("\n");
       std::fflush(stdout);

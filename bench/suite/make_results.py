@@ -1033,6 +1033,11 @@ def btree():
               + (", Tw = 1 µs" if m == "scm-emu" else "; no x86 numbers") + ")")
             w()
             table(hdr, rows)
+            steal = fv(row_of(m, o, "softwrap") or row_of(m, o, "nonatomic") or {}, "steal_pct")
+            if steal is not None:
+                w(f"CPU steal time during these inserts: {steal:.1f} % of the vCPUs' time (the hypervisor's; "
+                  "softwrap's retirement thread needs the second vCPU, so it suffers most when steal is high).")
+                w()
     image("btree")
     w("Counters are per insert. *loads* and *stores* count calls through the engine, not words: a "
       "descent reads each node whole (head, keys, children or data) with one `sw_read` (one load per "

@@ -7,8 +7,8 @@
 // the C++ object out of step with the pool.  Every operation reads the
 // pool through the wrap API (btree_detail::accessor); a descent reads
 // each node with one sw_read into DRAM and searches it there, mutations
-// write the changed slots and shifted ranges with sw_store/sw_write.  Each mutating call runs
-// in a wrap of its own, which is flattened into the caller's wrap when one
+// write the changed slots and shifted ranges with sw_store/sw_write.  Each
+// mutating call runs in a wrap of its own, which is flattened into the caller's wrap when one
 // is open — so "insert a, erase b" in one caller wrap is one atomic unit,
 // and an exception in the middle of an operation aborts it.
 //

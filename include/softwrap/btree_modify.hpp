@@ -8,10 +8,10 @@
 // slots, and both are written with one sw_write per array.  A plain insert
 // shifts the slots right of the insertion point with one sw_write, built
 // from the node image the descent read (one sw_read and one sw_write when
-// nodes are too big to be read whole).  Erase descends along every child that may hold the key (with
-// equal separators a key can sit right of its separator) and, on the way
-// back up, fixes an underfull child by borrowing one slot from a sibling
-// with spare slots or else merging with a sibling.  All of it runs inside
+// nodes are too big to be read whole).  Erase descends along every child
+// that may hold the key (with equal separators a key can sit right of its
+// separator) and, on the way back up, fixes an underfull child by borrowing
+// one slot from a sibling with spare slots or else merging with a sibling.  All of it runs inside
 // the operation's wrap, so a failure part-way (SW_ENOSPC) leaves nothing.
 #ifndef SOFTWRAP_BTREE_MODIFY_HPP_
 #define SOFTWRAP_BTREE_MODIFY_HPP_

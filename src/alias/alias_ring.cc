@@ -117,7 +117,8 @@ uint64_t AliasRing::lookup_word(uint64_t w) {
       if (t.has_pages.load(std::memory_order_acquire)) {
         if (AliasEntry* e = t.probe(page_key(po)); e && (e->meta.load(std::memory_order_acquire) & kMetaValid)) {
           const char* page = reinterpret_cast<const char*>(e->value.load(std::memory_order_relaxed));
-          const unsigned m = static_cast<unsigned>(mask_word(page, page_size_, (w - po) / 64) >> ((w - po) % 64)) & 0xFF & ~have;
+          const uint64_t mw = mask_word(page, page_size_, (w - po) / 64);
+          const unsigned m = static_cast<unsigned>(mw >> ((w - po) % 64)) & 0xFF & ~have;
           if (m) {
             for (unsigned b = 0; b < 8; ++b) {
               if ((m >> b) & 1) {

@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
@@ -93,7 +94,12 @@ std::vector<std::string> split(const std::string& s) {
                "  --quick         20,000 inserts, no PASS/FAIL bars\n"
                "  --media LIST    scm-emu,x86 (default both)\n"
                "  --orders LIST   sequential,random (default both)\n"
-               "  --engines LIST  nonatomic,softwrap,softwrap-local,undo (default all)\n"
+               "  --engines LIST  nonatomic,softwrap,softwrap-local,undo (default all); an\n"
+               "                  engine may carry settings, e.g. softwrap@entries=512,budget=64:\n"
+               "                  entries (alias_entries), divisor (retire_divisor), page\n"
+               "                  (shadow_page_size), tables (max_alias_tables), budget\n"
+               "                  (shadow_budget_kib), inline (1: no retirement thread) — a\n"
+               "                  variant runs interleaved with the others, as its own contender\n"
                "  --no-pmdk       without the PMDK btree_map peer\n"
                "  --tw-ns T       scm-emu write time per line (default 1000)\n"
                "  --seed S        random key sequence seed (default 1)\n"
@@ -130,6 +136,32 @@ Options parse(int argc, char** argv) {
   if (o.dir.empty()) o.dir = access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp";
   o.chunk = std::min(o.chunk, std::max<uint64_t>(o.n / 20, 1));
   return o;
+}
+
+// "engine@key=value,..." -> the engine's name and its settings applied to cfg.
+std::string apply_variant(const std::string& spec, sw_config* cfg) {
+  const size_t at = spec.find('@');
+  if (at == std::string::npos) return spec;
+  for (const std::string& kv : split(spec.substr(at + 1))) {
+    const size_t eq = kv.find('=');
+    if (eq == std::string::npos) {
+      std::fprintf(stderr, "bad engine setting '%s' in %s (want key=value)\n", kv.c_str(), spec.c_str());
+      std::exit(2);
+    }
+    const std::string k = kv.substr(0, eq);
+    const uint32_t v = static_cast<uint32_t>(std::stoul(kv.substr(eq + 1)));
+    if (k == "entries") cfg->alias_entries = v;
+    else if (k == "divisor") cfg->retire_divisor = v;
+    else if (k == "page") cfg->shadow_page_size = v;
+    else if (k == "tables") cfg->max_alias_tables = v;
+    else if (k == "budget") cfg->shadow_budget_kib = v;
+    else if (k == "inline") cfg->flags = v ? (cfg->flags | SW_CONFIG_NO_RETIRE_THREAD) : cfg->flags;
+    else {
+      std::fprintf(stderr, "unknown engine setting '%s' in %s\n", k.c_str(), spec.c_str());
+      std::exit(2);
+    }
+  }
+  return spec.substr(0, at);
 }
 
 sw_engine_kind engine_kind(const std::string& e) {
@@ -194,14 +226,17 @@ bool run_cell(const Options& o, const std::string& medium, const std::string& or
   for (const std::string& e : o.engines) {
     auto c = std::make_unique<Contender>();
     c->name = e;
-    c->path = o.dir + "/sw-bench-btree-" + e + ".pool";
+    std::string file = e;
+    for (char& ch : file)
+      if (!std::isalnum(static_cast<unsigned char>(ch)) && ch != '-') ch = '_';
+    c->path = o.dir + "/sw-bench-btree-" + file + ".pool";
     std::filesystem::remove(c->path);
     sw_config cfg{};
-    cfg.engine = engine_kind(e);
     cfg.medium = medium == "scm-emu" ? SW_MEDIUM_SCM_EMU : SW_MEDIUM_X86;
     cfg.scm_write_ns = o.tw_ns;
     cfg.lanes = 4;
     cfg.alias_entries = o.alias_entries;
+    cfg.engine = engine_kind(apply_variant(e, &cfg));
     c->pool = softwrap::pool::create(c->path, size, cfg);
     prefault(c->pool.base(), c->pool.size());
     c->tree = std::make_unique<tree_t>(c->pool);
@@ -369,16 +404,16 @@ int main(int argc, char** argv) {
         for (auto& k : keys) k = rng() | 1;
       }
       ok &= run_cell(o, medium, order, keys, &rows);
-      std::printf("%-8s %-10s  %-15s %10s %12s %8s %8s %10s %8s %8s %8s\n", "medium", "keys", "contender",
+      std::printf("%-8s %-10s  %-24s %10s %12s %8s %8s %10s %8s %8s %8s\n", "medium", "keys", "contender",
                   "us/insert", "inserts/s", "loads", "stores", "log B", "fences", "streamed", "flushed");
       for (const Row& r : rows) {
         if (r.medium != medium || r.order != order) continue;
         if (r.ours)
-          std::printf("%-8s %-10s  %-15s %10.2f %12.0f %8.1f %8.1f %10.1f %8.2f %8.1f %8.1f\n", r.medium.c_str(),
+          std::printf("%-8s %-10s  %-24s %10.2f %12.0f %8.1f %8.1f %10.1f %8.2f %8.1f %8.1f\n", r.medium.c_str(),
                       r.order.c_str(), r.name.c_str(), r.us, r.per_s, r.loads, r.stores, r.log_bytes, r.fences, r.streamed,
                       r.flushed);
         else
-          std::printf("%-8s %-10s  %-15s %10.2f %12.0f %8s %8s %10s %8s %8s %8s\n", r.medium.c_str(), r.order.c_str(),
+          std::printf("%-8s %-10s  %-24s %10.2f %12.0f %8s %8s %10s %8s %8s %8s\n", r.medium.c_str(), r.order.c_str(),
                       r.name.c_str(), r.us, r.per_s, "-", "-", "-", "-", "-", "-");
       }
       if (!rows.empty() && rows.back().steal_pct >= 0) {

@@ -99,7 +99,8 @@ typedef enum sw_medium_kind {
  * can be switched without recompiling): SOFTWRAP_ENGINE
  * (softwrap|softwrap-local|undo|nonatomic), SOFTWRAP_MEDIUM
  * (auto|x86|msync|scm-emu), SOFTWRAP_SCM_WRITE_NS, SOFTWRAP_SCM_SERIAL_NS,
- * SOFTWRAP_SCM_QUEUE (per-thread|shared). */
+ * SOFTWRAP_SCM_QUEUE (per-thread|shared), SOFTWRAP_ALIAS_ENTRIES,
+ * SOFTWRAP_SHADOW_BUDGET_KIB. */
 typedef struct sw_config {
   sw_engine_kind engine;
   sw_medium_kind medium;
@@ -119,6 +120,9 @@ typedef struct sw_config {
   uint64_t lane_size;         /* bytes per lane (default: pool/64 clamped to
                                  [64 KiB, 16 MiB]) */
   uint32_t flags;             /* SW_CONFIG_* */
+  uint32_t shadow_budget_kib; /* softwrap: a table is also retired once its
+                                 shadow pages hold this many KiB (default
+                                 2048) */
 } sw_config;
 
 #define SW_CONFIG_NO_RETIRE_THREAD 0x1u /* retire inline in wrap_close (tests) */

@@ -30,6 +30,7 @@ AliasRing::AliasRing(const ResolvedConfig& cfg, PoolFile* pool, Medium* medium)
       ring_(std::bit_ceil(limit_)),
       threshold_(std::max<uint32_t>(cfg.alias_entries / cfg.retire_divisor, 1)),
       page_size_(cfg.shadow_page_size),
+      shadow_budget_(uint64_t{cfg.shadow_budget_kib} << 10),
       base_capacity_(cfg.alias_entries),
       inline_retire_(cfg.flags & SW_CONFIG_NO_RETIRE_THREAD),
       tables_(ring_),

@@ -111,12 +111,12 @@ class AliasRing {
   int64_t readers_of(uint64_t gen);  // open wraps with m == gen
 
   // A table is due for a switch at `threshold_` entries or when its
-  // shadow pages hold more than kShadowBudget bytes (x times either): with
-  // big shadow pages (a SQLite VFS uses 4 KiB) a table reaches its entry
-  // threshold only after many megabytes of copies, which then compete
-  // with the application for the CPU caches.
-  static constexpr uint64_t kShadowBudget = uint64_t{2} << 20;
-  bool past_shadow_budget(const AliasTable& t, unsigned x) const { return t.shadow_bytes() >= x * kShadowBudget; }
+  // shadow pages hold more than shadow_budget_ bytes (x times either; 2 MiB
+  // unless sw_config.shadow_budget_kib says otherwise): with big shadow
+  // pages (a SQLite VFS uses 4 KiB) a table reaches its entry threshold
+  // only after many megabytes of copies, which then compete with the
+  // application for the CPU caches.
+  bool past_shadow_budget(const AliasTable& t, unsigned x) const { return t.shadow_bytes() >= x * shadow_budget_; }
   bool past_threshold(const AliasTable& t, unsigned x) const {
     return t.count() >= x * threshold_ || past_shadow_budget(t, x);
   }
@@ -133,6 +133,7 @@ class AliasRing {
   uint32_t ring_;   // slots: limit_ rounded up to a power of two
   uint32_t threshold_;
   size_t page_size_;
+  uint64_t shadow_budget_;
   uint32_t base_capacity_;
   bool inline_retire_;
   std::vector<std::unique_ptr<AliasTable>> tables_;

@@ -278,6 +278,35 @@ TEST_F(AliasRingTest, ShadowPagesPastTheBudgetForceASwitchBelowTheEntryThreshold
   EXPECT_EQ(*file_->at(base + 4096), 'x');
 }
 
+TEST_F(AliasRingTest, TheShadowBudgetIsConfigurable) {
+  // sw_config.shadow_budget_kib = 64: sixteen 4 KiB pages (plus masks)
+  // already pass it.
+  cfg_.alias_entries = 1 << 16;
+  cfg_.shadow_page_size = 4096;
+  cfg_.shadow_budget_kib = 64;
+  ring_ = std::make_unique<AliasRing>(cfg_, file_.get(), medium_.get());
+  AliasTable& t = ring_->table(0);
+  t.has_pages = true;
+  const uint64_t base = (file_->header().heap_offset + 4095) & ~uint64_t{4095};
+  for (uint64_t p = 0; p < 15; ++p) {
+    bool ins;
+    AliasEntry* e = t.find_or_insert(page_key(base + p * 4096), &ins);
+    ASSERT_NE(e, nullptr);
+    char* page = t.new_page();
+    ASSERT_NE(page, nullptr);
+    page_write(page, 4096, 8, "y", 1);
+    e->value.store(reinterpret_cast<uintptr_t>(page));
+    e->meta.store(kMetaValid);
+  }
+  WrapTag w = ring_->enter();
+  ring_->next_seq();
+  ring_->leave(w);
+  ring_->after_commit(false);
+  EXPECT_EQ(ring_->active_gen(), 1u) << "15 pages of 4.5 KiB pass 64 KiB";
+  ASSERT_EQ(ring_->quiesce(), 0);
+  EXPECT_EQ(*file_->at(base + 14 * 4096 + 8), 'y');
+}
+
 TEST(HomeWriterTest, SkipsLineSegmentsThatAlreadyHoldTheValue) {
   const std::string path = "/dev/shm/sw_home_writer_test_" + std::to_string(getpid());
   unlink(path.c_str());

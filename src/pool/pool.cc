@@ -230,6 +230,7 @@ int resolve_config(const sw_config* cfg, ResolvedConfig* out) {
     if (cfg->retire_divisor) r.retire_divisor = cfg->retire_divisor;
     if (cfg->shadow_page_size) r.shadow_page_size = cfg->shadow_page_size;
     if (cfg->max_alias_tables) r.max_alias_tables = cfg->max_alias_tables;
+    if (cfg->shadow_budget_kib) r.shadow_budget_kib = cfg->shadow_budget_kib;
     if (cfg->lanes) r.lanes = cfg->lanes;
     r.lane_size = cfg->lane_size;
     r.flags = cfg->flags;
@@ -286,6 +287,10 @@ int resolve_config(const sw_config* cfg, ResolvedConfig* out) {
                      entries);
   }
   r.alias_entries = entries;
+  if (int rc = env_u32("SOFTWRAP_SHADOW_BUDGET_KIB", &r.shadow_budget_kib)) return rc;
+  if (r.shadow_budget_kib == 0) {
+    return set_error(SW_EINVAL, "environment variable SOFTWRAP_SHADOW_BUDGET_KIB must be >= 1");
+  }
   *out = r;
   return 0;
 }

@@ -38,6 +38,7 @@ struct ResolvedConfig {
   uint32_t retire_divisor = 8;
   uint32_t shadow_page_size = 1024;
   uint32_t max_alias_tables = 8;
+  uint32_t shadow_budget_kib = 2048;
   uint32_t lanes = 32;
   uint64_t lane_size = 0;
   uint32_t flags = 0;

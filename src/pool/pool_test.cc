@@ -28,7 +28,8 @@ namespace {
 constexpr size_t kPool = 8ull << 20;
 
 const char* const kEnvVars[] = {"SOFTWRAP_ENGINE", "SOFTWRAP_MEDIUM", "SOFTWRAP_SCM_WRITE_NS",
-                                "SOFTWRAP_SCM_SERIAL_NS", "SOFTWRAP_ALIAS_ENTRIES", "SOFTWRAP_SCM_QUEUE"};
+                                "SOFTWRAP_SCM_SERIAL_NS", "SOFTWRAP_ALIAS_ENTRIES", "SOFTWRAP_SCM_QUEUE",
+                                "SOFTWRAP_SHADOW_BUDGET_KIB"};
 
 std::string read_bytes(const std::string& path) {
   std::ifstream in(path, std::ios::binary | std::ios::ate);
@@ -479,6 +480,8 @@ TEST_F(PoolFileTest, EnvironmentOverridesConfig) {
   setenv("SOFTWRAP_SCM_SERIAL_NS", "0", 1);
   setenv("SOFTWRAP_ALIAS_ENTRIES", "1024", 1);
   setenv("SOFTWRAP_SCM_QUEUE", "shared", 1);
+  setenv("SOFTWRAP_SHADOW_BUDGET_KIB", "64", 1);
+  c.shadow_budget_kib = 4096;
   ResolvedConfig r;
   ASSERT_EQ(resolve_config(&c, &r), 0) << last_error_message();
   EXPECT_EQ(r.engine, SW_ENGINE_SOFTWRAP_LOCAL);
@@ -486,6 +489,7 @@ TEST_F(PoolFileTest, EnvironmentOverridesConfig) {
   EXPECT_EQ(r.scm_write_ns, 500u);
   EXPECT_EQ(r.scm_serialize_ns, 0u);
   EXPECT_EQ(r.alias_entries, 1024u);
+  EXPECT_EQ(r.shadow_budget_kib, 64u);
   EXPECT_TRUE(r.flags & SW_CONFIG_SCM_SHARED_QUEUE);
   c.flags = SW_CONFIG_SCM_SHARED_QUEUE;
   setenv("SOFTWRAP_SCM_QUEUE", "per-thread", 1);
@@ -493,6 +497,11 @@ TEST_F(PoolFileTest, EnvironmentOverridesConfig) {
   EXPECT_FALSE(r.flags & SW_CONFIG_SCM_SHARED_QUEUE);
   c.flags = 0;
   unsetenv("SOFTWRAP_SCM_QUEUE");
+  unsetenv("SOFTWRAP_SHADOW_BUDGET_KIB");
+  ASSERT_EQ(resolve_config(&c, &r), 0) << last_error_message();
+  EXPECT_EQ(r.shadow_budget_kib, 4096u) << "sw_config.shadow_budget_kib";
+  ASSERT_EQ(resolve_config(nullptr, &r), 0);
+  EXPECT_EQ(r.shadow_budget_kib, 2048u) << "default";
 
   for (const char* e : {"softwrap", "undo", "nonatomic"}) {
     setenv("SOFTWRAP_ENGINE", e, 1);
@@ -514,7 +523,8 @@ TEST_F(PoolFileTest, BadEnvironmentValuesNameTheVariable) {
       {"SOFTWRAP_SCM_WRITE_NS", "-1"},     {"SOFTWRAP_SCM_WRITE_NS", "4294967296"},
       {"SOFTWRAP_SCM_SERIAL_NS", " 5"},    {"SOFTWRAP_ALIAS_ENTRIES", "100"},
       {"SOFTWRAP_ALIAS_ENTRIES", "32"},    {"SOFTWRAP_ALIAS_ENTRIES", "lots"},
-      {"SOFTWRAP_SCM_QUEUE", "global"},
+      {"SOFTWRAP_SCM_QUEUE", "global"},    {"SOFTWRAP_SHADOW_BUDGET_KIB", "0"},
+      {"SOFTWRAP_SHADOW_BUDGET_KIB", "1M"},
   };
   for (const Case& c : cases) {
     for (const char* v : kEnvVars) unsetenv(v);

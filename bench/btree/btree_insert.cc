@@ -95,7 +95,7 @@ std::vector<std::string> split(const std::string& s) {
                "  --media LIST    scm-emu,x86 (default both)\n"
                "  --orders LIST   sequential,random (default both)\n"
                "  --engines LIST  nonatomic,softwrap,softwrap-local,undo (default all); an\n"
-               "                  engine may carry settings, e.g. softwrap@entries=512,budget=64:\n"
+               "                  engine may carry settings, e.g. softwrap@entries=512:budget=64:\n"
                "                  entries (alias_entries), divisor (retire_divisor), page\n"
                "                  (shadow_page_size), tables (max_alias_tables), budget\n"
                "                  (shadow_budget_kib), inline (1: no retirement thread) — a\n"
@@ -138,11 +138,13 @@ Options parse(int argc, char** argv) {
   return o;
 }
 
-// "engine@key=value,..." -> the engine's name and its settings applied to cfg.
+// "engine@key=value:key=value..." -> the engine's name, its settings applied to cfg.
 std::string apply_variant(const std::string& spec, sw_config* cfg) {
   const size_t at = spec.find('@');
   if (at == std::string::npos) return spec;
-  for (const std::string& kv : split(spec.substr(at + 1))) {
+  std::string settings = spec.substr(at + 1);
+  std::replace(settings.begin(), settings.end(), ':', ',');
+  for (const std::string& kv : split(settings)) {
     const size_t eq = kv.find('=');
     if (eq == std::string::npos) {
       std::fprintf(stderr, "bad engine setting '%s' in %s (want key=value)\n", kv.c_str(), spec.c_str());

@@ -33,10 +33,12 @@ AliasRing::AliasRing(const ResolvedConfig& cfg, PoolFile* pool, Medium* medium)
       shadow_budget_(uint64_t{cfg.shadow_budget_kib} << 10),
       base_capacity_(cfg.alias_entries),
       inline_retire_(cfg.flags & SW_CONFIG_NO_RETIRE_THREAD),
-      tables_(ring_),
+      slots_(new std::atomic<AliasTable*>[ring_]),
       colours_(new Colour[size_t{ring_} * ring_]) {
-  for (uint32_t i = 0; i < 2; ++i) tables_[i] = std::make_unique<AliasTable>(cfg.alias_entries, page_size_);
-  for (uint32_t i = 2; i < ring_; ++i) tables_[i] = nullptr;
+  for (uint32_t i = 0; i < 2; ++i) tables_.push_back(std::make_unique<AliasTable>(cfg.alias_entries, page_size_));
+  for (uint32_t i = 0; i < ring_; ++i) slots_[i].store(nullptr);
+  slots_[0].store(tables_[0].get());
+  spare_.push_back(tables_[1].get());
   const uint64_t s = pool_->meta()->retired_seq;
   seq_.store(s);
   retired_seq_.store(s);
@@ -168,14 +170,21 @@ bool AliasRing::try_switch_locked(bool overflow) {
   // A table made for a wrap that outgrew the active one is twice its size.
   const uint32_t want = overflow && live > 1 ? std::min<uint64_t>(uint64_t{table(a).capacity()} * 2, kMaxEntries)
                                              : base_capacity_;
-  auto& slot = tables_[ng % ring_];
-  if (!slot || slot->capacity() != want) {
-    // Unpinned readers of counts (throttle, after_commit) may still hold the
-    // old table: keep it until the ring goes away.
-    if (slot) outgrown_.push_back(std::move(slot));
-    slot = std::make_unique<AliasTable>(want, page_size_);
+  // The most recently recycled spare table of the right size, else a new one.
+  AliasTable* pick = nullptr;
+  for (size_t i = spare_.size(); i-- > 0;) {
+    if (spare_[i]->capacity() == want) {
+      pick = spare_[i];
+      spare_.erase(spare_.begin() + static_cast<std::ptrdiff_t>(i));
+      break;
+    }
   }
-  AliasTable& next = *slot;
+  if (!pick) {
+    tables_.push_back(std::make_unique<AliasTable>(want, page_size_));
+    pick = tables_.back().get();
+  }
+  slots_[ng % ring_].store(pick, std::memory_order_release);
+  AliasTable& next = *pick;
   next.gen = ng;
   next.state.store(TableState::kActive);
   AliasTable& cur = table(a);
@@ -301,6 +310,7 @@ bool AliasRing::step_locked(std::unique_lock<std::mutex>& lk) {
     t.clear();
     lk.lock();
     t.state.store(TableState::kEmpty);
+    spare_.push_back(&t);
     oldest_gen_.store(o + 1);
     retiring_.store(false);
     done_cv_.notify_all();

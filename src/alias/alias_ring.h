@@ -60,7 +60,7 @@ class AliasRing {
   // ---- tables, newest first: for (g = active_gen(); g + 1 > readable_gen() ...)
   uint64_t active_gen() const { return active_gen_.load(std::memory_order_seq_cst); }
   uint64_t readable_gen() const { return readable_gen_.load(std::memory_order_seq_cst); }
-  AliasTable& table(uint64_t gen) { return *tables_[gen & (ring_ - 1)]; }
+  AliasTable& table(uint64_t gen) { return *slots_[gen & (ring_ - 1)].load(std::memory_order_acquire); }
   size_t page_size() const { return page_size_; }
 
   // Word value visible to a reader (newest table first, then home).  The
@@ -136,8 +136,16 @@ class AliasRing {
   uint64_t shadow_budget_;
   uint32_t base_capacity_;
   bool inline_retire_;
+  // slots_[gen % ring_] is the table of a live generation.  The table
+  // objects themselves are owned by tables_ (freed with the ring: unpinned
+  // readers of counts, in throttle and after_commit, may still hold one)
+  // and reused newest-recycled first from spare_ (under mu_), so that in
+  // steady state the same two tables — and their entries, filters and
+  // shadow-page arenas — alternate and stay in the CPU caches, instead of
+  // every slot of the ring taking its turn.
+  std::unique_ptr<std::atomic<AliasTable*>[]> slots_;
   std::vector<std::unique_ptr<AliasTable>> tables_;
-  std::vector<std::unique_ptr<AliasTable>> outgrown_;  // replaced slots, freed with the ring
+  std::vector<AliasTable*> spare_;  // Empty tables, most recently recycled last
   std::unique_ptr<Colour[]> colours_;
 
   alignas(64) std::atomic<uint64_t> active_gen_{0};

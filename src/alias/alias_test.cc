@@ -278,6 +278,29 @@ TEST_F(AliasRingTest, ShadowPagesPastTheBudgetForceASwitchBelowTheEntryThreshold
   EXPECT_EQ(*file_->at(base + 4096), 'x');
 }
 
+TEST_F(AliasRingTest, SteadyStateAlternatesBetweenTwoTables) {
+  // A ring of 8 slots, but only two tables in use at a time: recycled
+  // tables are reused newest first, so generation after generation the
+  // same two table objects (and their memory) come back.
+  cfg_.max_alias_tables = 8;
+  ring_ = std::make_unique<AliasRing>(cfg_, file_.get(), medium_.get());
+  std::set<const AliasTable*> seen;
+  for (uint64_t gen = 0; gen < 20; ++gen) {
+    ASSERT_EQ(ring_->active_gen(), gen);
+    seen.insert(&ring_->table(gen));
+    WrapTag w = ring_->enter();
+    for (uint64_t i = 0; i < 40; ++i) put(heap(gen * 64 + i), gen * 1000 + i);
+    ring_->next_seq();
+    ring_->leave(w);
+    ring_->after_commit(false);  // 40 >= 256/8: switch, retire inline
+  }
+  EXPECT_EQ(seen.size(), 2u);
+  ASSERT_EQ(ring_->quiesce(), 0);
+  for (uint64_t gen = 0; gen < 20; ++gen) {
+    EXPECT_EQ(*reinterpret_cast<uint64_t*>(file_->at(heap(gen * 64 + 39))), gen * 1000 + 39) << gen;
+  }
+}
+
 TEST_F(AliasRingTest, TheShadowBudgetIsConfigurable) {
   // sw_config.shadow_budget_kib = 64: sixteen 4 KiB pages (plus masks)
   // already pass it.

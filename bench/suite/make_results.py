@@ -1171,10 +1171,14 @@ def btree():
               "the overlay checks of each read, streaming the log and per-wrap bookkeeping. What was tried: "
               "halving the engine calls per insert (a node is read whole; 14.3 to 6.6 loads) and cutting "
               "instructions (9 % fewer under callgrind) moved the time little, because it is spent waiting "
-              "for memory. Shrinking what the tables hold (512-entry tables, or a 64 KiB shadow budget) and "
-              "retiring inline on the wrapping thread each changed it by at most about 10 %, within this VM's "
-              "run-to-run spread. The paper measured softwrap only on emulated SCM, where the same work "
-              "hides behind Tw (above).")
+              "for memory. What did move it was memory reuse: recycled alias tables are now taken newest first, "
+              "so the same two tables (entries, filters, shadow-page arenas) alternate instead of all eight "
+              "slots of the ring taking turns — 1.6-1.9 to 1.4-1.6 µs per insert, measured interleaved "
+              "(`sw_bench_btree --engines softwrap,softwrap@tables=2`). Measured the same way and changing "
+              "it by less than 6 %: a 256 or 64 KiB shadow budget, 512-byte or 256-byte shadow pages, "
+              "2K-entry tables, a retirer that polls longer or sleeps at once; retiring inline on the "
+              "wrapping thread is 9 % slower. The paper measured softwrap only on emulated SCM, where the "
+              "same work hides behind Tw (above).")
     lc = us_of("scm-emu", sq, "softwrap-local")
     if lc and sw:
         w(f"- **softwrap-local** (no paper value): {lc:.2f} µs per sequential insert on scm-emu, "

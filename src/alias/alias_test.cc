@@ -162,6 +162,19 @@ class AliasRingTest : public ::testing::Test {
     unlink(path_.c_str());
   }
   uint64_t heap(uint64_t i) const { return file_->header().heap_offset + 8 * i; }
+  // A 4 KiB shadow page for home page `po` in table t, with byte c written
+  // at `at`, as sw_write would leave it.
+  void add_page(AliasTable& t, uint64_t po, size_t at, char c) {
+    t.has_pages = true;
+    bool ins;
+    AliasEntry* e = t.find_or_insert(page_key(po), &ins);
+    ASSERT_NE(e, nullptr);
+    char* page = t.new_page();
+    ASSERT_NE(page, nullptr);
+    page_write(page, 4096, at, &c, 1);
+    e->value.store(reinterpret_cast<uintptr_t>(page));
+    e->meta.store(kMetaValid);
+  }
   void put(uint64_t off, uint64_t v) {
     AliasTable& t = ring_->table(ring_->active_gen());
     t.has_words = true;
@@ -254,18 +267,10 @@ TEST_F(AliasRingTest, ShadowPagesPastTheBudgetForceASwitchBelowTheEntryThreshold
   cfg_.shadow_page_size = 4096;
   ring_ = std::make_unique<AliasRing>(cfg_, file_.get(), medium_.get());
   AliasTable& t = ring_->table(0);
-  t.has_pages = true;
   const uint64_t base = (file_->header().heap_offset + 4095) & ~uint64_t{4095};
   uint64_t pages = 0;
   while (t.shadow_bytes() < (uint64_t{2} << 20)) {
-    bool ins;
-    AliasEntry* e = t.find_or_insert(page_key(base + pages * 4096), &ins);
-    ASSERT_NE(e, nullptr);
-    char* page = t.new_page();
-    ASSERT_NE(page, nullptr);
-    page_write(page, 4096, 0, "x", 1);
-    e->value.store(reinterpret_cast<uintptr_t>(page));
-    e->meta.store(kMetaValid);
+    ASSERT_NO_FATAL_FAILURE(add_page(t, base + pages * 4096, 0, 'x'));
     ++pages;
   }
   EXPECT_LT(t.count(), 8192u / 16);
@@ -309,18 +314,8 @@ TEST_F(AliasRingTest, TheShadowBudgetIsConfigurable) {
   cfg_.shadow_budget_kib = 64;
   ring_ = std::make_unique<AliasRing>(cfg_, file_.get(), medium_.get());
   AliasTable& t = ring_->table(0);
-  t.has_pages = true;
   const uint64_t base = (file_->header().heap_offset + 4095) & ~uint64_t{4095};
-  for (uint64_t p = 0; p < 15; ++p) {
-    bool ins;
-    AliasEntry* e = t.find_or_insert(page_key(base + p * 4096), &ins);
-    ASSERT_NE(e, nullptr);
-    char* page = t.new_page();
-    ASSERT_NE(page, nullptr);
-    page_write(page, 4096, 8, "y", 1);
-    e->value.store(reinterpret_cast<uintptr_t>(page));
-    e->meta.store(kMetaValid);
-  }
+  for (uint64_t p = 0; p < 15; ++p) ASSERT_NO_FATAL_FAILURE(add_page(t, base + p * 4096, 8, 'y'));
   WrapTag w = ring_->enter();
   ring_->next_seq();
   ring_->leave(w);

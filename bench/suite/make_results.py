@@ -111,6 +111,17 @@ def missing(exp, how=None):
     w()
 
 
+def section(title, exp, name=None, how=None):
+    """Writes the section's heading and returns the rows of results/EXP/NAME.csv;
+    without them, says how to produce them and returns None."""
+    w(f"## {title}")
+    w()
+    d = read(exp, name)
+    if not d:
+        missing(exp, how)
+    return d
+
+
 # ------------------------------------------------------------------ sections
 
 def header():
@@ -211,11 +222,9 @@ def checks():
 
 
 def fig4():
-    w("## Fig. 4 — average nstore time vs group size")
-    w()
-    d = read("fig4")
+    d = section("Fig. 4 — average nstore time vs group size", "fig4")
     if not d:
-        return missing("fig4")
+        return
     w("Groups of G non-temporal stores issued back to back through the medium layer (no pool, no "
       "engine) at random or sequential addresses; the device is drained (untimed) between groups; "
       "the median over groups of the average time per store. DRAM = the x86 medium, scm-emu = "
@@ -270,11 +279,9 @@ def fig4():
 
 
 def table2():
-    w("## Tables I and II, Fig. 5 — estimated vs measured wrap time, pcommits and SCM writes")
-    w()
-    d = read("table2")
+    d = section("Tables I and II, Fig. 5 — estimated vs measured wrap time, pcommits and SCM writes", "table2")
     if not d:
-        return missing("table2")
+        return
     m = meta("table2")
     w("The array update at 10,000 wraps/s, open loop, for n = 10, 15, 20 stores per wrap, "
       "three rounds with rotating engine order (medians of the rounds). Wrap time is from "
@@ -399,11 +406,9 @@ def open_rows(d, xcol, xs, media=("scm-emu", "x86"), extra=None):
 
 
 def fig6():
-    w("## Fig. 6 — response time and throughput vs arrival rate")
-    w()
-    d = read("fig6")
+    d = section("Fig. 6 — response time and throughput vs arrival rate", "fig6")
     if not d:
-        return missing("fig6")
+        return
     w("n = 10, open loop (arrivals at a fixed rate for 0.3 s; a late wrap starts at once and its "
       "response time counts the wait), 8K-entry tables. Response = median from arrival to the "
       "return of close (µs); throughput = wraps completed per second.")
@@ -464,11 +469,9 @@ def fig6():
 
 
 def fig7():
-    w("## Fig. 7 — throughput vs alias table size")
-    w()
-    d = read("fig7")
+    d = section("Fig. 7 — throughput vs alias table size", "fig7")
     if not d:
-        return missing("fig7")
+        return
     w("softwrap, n = 10, tables of 2^8…2^22 entries retired from 1/8 of their capacity; the "
       "open loop offers 50k wraps/s as in the paper (achieved throughput), the closed loop gives "
       "the maximum.")
@@ -513,11 +516,9 @@ def fig7():
 
 
 def fig8():
-    w("## Fig. 8 — response time over time around table switches")
-    w()
-    d = read("fig8", "fig8_summary")
+    d = section("Fig. 8 — response time over time around table switches", "fig8", name="fig8_summary")
     if not d:
-        return missing("fig8")
+        return
     w("softwrap at 50k wraps/s, n = 10, 8K-entry tables retired from 512 entries; every wrap's "
       "arrival, open and close time and the table-switch counter after it are in `fig8.csv`.")
     w()
@@ -556,11 +557,9 @@ def fig8():
 
 
 def fig9():
-    w("## Fig. 9 — throughput vs threads")
-    w()
-    d = read("fig9")
+    d = section("Fig. 9 — throughput vs threads", "fig9")
     if not d:
-        return missing("fig9")
+        return
     cores = int(f(d[0], "cores"))
     w(f"Each thread updates 10 random fields of its own 8 KiB object, wraps back to back; "
       f"alias tables of 2^19 entries. {cores} vCPUs here, 6 cores in the paper.")
@@ -609,11 +608,9 @@ def fig9():
 
 
 def fig10():
-    w("## Fig. 10 — response time vs SCM write time Tw")
-    w()
-    d = read("fig10")
+    d = section("Fig. 10 — response time vs SCM write time Tw", "fig10")
     if not d:
-        return missing("fig10")
+        return
     w("n = 10 at 50k wraps/s on scm-emu with Tw from 100 ns to 2 µs (x86 for reference: Tw = 0 "
       "in the table). Median response time (µs) and Table I's estimate.")
     w()
@@ -674,11 +671,9 @@ def fig10():
 
 
 def fig11():
-    w("## Fig. 11 — response time vs wrap size (and the slides' block copy)")
-    w()
-    d = read("fig11")
+    d = section("Fig. 11 — response time vs wrap size (and the slides' block copy)", "fig11")
     if not d:
-        return missing("fig11")
+        return
     w("1,000 wraps/s; \"words\" stores n random 8-byte words with `sw_store64`, \"block\" writes n "
       "contiguous words with one `sw_write` (the slides' block copy: \"all N items in 1k "
       "contiguous block\"). Wrap time (trimmed mean, µs) on scm-emu and x86.")
@@ -744,11 +739,9 @@ def fig11():
 
 
 def fig12():
-    w("## Fig. 12 — maximum throughput vs data reuse")
-    w()
-    d = read("fig12")
+    d = section("Fig. 12 — maximum throughput vs data reuse", "fig12")
     if not d:
-        return missing("fig12")
+        return
     w("n = 10, closed loop; with probability *reuse* a store goes to a word written by one of the "
       "last 8 wraps instead of a random one.")
     w()
@@ -949,12 +942,11 @@ def fv(r, key):
 
 
 def btree():
-    w("## Figs. 13/14 — B+tree inserts")
-    w()
-    d = read("btree")
+    d = section("Figs. 13/14 — B+tree inserts", "btree",
+                how="run `bench/suite/make-results` (or `build/bench/btree/sw_bench_btree --csv "
+                    "results/btree/btree.csv`)")
     if not d:
-        return missing("btree", "run `bench/suite/make-results` (or "
-                       "`build/bench/btree/sw_bench_btree --csv results/btree/btree.csv`)")
+        return
     bp = paper.BTREE
     n = int(f(d[0], "n"))
     entries = int(f(d[0], "alias_entries"))
@@ -1188,12 +1180,11 @@ def btree():
 
 
 def fig16():
-    w("## Fig. 16 — TPC-C on SQLite")
-    w()
-    d = read("fig16")
+    d = section("Fig. 16 — TPC-C on SQLite", "fig16",
+                how="run `bench/suite/make-results` (or `FIG16_CSV=results/fig16/fig16.csv "
+                    "sqlite/fig16.sh build`)")
     if not d:
-        return missing("fig16", "run `bench/suite/make-results` (or "
-                       "`FIG16_CSV=results/fig16/fig16.csv sqlite/fig16.sh build`)")
+        return
     fp = paper.FIG16
     r0 = d[0]
     w(f"`sqlite/fig16.sh`: our TPC-C (`sw_tpcc`: the five transactions of TPC-C 5.11 in C++ with one terminal, "

@@ -166,15 +166,13 @@ void page_overlay(const char* page, size_t page_size, size_t off, size_t n, unsi
   while (i < end) {
     const size_t chunk = i & ~size_t{63};
     const size_t stop = std::min(end, chunk + 64);
-    uint64_t m = mask_word(page, page_size, chunk / 64);
-    // Keep the bits of [i, stop).
-    const unsigned lo = static_cast<unsigned>(i - chunk), hi = static_cast<unsigned>(stop - chunk);
-    m &= (hi == 64 ? ~uint64_t{0} : (uint64_t{1} << hi) - 1) & ~((uint64_t{1} << lo) - 1);
+    const uint64_t range = chunk_bits(chunk / 64, i, stop);
+    uint64_t m = mask_word(page, page_size, chunk / 64) & range;
     if (m == 0) {
       i = stop;
       continue;
     }
-    if (m == ((hi == 64 ? ~uint64_t{0} : (uint64_t{1} << hi) - 1) & ~((uint64_t{1} << lo) - 1))) {
+    if (m == range) {
       relaxed_copy(out + (i - off), page + i, stop - i);
       i = stop;
       continue;

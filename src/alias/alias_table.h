@@ -180,14 +180,10 @@ class AliasTable {
 
 inline uint64_t page_key(uint64_t page_off) { return page_off | 1; }
 
-// ---- shadow pages: page_size data bytes, then page_size/8 mask bytes.
-inline unsigned char* page_mask(char* page, size_t page_size) {
-  return reinterpret_cast<unsigned char*>(page + page_size);
-}
-// The mask is also read and updated 64 bits (64 data bytes: bit j of mask
-// word c covers data byte 64c + j) at a time.  A page's mask starts at
-// page_size, a multiple of 64, from a 64-byte aligned allocation, so the
-// words are aligned; all accesses by concurrent threads are atomic.
+// ---- shadow pages: page_size data bytes, then page_size/8 mask bytes,
+// read and updated as 64-bit words (bit j of mask word c covers data byte
+// 64c + j).  Pages are 8-byte aligned and page_size is a multiple of 64,
+// so the words are aligned; every access by concurrent threads is atomic.
 inline uint64_t* mask_words(char* page, size_t page_size) { return reinterpret_cast<uint64_t*>(page + page_size); }
 inline uint64_t mask_word(const char* page, size_t page_size, size_t chunk) {
   return __atomic_load_n(reinterpret_cast<const uint64_t*>(page + page_size) + chunk, __ATOMIC_ACQUIRE);

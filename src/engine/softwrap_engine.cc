@@ -40,7 +40,9 @@ struct PageUndo {
   static constexpr size_t kUnwritten = ~size_t{0};
   char* page;
   uint32_t off, len;
-  size_t bytes_at;  // old data, then old mask bytes, in SwThread::page_bytes; kUnwritten: mask was clear
+  // In SwThread::page_bytes: the old data, then the old mask words of the
+  // 64-byte chunks covering it; kUnwritten: none of its bytes was written.
+  size_t bytes_at;
 };
 
 class SoftwrapEngine;
@@ -131,16 +133,12 @@ class SoftwrapEngine final : public Engine {
       const bool unwritten = u.bytes_at == PageUndo::kUnwritten;
       const unsigned char* old = unwritten ? nullptr : &t.page_bytes[u.bytes_at];
       if (!unwritten) relaxed_copy(u.page + u.off, old, u.len);
-      // The mask words covering the range get back the saved bits (mask
-      // bytes [off / 8, saved_end) were saved after the data).
+      // The range's bits of each mask word get back their saved value.
       uint64_t* mask = mask_words(u.page, page_size_);
-      const size_t saved_from = u.off / 8, saved_end = (u.off + u.len + 7) / 8;
-      for (size_t c = u.off / 64; c * 64 < u.off + u.len; ++c) {
+      for (size_t c = u.off / 64, k = 0; c * 64 < u.off + u.len; ++c, ++k) {
         const uint64_t bits = chunk_bits(c, u.off, u.off + u.len);
         uint64_t was = 0;
-        for (size_t b = std::max(c * 8, saved_from); !unwritten && b < std::min(c * 8 + 8, saved_end); ++b) {
-          was |= uint64_t{old[u.len + (b - saved_from)]} << (8 * (b - c * 8));
-        }
+        if (!unwritten) std::memcpy(&was, old + u.len + 8 * k, 8);
         __atomic_fetch_and(mask + c, ~bits, __ATOMIC_RELAXED);
         if (was & bits) __atomic_fetch_or(mask + c, was & bits, __ATOMIC_RELEASE);
       }
@@ -307,18 +305,20 @@ class SoftwrapEngine final : public Engine {
       // a range with no byte written yet (always so in a fresh page) saves
       // nothing: abort only clears its mask bits.
       const uint32_t in_page = static_cast<uint32_t>(o - po);
-      const size_t mask_bytes = (in_page + len + 7) / 8 - in_page / 8;
-      const unsigned char* mask = page_mask(page, page_size_) + in_page / 8;
+      const size_t c0 = in_page / 64, c1 = (in_page + len + 63) / 64;
       bool written = false;
-      for (size_t c = in_page / 64; c * 64 < in_page + len && !written; ++c) {
+      for (size_t c = c0; c < c1 && !written; ++c) {
         written = (mask_word(page, page_size_, c) & chunk_bits(c, in_page, in_page + len)) != 0;
       }
       size_t at = PageUndo::kUnwritten;
       if (written) {
         at = t.page_bytes.size();
-        t.page_bytes.resize(at + len + mask_bytes);
+        t.page_bytes.resize(at + len + 8 * (c1 - c0));
         relaxed_copy(&t.page_bytes[at], page + in_page, len);
-        relaxed_copy(&t.page_bytes[at + len], mask, mask_bytes);
+        for (size_t c = c0; c < c1; ++c) {
+          const uint64_t m = mask_word(page, page_size_, c);
+          std::memcpy(&t.page_bytes[at + len + 8 * (c - c0)], &m, 8);
+        }
       }
       t.page_undo.push_back({page, in_page, static_cast<uint32_t>(len), at});
       page_write(page, page_size_, in_page, src, len);

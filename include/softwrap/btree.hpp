@@ -411,17 +411,6 @@ class btree {
     }
     return lo;
   }
-  // The same over a node's key array in the pool: the used keys are read
-  // with one sw_read into DRAM and searched there — one call through the
-  // engine's read path per node instead of one per probe (a node holds a
-  // few hundred bytes of keys, so the copy costs about what the probes'
-  // cache misses cost anyway).
-  template <bool Upper>
-  unsigned search(const Key* keys, unsigned n, const Key& k) const {
-    btree_detail::scratch<Key> buf(n);
-    a_.rd(buf.data(), keys, buf.bytes());
-    return search_local<Upper>(buf.data(), n, k);
-  }
 
   // A node read into DRAM for a descent.  Both node kinds begin with the
   // head and keep their keys right after it (a leaf after its two links).

@@ -157,7 +157,7 @@ std::string apply_variant(const std::string& spec, sw_config* cfg) {
     else if (k == "page") cfg->shadow_page_size = v;
     else if (k == "tables") cfg->max_alias_tables = v;
     else if (k == "budget") cfg->shadow_budget_kib = v;
-    else if (k == "inline") cfg->flags = v ? (cfg->flags | SW_CONFIG_NO_RETIRE_THREAD) : cfg->flags;
+    else if (k == "inline") cfg->flags = v ? cfg->flags | SW_CONFIG_NO_RETIRE_THREAD : cfg->flags & ~SW_CONFIG_NO_RETIRE_THREAD;
     else {
       std::fprintf(stderr, "unknown engine setting '%s' in %s\n", k.c_str(), spec.c_str());
       std::exit(2);

@@ -1171,6 +1171,21 @@ def btree():
               "2K-entry tables, a retirer that polls longer or sleeps at once; retiring inline on the "
               "wrapping thread is 9 % slower. The paper measured softwrap only on emulated SCM, where the "
               "same work hides behind Tw (above).")
+            w("  How far the bar is, measured in the fourth session (runs side by side within one hour; PMDK "
+              "took 1.92-2.12 µs in its quiet runs, so the bar was 0.96-1.06 µs): a throwaway build whose "
+              "redo writer skipped streaming the log (durability off; not in the repo) still took "
+              "1.14-1.26 µs per insert, against 1.28-1.39 for softwrap and 0.79-0.84 for nonatomic in the "
+              "same runs. The alias tables and shadow pages alone (reads overlaid, writes aliased, "
+              "retirement) cost more than the bar leaves, before the log (0.1-0.3 µs: the median "
+              "differences in two sets of runs). Writing the log with ordinary stores and `clwb` instead of "
+              "streaming it was slower (1.49-1.57 µs). Other node sizes (8 to 64 slots per leaf, 8 to 128 "
+              "per inner node; ours has 16 and 16) gave 1.33x-1.69x PMDK. Each of these changed it by less "
+              "than the noise: setting whole mask bytes with plain stores instead of a locked OR, clearing "
+              "recycled tables on the wrapping thread instead of the retirer, aliasing narrow stores "
+              "byte-wise instead of merging them into their word, transparent huge pages for the engine's "
+              "DRAM (`GLIBC_TUNABLES=glibc.malloc.hugetlb=1`), and inline retirement in smaller "
+              "generations. For the bar, softwrap's cost over the non-atomic tree (about 0.5 µs per insert) "
+              "would have to fall to about 0.2 µs; this design does not get there on this machine.")
     lc = us_of("scm-emu", sq, "softwrap-local")
     if lc and sw:
         w(f"- **softwrap-local** (no paper value): {lc:.2f} µs per sequential insert on scm-emu, "

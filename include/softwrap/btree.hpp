@@ -443,13 +443,19 @@ class btree {
     const Key* keys() const {
       return reinterpret_cast<const Key*>(raw + (head().level == 0 ? kLeafKeysAt : kInnerKeysAt));
     }
-    // kWhole only: an inner node's children, a leaf's data and next link.
-    const uint64_t* children() const { return reinterpret_cast<const uint64_t*>(raw + kInnerChildrenAt); }
+    // An inner node's children and a leaf's data, if the node was read
+    // whole (kWhole), else nullptr; its keys are always here.
+    const uint64_t* children() const {
+      if constexpr (kWhole) return reinterpret_cast<const uint64_t*>(raw + kInnerChildrenAt);
+      else return nullptr;
+    }
     template <bool D = kHasData>
     const Data* data() const {
       static_assert(D);
-      return reinterpret_cast<const Data*>(raw + offsetof(leaf_t, data));
+      if constexpr (kWhole) return reinterpret_cast<const Data*>(raw + offsetof(leaf_t, data));
+      else return nullptr;
     }
+    // kWhole only: a leaf's next link.
     uint64_t next() const {
       uint64_t n;
       std::memcpy(&n, raw + offsetof(leaf_t, next), sizeof n);
@@ -478,8 +484,8 @@ class btree {
   }
   // Child `slot` of the inner node `node` read into v.
   uint64_t child_of(const node_view& v, uint64_t node, unsigned slot) const {
-    if constexpr (kWhole) return v.children()[slot];
-    else return a_.ld(&in(node)->children[slot]);
+    if (const uint64_t* c = v.children()) return c[slot];
+    return a_.ld(&in(node)->children[slot]);
   }
   // The next leaf of the leaf `node` read into v.
   uint64_t next_of(const node_view& v, uint64_t node) const {

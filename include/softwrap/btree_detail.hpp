@@ -151,33 +151,29 @@ class accessor {
   void wr(void* dst, const void* src, size_t n) const {
     if (n) detail::check(sw_write(h_, dst, src, n));
   }
-  // arr[from, use) moves one slot right and v goes into arr[from].
+  // arr[from, use) moves one slot right and v goes into arr[from].  cur:
+  // the caller's DRAM copy of arr[0, use) if it holds one (a node read
+  // whole), which spares reading the moved slots.
   template <class T>
-  void insert_at(T* arr, unsigned from, unsigned use, const T& v) const {
+  void insert_at(T* arr, unsigned from, unsigned use, const T& v, const T* cur = nullptr) const {
     scratch<T> buf(use - from + 1);
     buf.data()[0] = v;
-    rd(buf.data() + 1, arr + from, (use - from) * sizeof(T));
+    if (cur) {
+      std::memcpy(static_cast<void*>(buf.data() + 1), cur + from, (use - from) * sizeof(T));
+    } else {
+      rd(buf.data() + 1, arr + from, (use - from) * sizeof(T));
+    }
     wr(arr + from, buf.data(), buf.bytes());
   }
-  // insert_at for an array whose current slots the caller already holds in
-  // DRAM (cur, a copy of arr[0, use)): no read.
+  // arr[from] is removed: arr[from + 1, use) moves one slot left.  cur as
+  // for insert_at.
   template <class T>
-  void insert_from(T* arr, unsigned from, unsigned use, const T& v, const T* cur) const {
-    scratch<T> buf(use - from + 1);
-    buf.data()[0] = v;
-    std::memcpy(static_cast<void*>(buf.data() + 1), cur + from, (use - from) * sizeof(T));
-    wr(arr + from, buf.data(), buf.bytes());
-  }
-  // remove_at likewise, from the caller's copy cur of arr[0, use).
-  template <class T>
-  void remove_from(T* arr, unsigned from, unsigned use, const T* cur) const {
+  void remove_at(T* arr, unsigned from, unsigned use, const T* cur = nullptr) const {
     if (from + 1 >= use) return;
-    wr(arr + from, cur + from + 1, (use - from - 1) * sizeof(T));
-  }
-  // arr[from] is removed: arr[from + 1, use) moves one slot left.
-  template <class T>
-  void remove_at(T* arr, unsigned from, unsigned use) const {
-    if (from + 1 >= use) return;
+    if (cur) {
+      wr(arr + from, cur + from + 1, (use - from - 1) * sizeof(T));
+      return;
+    }
     scratch<T> buf(use - from - 1);
     rd(buf.data(), arr + from + 1, buf.bytes());
     wr(arr + from, buf.data(), buf.bytes());

@@ -77,13 +77,8 @@ bool SW_BTREE::insert_descend(uint64_t node, int level, const Key& k, const Data
       split_leaf_insert(node, v, slot, k, d, split_key, split_node, pos);
       return true;
     }
-    if constexpr (kWhole) {
-      a_.insert_from(l->keys, slot, use, k, v.keys());
-      if constexpr (kHasData) a_.insert_from(l->data, slot, use, d, v.data());
-    } else {
-      a_.insert_at(l->keys, slot, use, k);
-      if constexpr (kHasData) a_.insert_at(l->data, slot, use, d);
-    }
+    a_.insert_at(l->keys, slot, use, k, v.keys());
+    if constexpr (kHasData) a_.insert_at(l->data, slot, use, d, v.data());
     a_.set_slotuse(node, use + 1);
     *pos = iterator(a_, node, slot);
     return true;
@@ -99,13 +94,8 @@ bool SW_BTREE::insert_descend(uint64_t node, int level, const Key& k, const Data
   if (use == inner_slotmax) {
     split_inner_insert(node, v, slot, child_key, child_split, split_key, split_node);
   } else {
-    if constexpr (kWhole) {
-      a_.insert_from(n->keys, slot, use, child_key, v.keys());
-      a_.insert_from(n->children, slot + 1, use + 1, child_split, v.children());
-    } else {
-      a_.insert_at(n->keys, slot, use, child_key);
-      a_.insert_at(n->children, slot + 1, use + 1, child_split);
-    }
+    a_.insert_at(n->keys, slot, use, child_key, v.keys());
+    a_.insert_at(n->children, slot + 1, use + 1, child_split, v.children());
     a_.set_slotuse(node, use + 1);
   }
   return inserted;
@@ -217,13 +207,8 @@ bool SW_BTREE::erase_descend(uint64_t node, int level, const Key& k, uint64_t ta
       slot = search_local<false>(v.keys(), use, k);
       if (slot >= use || less(k, v.keys()[slot])) return false;
     }
-    if constexpr (kWhole) {
-      a_.remove_from(l->keys, slot, use, v.keys());
-      if constexpr (kHasData) a_.remove_from(l->data, slot, use, v.data());
-    } else {
-      a_.remove_at(l->keys, slot, use);
-      if constexpr (kHasData) a_.remove_at(l->data, slot, use);
-    }
+    a_.remove_at(l->keys, slot, use, v.keys());
+    if constexpr (kHasData) a_.remove_at(l->data, slot, use, v.data());
     a_.set_slotuse(node, use - 1);
     *underflow = use - 1 < leaf_slotmin;
     return true;

@@ -203,6 +203,58 @@ TEST_P(BtreeTest, ThirtyTwoThousandKeysDefaultTraits) {
   m.verify();
 }
 
+// Nodes too big to be read whole: a descent reads each node's head and
+// keys (with one sw_read while they fit 2 KiB, else the head first) and
+// the children and shifted data slot ranges from the pool.
+template <unsigned Slots>
+struct big_traits {
+  static constexpr bool self_verify = false;
+  static constexpr unsigned leaf_slots = Slots;
+  static constexpr unsigned inner_slots = Slots;
+};
+
+template <unsigned Slots>
+void random_ops_on_big_nodes(pool& pl, int ops, uint64_t seed) {
+  softwrap::btree_map<uint64_t, uint64_t, std::less<uint64_t>, big_traits<Slots>> m(pl);
+  std::map<uint64_t, uint64_t> ref;
+  std::mt19937_64 rng(seed);
+  for (int i = 0; i < ops; ++i) {
+    const uint64_t k = rng() % 100000;
+    if (rng() % 4 != 0 || ref.empty()) {
+      ASSERT_EQ(m.insert(k, ~k).second, ref.emplace(k, ~k).second);
+    } else {
+      const auto it = ref.lower_bound(k);
+      const uint64_t victim = it == ref.end() ? ref.begin()->first : it->first;
+      ASSERT_TRUE(m.erase_one(victim));
+      ref.erase(victim);
+    }
+    if (i % 1000 == 999) m.verify();
+  }
+  ASSERT_EQ(m.size(), ref.size());
+  auto it = m.begin();
+  for (const auto& [k, v] : ref) {
+    ASSERT_EQ(it.key(), k);
+    ASSERT_EQ(it.data(), v);
+    ++it;
+  }
+  // Down to empty, so borrows and merges of big nodes happen too.
+  std::vector<uint64_t> keys;
+  for (const auto& e : ref) keys.push_back(e.first);
+  std::shuffle(keys.begin(), keys.end(), rng);
+  for (size_t i = 0; i < keys.size(); ++i) {
+    ASSERT_TRUE(m.erase_one(keys[i]));
+    if (i % 1000 == 0) m.verify();
+  }
+  EXPECT_TRUE(m.empty());
+  m.verify();
+}
+
+TEST_P(BtreeTest, BigNodesMatchMapThroughSplitsAndMerges) {
+  pool pl = create();
+  random_ops_on_big_nodes<80>(pl, 12000, 11);   // 1.3 KiB nodes: head and keys in one read
+  random_ops_on_big_nodes<300>(pl, 3000, 12);  // 4.8 KiB nodes: the head read first
+}
+
 TEST_P(BtreeTest, BoundsAndEqualRangeMatchMultiset) {
   pool pl = create();
   check_multiset t(pl);

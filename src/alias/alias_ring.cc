@@ -327,33 +327,31 @@ void AliasRing::retire(AliasTable& t) {
   // Home locations are scattered, and comparing before writing makes each
   // a load that must complete before the store is decided, so the home of
   // an entry a few places ahead is prefetched (for writing): the misses
-  // overlap instead of queuing one behind another.
-  constexpr uint32_t kPrefetch = 16;
+  // overlap instead of queuing one behind another: each() visits the valid
+  // entries of one kind (pages or words) in insertion order, prefetching
+  // the home of the entry `ahead` places on.
   const uint32_t n = t.count();
-  // Pages first: a word entry shadows the page of its own table.
-  if (t.has_pages.load(std::memory_order_acquire)) {
+  auto each = [&](bool pages, uint32_t ahead, auto&& f) {
     for (uint32_t i = 0; i < n; ++i) {
-      if (i + kPrefetch / 4 < n) {
-        const uint64_t ahead = t.inserted(i + kPrefetch / 4).key.load(std::memory_order_relaxed);
-        if (ahead & 1) __builtin_prefetch(pool_->at(ahead & ~uint64_t{1}), 1);
+      if (i + ahead < n) {
+        const uint64_t k = t.inserted(i + ahead).key.load(std::memory_order_relaxed);
+        if (((k & 1) != 0) == pages) __builtin_prefetch(pool_->at(k & ~uint64_t{1}), 1);
       }
       AliasEntry& e = t.inserted(i);
       const uint64_t k = e.key.load(std::memory_order_relaxed);
-      if (!(k & 1) || !(e.meta.load(std::memory_order_acquire) & kMetaValid)) continue;
-      const char* page = reinterpret_cast<const char*>(e.value.load(std::memory_order_relaxed));
-      page_dirty_runs(page, page_size_, [&](size_t off, size_t len) { home.bytes((k & ~uint64_t{1}) + off, page + off, len); });
+      if (((k & 1) != 0) != pages || !(e.meta.load(std::memory_order_acquire) & kMetaValid)) continue;
+      f(k & ~uint64_t{1}, e.value.load(std::memory_order_relaxed));
     }
+  };
+  // Pages first: a word entry shadows the page of its own table.  A page
+  // writes several runs, so its prefetch needs less distance.
+  if (t.has_pages.load(std::memory_order_acquire)) {
+    each(true, 4, [&](uint64_t po, uint64_t v) {
+      const char* page = reinterpret_cast<const char*>(v);
+      page_dirty_runs(page, page_size_, [&](size_t off, size_t len) { home.bytes(po + off, page + off, len); });
+    });
   }
-  for (uint32_t i = 0; i < n; ++i) {
-    if (i + kPrefetch < n) {
-      const uint64_t ahead = t.inserted(i + kPrefetch).key.load(std::memory_order_relaxed);
-      if (!(ahead & 1)) __builtin_prefetch(pool_->at(ahead), 1);
-    }
-    AliasEntry& e = t.inserted(i);
-    const uint64_t k = e.key.load(std::memory_order_relaxed);
-    if ((k & 1) || !(e.meta.load(std::memory_order_acquire) & kMetaValid)) continue;
-    home.word(k, e.value.load(std::memory_order_relaxed));
-  }
+  each(false, 16, [&](uint64_t w, uint64_t v) { home.word(w, v); });
   const uint64_t entries = home.finish();
   medium_->fence(FenceKind::kRetire);
   persist_retired_seq(t.seq_boundary);

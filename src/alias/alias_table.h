@@ -203,12 +203,10 @@ void page_overlay(const char* page, size_t page_size, size_t off, size_t n, unsi
 // 64 bits (64 data bytes) at a time; REQUIRES no concurrent writers.
 template <class F>
 void page_dirty_runs(const char* page, size_t page_size, F&& f) {
-  const unsigned char* mask = reinterpret_cast<const unsigned char*>(page + page_size);
   constexpr size_t kNone = ~size_t{0};
   size_t start = kNone;  // start of the run in progress
   for (size_t i = 0; i < page_size; i += 64) {
-    uint64_t m;
-    std::memcpy(&m, mask + i / 8, 8);  // bit j = data byte i + j (little-endian)
+    const uint64_t m = mask_word(page, page_size, i / 64);  // bit j = data byte i + j
     if (m == (start == kNone ? 0 : ~uint64_t{0})) continue;
     unsigned b = 0;
     while (b < 64) {

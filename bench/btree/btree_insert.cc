@@ -35,6 +35,7 @@
 #include <cctype>
 #include <cerrno>
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -150,8 +151,16 @@ std::string apply_variant(const std::string& spec, sw_config* cfg) {
       std::fprintf(stderr, "bad engine setting '%s' in %s (want key=value)\n", kv.c_str(), spec.c_str());
       std::exit(2);
     }
-    const std::string k = kv.substr(0, eq);
-    const uint32_t v = static_cast<uint32_t>(std::stoul(kv.substr(eq + 1)));
+    const std::string k = kv.substr(0, eq), text = kv.substr(eq + 1);
+    char* end = nullptr;
+    errno = 0;
+    const unsigned long long parsed = std::strtoull(text.c_str(), &end, 10);
+    if (text.empty() || *end != '\0' || errno != 0 || parsed > UINT32_MAX) {
+      std::fprintf(stderr, "bad value '%s' for engine setting '%s' in %s (want 0 to %u)\n", text.c_str(), k.c_str(),
+                   spec.c_str(), UINT32_MAX);
+      std::exit(2);
+    }
+    const auto v = static_cast<uint32_t>(parsed);
     if (k == "entries") cfg->alias_entries = v;
     else if (k == "divisor") cfg->retire_divisor = v;
     else if (k == "page") cfg->shadow_page_size = v;

@@ -4,9 +4,9 @@
 // and std::multimap with verify() after every operation (small-slot traits
 // with self_verify, so splits, borrows and merges happen all the time),
 // 32,000-key runs with the default traits, bounds, all four iterator kinds,
-// bulk_load of many sizes, struct keys with a comparator, reopening the
-// pool, and aborted wraps holding several tree operations.  Every test runs
-// per engine.
+// nodes too big to be read whole (80 and 300 slots), bulk_load of many
+// sizes, struct keys with a comparator, reopening the pool, and aborted
+// wraps holding several tree operations.  Every test runs per engine.
 #include <gtest/gtest.h>
 
 #include <algorithm>

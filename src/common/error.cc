@@ -40,6 +40,8 @@ int set_error_errno(int code, const char* fmt, ...) {
   return code;
 }
 
+int set_error_v(int code, const char* fmt, va_list ap) { return vset(code, false, fmt, ap); }
+
 void clear_error() {
   tls_code = 0;
   tls_msg[0] = '\0';

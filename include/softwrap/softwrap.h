@@ -194,7 +194,8 @@ SW_API sw_pool *sw_pool_open(const char *path, const sw_config *cfg);
 SW_API int sw_pool_close(sw_pool *pool);
 
 /* Returns the root object, allocating and zeroing `size` bytes the first
- * time (durably, in a wrap of its own or the caller's).  Later calls return
+ * time (durably, in a wrap of its own or the caller's; a wrap of its own
+ * even under SW_CONFIG_REQUIRE_WRAP).  Later calls return
  * the same object; asking for more than its size fails (NULL, SW_EINVAL).
  * size 0 returns the existing root or NULL. */
 SW_API void *sw_pool_root(sw_pool *pool, size_t size);

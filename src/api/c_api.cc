@@ -215,10 +215,10 @@ inline void after_mutation(ThreadCtx& c) {
 // like a store).  Returns whether body, and the commit of an own wrap,
 // succeeded.
 template <class Body>
-bool in_wrap(sw_pool* p, ThreadCtx& c, const char* fn, Body&& body) {
+bool in_wrap(sw_pool* p, ThreadCtx& c, const char* fn, Body&& body, bool always_may_own = false) {
   const bool own = c.depth == 0;
   if (own) {
-    if (p->require_wrap) {
+    if (p->require_wrap && !always_may_own) {
       return misuse(p->strict, SW_ENOWRAP, "%s outside a wrap (the pool was opened with SW_CONFIG_REQUIRE_WRAP)",
                     fn),
              false;
@@ -425,7 +425,7 @@ void* sw_pool_root(sw_pool* p, size_t size) {
     p->engine->store(c, slot, off, 8);
     p->engine->store(c, slot + 8, size, 8);
     return true;
-  });
+  }, /*always_may_own=*/true);  // creating the root is setup, even under SW_CONFIG_REQUIRE_WRAP
   return ok ? p->file->at(off) : nullptr;
 }
 

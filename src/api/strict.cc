@@ -1,9 +1,6 @@
 // strict.cc — misuse reports, the strict-mode abort and the word claims.
 #include "api/strict.h"
 
-#include <execinfo.h>
-#include <unistd.h>
-
 #include <cstdarg>
 #include <cstdio>
 #include <cstdlib>
@@ -12,19 +9,6 @@
 #include "common/error.h"
 
 namespace softwrap {
-
-void strict_abort(const char* what) {
-  std::fprintf(stderr,
-               "softwrap: strict mode: %s\n"
-               "softwrap: aborting at the call that misused the API (SW_CONFIG_STRICT / SOFTWRAP_STRICT=1); "
-               "backtrace:\n",
-               what);
-  std::fflush(stderr);
-  void* frames[48];
-  const int n = backtrace(frames, 48);
-  backtrace_symbols_fd(frames, n, STDERR_FILENO);
-  std::abort();
-}
 
 int misuse(bool strict, int code, const char* fmt, ...) {
   va_list ap;

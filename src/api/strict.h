@@ -29,8 +29,6 @@ namespace softwrap {
 // Sets the thread's error to (code, message) and returns code; in strict
 // mode prints the message and aborts instead.
 int misuse(bool strict, int code, const char* fmt, ...) __attribute__((format(printf, 3, 4), cold));
-// Prints "softwrap: strict mode: <what>" and a backtrace, then aborts.
-[[noreturn]] void strict_abort(const char* what) __attribute__((cold));
 // SOFTWRAP_STRICT=1 in the environment: strictness of calls that have no
 // pool to ask (a NULL pool argument).
 bool process_strict();

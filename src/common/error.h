@@ -22,6 +22,9 @@ int set_error_v(int code, const char* fmt, va_list ap);
 void clear_error();
 int last_error();
 const char* last_error_message();
+// Strict mode (SW_CONFIG_STRICT): prints "softwrap: strict mode: <what>"
+// and a backtrace to stderr, then aborts.  See api/strict.h.
+[[noreturn]] void strict_abort(const char* what) __attribute__((cold));
 
 }  // namespace softwrap
 

@@ -15,6 +15,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -116,7 +117,80 @@ struct TlsCloser {
 };
 thread_local TlsCloser tls_closer;
 
+// ---- STAMP-style use (issue 12): a transactional-memory shim onto wraps,
+// as STAMP's programs are run on softwrap — the pool in a global closed by
+// an exit handler, setup allocations outside transactions, one global lock
+// around each transaction (close before unlock), allocations inside them,
+// strict mode on so that any misuse aborts the run.
+namespace stamp {
+
+constexpr int kAccounts = 100, kThreads = 4, kTransfers = 500;
+struct Receipt {
+  uint64_t next, from, to, amount;
+};
+std::mutex g_tm_lock;
+
+void tm_startup() {
+  sw_config cfg = g_cfg;
+  cfg.flags |= SW_CONFIG_OVERWRITE | SW_CONFIG_STRICT;
+  g_pool = sw_pool_create(g_path.c_str(), 16u << 20, &cfg);
+  if (!g_pool || !sw_pool_root(g_pool, 64)) die("TM_STARTUP");
+  std::atexit(close_global);  // TM_SHUTDOWN
+}
+void tm_begin() {
+  g_tm_lock.lock();
+  if (sw_wrap_open(g_pool) != 0) die("TM_BEGIN");
+}
+void tm_end() {
+  if (sw_wrap_close(g_pool) != 0) die("TM_END");
+  g_tm_lock.unlock();
+}
+
+void run() {
+  tm_startup();
+  uint64_t* r = root(g_pool);
+  // P_MALLOC: setup outside any transaction, initialised through the API.
+  auto* acct = static_cast<uint64_t*>(sw_pzalloc_slot(g_pool, &r[3], kAccounts * sizeof(uint64_t)));
+  if (!acct) die("P_MALLOC");
+  for (int i = 0; i < kAccounts; ++i) sw_store64(g_pool, &acct[i], 1000);
+  std::vector<std::thread> ts;
+  for (int t = 0; t < kThreads; ++t) {
+    ts.emplace_back([acct, r, t] {
+      uint64_t seed = 0x9E3779B97F4A7C15ull * (t + 1);
+      for (int k = 0; k < kTransfers; ++k) {
+        seed ^= seed << 13, seed ^= seed >> 7, seed ^= seed << 17;
+        const uint64_t from = seed % kAccounts, to = (seed >> 20) % kAccounts, amount = (seed >> 40) % 50;
+        tm_begin();
+        sw_store64(g_pool, &acct[from], sw_load64(g_pool, &acct[from]) - amount);  // TM_SHARED_WRITE
+        sw_store64(g_pool, &acct[to], sw_load64(g_pool, &acct[to]) + amount);
+        auto* rc = static_cast<Receipt*>(sw_pmalloc(g_pool, sizeof(Receipt)));  // TM_MALLOC
+        if (!rc) die("TM_MALLOC");
+        const Receipt v{sw_load64(g_pool, &r[4]), from, to, amount};
+        if (sw_write(g_pool, rc, &v, sizeof v) != 0) die("sw_write");
+        sw_store64(g_pool, &r[4], sw_pool_offset(g_pool, rc));
+        sw_store64(g_pool, &r[1], sw_load64(g_pool, &r[1]) + 1);
+        tm_end();
+      }
+    });
+  }
+  for (auto& t : ts) t.join();
+  uint64_t sum = 0, receipts = 0;
+  for (int i = 0; i < kAccounts; ++i) sum += sw_load64(g_pool, &acct[i]);
+  for (uint64_t o = sw_load64(g_pool, &r[4]); o != 0; ++receipts) {
+    o = sw_load64(g_pool, &static_cast<Receipt*>(sw_pool_ptr(g_pool, o))->next);
+  }
+  if (receipts != uint64_t{kThreads} * kTransfers || sw_load64(g_pool, &r[1]) != receipts) die("receipts lost");
+  sw_store64(g_pool, &r[2], sum);
+  sw_store64(g_pool, &r[0], 1);
+}
+
+}  // namespace stamp
+
 int run_case(const std::string& c) {
+  if (c == "stamp") {
+    stamp::run();
+    return 0;
+  }
   if (c == "main") {
     sw_pool* p = create_pool();
     commit_two(p);

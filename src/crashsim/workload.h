@@ -160,6 +160,9 @@ struct Workload {
   // after `run` of the same Simulator::run, so a workload may keep what it
   // needs per golden id.  Returns "" or why the image is wrong.
   std::string (*check_image)(sw_pool* p, const std::vector<ImageState>& owners) = nullptr;
+  // The pool's maximum size (sw_config.max_size; at most 64 MiB): it starts
+  // at 8 MiB and grows up to this.  0: it does not grow.
+  uint64_t max_size = 0;
 };
 
 const std::vector<Workload>& workloads();

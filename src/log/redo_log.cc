@@ -22,14 +22,6 @@ uint64_t frame_seed(const PoolFile& pool, uint32_t lane, uint64_t phys_pos) {
   return s;
 }
 
-// Offsets a redo entry may name: the root slot of PoolMeta, and everything
-// from the chunk table on (chunk heads and heap).  Never the header, the
-// retired watermark, lane headers or the log itself.
-static bool home_range_ok(const PoolHeader& h, uint64_t off, uint64_t n) {
-  if (n > h.pool_size || off > h.pool_size - n) return false;
-  if (off >= h.chunk_table_offset) return true;
-  return off >= h.meta_offset && off + n <= h.meta_offset + 2 * sizeof(uint64_t);
-}
 
 void RedoWriter::begin(Lane& lane) {
   lane_ = &lane;
@@ -192,7 +184,7 @@ void scan_lane(const PoolFile& pool, uint32_t lane, uint64_t min_seq,
       const uint64_t kind = w & 0xF;
       if (kind == kStore) {
         const uint64_t lg = (w >> 4) & 0xF, off = w >> 8, n = uint64_t{1} << lg;
-        if (lg > 3 || (off & (n - 1)) || !home_range_ok(h, off, n)) break;
+        if (lg > 3 || (off & (n - 1)) || !pool.home_range_ok(off, n)) break;
         const uint64_t v = c.next();
         hash = hash_word(hash, v);
         f.words.push_back(w);
@@ -202,7 +194,7 @@ void scan_lane(const PoolFile& pool, uint32_t lane, uint64_t min_seq,
         const uint64_t off = w >> 8, n = c.next();
         hash = hash_word(hash, n);
         const uint64_t nw = (n + 7) / 8;
-        if (n == 0 || n > size || !home_range_ok(h, off, n) || c.words_read() + nw + 3 > max_words) break;
+        if (n == 0 || n > size || !pool.home_range_ok(off, n) || c.words_read() + nw + 3 > max_words) break;
         f.words.push_back(w);
         f.words.push_back(n);
         for (uint64_t i = 0; i < nw; ++i) {

@@ -63,9 +63,7 @@ void scan_undo(const PoolFile& pool, uint32_t lane, std::vector<UndoRecordImage>
     if ((w0 & 0xFF) != kUndoRecord || (w1 >> 32) != (gen & 0xFFFFFFFF) || n == 0) break;
     const uint64_t nw = (n + 7) / 8;
     if (pos + (3 + nw) * 8 > h.lane_size) break;
-    if (n > h.pool_size || off < h.chunk_table_offset || off > h.pool_size - n) {
-      if (!(off >= h.meta_offset && off + n <= h.meta_offset + 16)) break;
-    }
+    if (!pool.home_range_ok(off, n)) break;
     uint64_t hs = undo_seed(pool, lane, pos, gen & 0xFFFFFFFF);
     for (uint64_t i = 0; i < 2 + nw; ++i) hs = hash_word(hs, word(pos + 8 * i));
     if (hash_finish(hs) != word(pos + (2 + nw) * 8)) break;

@@ -604,7 +604,7 @@ TEST_F(AllocatorTest, CheckDetectsCorruption) {
   const uint64_t ext = alloc1(600000);  // 3 chunks
   ASSERT_TRUE(blk && ext);
   ASSERT_EQ(Allocator::check(*pool_, nullptr), 0);
-  uint64_t* heads = pool_->chunk_table();
+  auto* heads = reinterpret_cast<uint64_t*>(pool_->at(pool_->head_offset(0)));
   const uint64_t ext_chunk = (ext - heap_begin()) / kChunkSize;
   const uint64_t free_chunk = chunks() - 1;
   auto* hdr = reinterpret_cast<uint64_t*>(pool_->at(blk - 16));
@@ -615,7 +615,7 @@ TEST_F(AllocatorTest, CheckDetectsCorruption) {
     const char* msg;
   } cases[] = {
       {"garbage head", &heads[free_chunk], 0x1234, "invalid head"},
-      {"extent past end", &heads[ext_chunk], heads[ext_chunk] + chunks(), "past the heap end"},
+      {"extent past end", &heads[ext_chunk], heads[ext_chunk] + chunks(), "past the end of its zone"},
       {"head inside extent", &heads[ext_chunk + 1], heads[ext_chunk], "inside the extent"},
       {"zero-length extent", &heads[ext_chunk], heads[ext_chunk] & ~0xFFFFFFFFull, "invalid head"},
       {"block class", &hdr[0], hdr[0] ^ (1ull << 40), "header"},

@@ -334,8 +334,15 @@ int PoolFile::validate_header(const void* data, size_t file_size) {
     return set_error(SW_EFOREIGN, "not a softwrap pool: bad magic");
   }
   if (h.layout_version != kLayoutVersion) {
-    return set_error(SW_EVERSION, "pool layout version %u is not supported (this library reads version %u)",
-                     h.layout_version, kLayoutVersion);
+    if (h.layout_version < kLayoutVersion) {
+      return set_error(SW_EVERSION,
+                       "pool layout version %u was written by an older softwrap; this library reads version %u "
+                       "(log records that continue in heap extents). Open it with the softwrap that made it "
+                       "and copy the data into a new pool",
+                       h.layout_version, kLayoutVersion);
+    }
+    return set_error(SW_EVERSION, "pool layout version %u is newer than this library reads (version %u): "
+                     "use a newer softwrap", h.layout_version, kLayoutVersion);
   }
   if (h.header_size != sizeof(PoolHeader)) {
     return set_error(SW_ECORRUPT, "pool header: header_size %u, expected %zu", h.header_size, sizeof(PoolHeader));

@@ -130,7 +130,9 @@ typedef enum sw_medium_kind {
  * (softwrap|softwrap-local|undo|nonatomic), SOFTWRAP_MEDIUM
  * (auto|x86|msync|scm-emu), SOFTWRAP_SCM_WRITE_NS, SOFTWRAP_SCM_SERIAL_NS,
  * SOFTWRAP_SCM_QUEUE (per-thread|shared), SOFTWRAP_ALIAS_ENTRIES,
- * SOFTWRAP_SHADOW_BUDGET_KIB, SOFTWRAP_STRICT (1|0: set or clear
+ * SOFTWRAP_SHADOW_BUDGET_KIB, SOFTWRAP_SPILL_MIB (DRAM a wrap of the softwrap
+ * engines may hold before it spills: writes in place behind undo records;
+ * default 64), SOFTWRAP_STRICT (1|0: set or clear
  * SW_CONFIG_STRICT), SOFTWRAP_REQUIRE_WRAP (1|0: SW_CONFIG_REQUIRE_WRAP). */
 typedef struct sw_config {
   sw_engine_kind engine;

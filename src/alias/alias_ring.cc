@@ -164,6 +164,33 @@ void AliasRing::visible_bytes(uint64_t off, size_t n, uint64_t below_gen, unsign
   }
 }
 
+bool AliasRing::holds_any(uint64_t off, size_t n) {
+  const uint64_t po = off & ~(uint64_t{page_size_} - 1);
+  const uint64_t hint = AliasTable::page_hint(po);
+  const uint64_t a = active_gen_.load(), r = readable_gen_.load();
+  for (uint64_t g = a; g + 1 > r; --g) {
+    AliasTable& t = table(g);
+    if (t.may_hold(hint)) {
+      if (t.may_hold_words(hint)) {
+        for (uint64_t w = off & ~uint64_t{7}; w < off + n; w += 8) {
+          if (AliasEntry* e = t.probe(w); e && (e->meta.load(std::memory_order_acquire) & kMetaValid)) return true;
+        }
+      }
+      if (t.has_pages.load(std::memory_order_acquire)) {
+        if (AliasEntry* e = t.probe(page_key(po)); e && (e->meta.load(std::memory_order_acquire) & kMetaValid)) {
+          const char* page = reinterpret_cast<const char*>(e->value.load(std::memory_order_relaxed));
+          const size_t lo = off - po, hi = lo + n;
+          for (size_t c = lo / 64; c * 64 < hi; ++c) {
+            if (mask_word(page, page_size_, c) & chunk_bits(c, lo, hi)) return true;
+          }
+        }
+      }
+    }
+    if (g == 0) break;
+  }
+  return false;
+}
+
 bool AliasRing::try_switch_locked(bool overflow) {
   const uint64_t a = active_gen_.load(), o = oldest_gen_.load();
   const uint64_t live = a - o + 1;

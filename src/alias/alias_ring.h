@@ -72,6 +72,9 @@ class AliasRing {
   // Bytes [off, off+n) of one shadow page as visible, from tables with
   // generation < below_gen (and home).  n and off within one page.
   void visible_bytes(uint64_t off, size_t n, uint64_t below_gen, unsigned char* out);
+  // Whether any live table holds any byte of [off, off+n) (within one
+  // shadow page): a spilled wrap writes in place only bytes none holds.
+  bool holds_any(uint64_t off, size_t n);
 
   // ---- commit order
   uint64_t next_seq() { return seq_.fetch_add(1, std::memory_order_seq_cst) + 1; }

@@ -465,6 +465,7 @@ void Simulator::run(const Workload& w, uint64_t seed, uint32_t size, SimResult* 
   cfg.engine = I.opt.engine;  // over any SOFTWRAP_ENGINE in the environment
   cfg.undo_elide_log_fence = I.opt.undo_elide_log_fence;
   cfg.redo_skip_commit_validation = I.opt.redo_skip_commit_validation;
+  if (w.spill_bytes >= 0) cfg.spill_bytes = static_cast<uint64_t>(w.spill_bytes);
   I.cfg = cfg;
   uint8_t uuid[16];
   const uint64_t u0 = mix64(seed ^ 0x55555555), u1 = mix64(u0 + 1);

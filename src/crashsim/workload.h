@@ -160,6 +160,9 @@ struct Workload {
   // after `run` of the same Simulator::run, so a workload may keep what it
   // needs per golden id.  Returns "" or why the image is wrong.
   std::string (*check_image)(sw_pool* p, const std::vector<ImageState>& owners) = nullptr;
+  // The softwrap engines' per-wrap DRAM budget before a wrap spills
+  // (engine/spill.h); negative: the library's default.
+  int64_t spill_bytes = -1;
 };
 
 const std::vector<Workload>& workloads();

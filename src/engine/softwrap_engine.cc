@@ -26,6 +26,7 @@
 #include "common/error.h"
 #include "common/relaxed_copy.h"
 #include "engine/engine.h"
+#include "engine/spill.h"
 #include "log/lanes.h"
 #include "log/redo_log.h"
 #include "medium/medium.h"
@@ -50,10 +51,12 @@ struct PageUndo {
 class SoftwrapEngine;
 
 struct SwThread {
-  SwThread(SoftwrapEngine* eng, const PoolFile* pool, Medium* medium, Allocator* alloc, RedoWriter::RoomFn fn)
-      : writer(pool, medium, alloc, fn, this), engine(eng) {}
+  SwThread(SoftwrapEngine* eng, PoolFile* pool, Medium* medium, Allocator* alloc, RedoWriter::RoomFn fn)
+      : writer(pool, medium, alloc, fn, this), engine(eng), spill(pool, medium, alloc) {}
   RedoWriter writer;
   SoftwrapEngine* engine;
+  Spill spill;       // in-place writes once the wrap outgrows its DRAM budget
+  uint64_t dram = 0;  // DRAM of the overflow tables and pages it made (see dram_of)
   Lane* lane = nullptr;
   WrapTag tag{};
   uint64_t id = 0;
@@ -77,12 +80,14 @@ class SoftwrapEngine final : public Engine {
  public:
   explicit SoftwrapEngine(const EngineEnv& env)
       : pool_(env.pool), medium_(env.medium), lanes_(env.lanes), alloc_(env.alloc),
-        ring_(*env.cfg, env.pool, env.medium), page_size_(env.cfg->shadow_page_size) {
+        ring_(*env.cfg, env.pool, env.medium), page_size_(env.cfg->shadow_page_size),
+        spill_bytes_(env.cfg->spill_bytes) {
     // Frames at or below the watermark are already home: lanes start empty.
     for (uint32_t i = 0; i < lanes_->count(); ++i) {
       Lane& l = lanes_->lane(i);
       l.tail = l.reclaimed = 0;
       l.committed.clear();
+      l.undo_gen = pool_->lane_header(i)->undo_committed_gen + 1;  // for wraps that spill
     }
   }
   ~SoftwrapEngine() override {
@@ -122,6 +127,7 @@ class SoftwrapEngine final : public Engine {
     // meta = stamp: thread context id, wrap serial, valid bit.
     t.stamp = t.id << 48 | (ctx.wrap_serial & ((uint64_t{1} << 47) - 1)) << 1 | kMetaValid;
     t.writer.begin(*t.lane);
+    t.dram = 0;
     return 0;
   }
 
@@ -129,12 +135,14 @@ class SoftwrapEngine final : public Engine {
     SwThread& t = *st(ctx);
     SW_TRACE_LABEL("redo:commit");
     const uint64_t seq = ring_.next_seq();
+    if (t.spill.active()) t.spill.flush();  // durable with the commit fence
     if (!t.writer.commit(seq)) {
       rollback(ctx);
       return set_error(SW_ETOOBIG, "the pool has no free space left for the wrap's redo log; the wrap was "
                                    "rolled back");
     }
     medium_->fence(FenceKind::kCommit);
+    if (t.spill.active()) t.spill.finish_commit();  // before leave(): see spill.h
     if (std::vector<LogExtent> ex = t.writer.take_extents(); !ex.empty()) {
       std::lock_guard<std::mutex> g(ext_mu_);
       retiring_extents_.push_back({seq, std::move(ex)});
@@ -152,6 +160,7 @@ class SoftwrapEngine final : public Engine {
 
   int rollback(ThreadCtx& ctx) override {
     SwThread& t = *st(ctx);
+    if (t.spill.active()) t.spill.rollback();
     for (size_t i = t.page_undo.size(); i-- > 0;) {
       const PageUndo& u = t.page_undo[i];
       const bool unwritten = u.bytes_at == PageUndo::kUnwritten;
@@ -200,8 +209,14 @@ class SoftwrapEngine final : public Engine {
     counters().stores.add();
     SW_TRACE_LABEL_DEFAULT("redo:record");
     const uint64_t w = off & ~uint64_t{7};
+    if (t.spill.active() && !ring_.holds_any(w, 8)) {
+      // In place, and the whole word (now home) in the frame as well.
+      if (!t.spill.store(off, v, size) || !t.writer.append_store(w, home_word(w), 8)) fail(ctx);
+      return;
+    }
     if (size < 8) v = merge(ring_.lookup_word(w), off - w, v, size);
-    if (!put_word(t, w, v) || !t.writer.append_store(w, v, 8)) fail(ctx);
+    if (!put_word(t, w, v) || !t.writer.append_store(w, v, 8)) return fail(ctx);
+    maybe_spill(ctx, t);
   }
 
   void read(ThreadCtx& ctx, void* dst, uint64_t off, size_t n) override {
@@ -220,10 +235,24 @@ class SoftwrapEngine final : public Engine {
     SW_TRACE_LABEL_DEFAULT("redo:record");
     const auto* in = static_cast<const unsigned char*>(src);
     bool ok = true;
-    for_pages(off, n, [&](uint64_t o, size_t len, size_t done) {
-      if (ok) ok = put_bytes(t, o, in + done, len);
-    });
-    if (!ok || !t.writer.append_range(off, src, n)) fail(ctx);
+    if (!t.spill.active()) {
+      for_pages(off, n, [&](uint64_t o, size_t len, size_t done) {
+        if (ok) ok = put_bytes(t, o, in + done, len);
+      });
+      ok = ok && t.writer.append_range(off, src, n);
+    } else {
+      // Spilled: bytes a table holds keep the alias path, the rest go home.
+      for_pages(off, n, [&](uint64_t o, size_t len, size_t done) {
+        if (!ok) return;
+        if (ring_.holds_any(o, len)) {
+          ok = put_bytes(t, o, in + done, len) && t.writer.append_range(o, in + done, len);
+        } else {
+          ok = t.spill.write(o, in + done, len) && t.writer.append_range(o, in + done, len);
+        }
+      });
+    }
+    if (!ok) return fail(ctx);
+    maybe_spill(ctx, t);
   }
 
   int quiesce() override {
@@ -242,6 +271,9 @@ class SoftwrapEngine final : public Engine {
 
  private:
   static SwThread* st(ThreadCtx& ctx) { return static_cast<SwThread*>(ctx.engine_state); }
+  uint64_t home_word(uint64_t w) const {
+    return __atomic_load_n(reinterpret_cast<const uint64_t*>(pool_->at(w)), __ATOMIC_RELAXED);
+  }
 
   static uint64_t extract(uint64_t v, uint64_t byte, unsigned size) {
     if (size == 8) return v;
@@ -284,6 +316,7 @@ class SoftwrapEngine final : public Engine {
       AliasEntry* e = tab.find_or_insert(w, &inserted);
       if (!e) {
         if (!ring_.make_room(g, t.tag)) return false;
+        t.dram += table_bytes(ring_.table(ring_.active_gen()));  // an overflow table for this wrap
         continue;
       }
       // Strict mode: the value before this table had the word (the entry
@@ -323,6 +356,7 @@ class SoftwrapEngine final : public Engine {
         if (inserted) {
           page = tab.new_page();
           if (!page) return false;
+          t.dram += page_alloc_size(page_size_) + (tab.keeps_base() ? page_size_ : 0) + sizeof(AliasEntry);
           if (tab.keeps_base()) {
             ring_.visible_bytes(po, page_size_, g, reinterpret_cast<unsigned char*>(tab.page_base(page)));
           }
@@ -373,6 +407,23 @@ class SoftwrapEngine final : public Engine {
     }
   }
 
+  // DRAM the open wrap holds for its new values: new entries and pages,
+  // and what abort needs.
+  static uint64_t dram_of(const SwThread& t) {
+    return t.dram + sizeof(WordUndo) * t.undo.size() + sizeof(PageUndo) * t.page_undo.size() + t.page_bytes.size();
+  }
+  // Entries, insertion order and filters of a table.
+  static uint64_t table_bytes(const AliasTable& tab) {
+    return uint64_t{tab.capacity()} * (sizeof(AliasEntry) + sizeof(uint32_t) + 1);
+  }
+  // Spills before the budget would be passed, counting the next overflow
+  // table (twice the active one) a growing wrap would need.
+  void maybe_spill(ThreadCtx& ctx, SwThread& t) {
+    if (t.spill.active()) return;
+    if (dram_of(t) + 2 * table_bytes(ring_.table(ring_.active_gen())) <= spill_bytes_) return;
+    if (!t.spill.start(*t.lane, t.writer.frame_phys())) fail(ctx);
+  }
+
   void fail(ThreadCtx& ctx) {
     if (ctx.fail_code) return;
     rollback(ctx);
@@ -416,6 +467,7 @@ class SoftwrapEngine final : public Engine {
   RetiringExtents retiring_extents_;  // by seq; GUARDED_BY(ext_mu_)
   std::atomic<bool> has_retiring_extents_{false};
   size_t page_size_;
+  uint64_t spill_bytes_;
   std::atomic<uint64_t> thread_ids_{0};
 };
 

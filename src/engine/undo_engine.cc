@@ -32,6 +32,7 @@
 #include "common/error.h"
 #include "engine/engine.h"
 #include "engine/word_set.h"
+#include "engine/write_behind.h"
 #include "log/lanes.h"
 #include "log/undo_log.h"
 #include "medium/medium.h"
@@ -39,32 +40,6 @@
 
 namespace softwrap {
 namespace {
-
-// Write-behind of a wrap's home lines: a line is flushed as soon as the
-// wrap stores to a different line, the last one at close.  Stores to the
-// line being written combine; a line stored to again after it was flushed
-// is flushed again (its new bytes need it).
-class WriteBehind {
- public:
-  // Records a store of [p, p+n) (already written); flushes what it leaves.
-  void add(Medium& m, const void* p, size_t n) {
-    if (n == 0) return;
-    const uintptr_t a = reinterpret_cast<uintptr_t>(p);
-    const uintptr_t first = line_down(a), last = line_down(a + n - 1);
-    if (pending_ != 0 && (pending_ < first || pending_ > last)) m.flush(reinterpret_cast<void*>(pending_), kCacheLine);
-    if (last > first) m.flush(reinterpret_cast<void*>(first), last - first);
-    pending_ = last;
-  }
-  // Flushes the line still pending (before the commit fence).
-  void flush(Medium& m) {
-    if (pending_ != 0) m.flush(reinterpret_cast<void*>(pending_), kCacheLine);
-    pending_ = 0;
-  }
-  void clear() { pending_ = 0; }
-
- private:
-  uintptr_t pending_ = 0;
-};
 
 inline uint64_t load_home(const char* p, unsigned size) {
   switch (size) {

@@ -402,6 +402,12 @@ uint64_t apply_frame(const PoolFile& pool, Medium& medium, const RedoFrame& f) {
   return r.bytes;
 }
 
+bool frame_committed(const PoolFile& pool, uint32_t lane, uint64_t phys, uint64_t min_seq) {
+  if (phys % 64 != 0 || phys >= pool.header().lane_size) return false;
+  const WalkResult r = walk_frame(pool, lane, phys, nullptr, nullptr);
+  return r.valid && r.seq > min_seq;
+}
+
 std::vector<uint64_t> frame_entry_words(const PoolFile& pool, const RedoFrame& f) {
   std::vector<uint64_t> words;
   walk_frame(pool, f.lane, f.phys_pos, nullptr, &words);

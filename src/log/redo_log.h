@@ -116,6 +116,8 @@ class RedoWriter {
 
   bool open() const { return lane_ != nullptr; }
   uint32_t entries() const { return count_; }
+  // Lane position of the open frame's header.
+  uint64_t frame_phys() const { return start_ % lane_->size; }
 
  private:
   // Words the current segment can still take, including the open line.
@@ -170,6 +172,9 @@ void scan_lane(const PoolFile& pool, uint32_t lane, uint64_t min_seq, std::vecto
 // Applies a frame's entries to their home locations through the medium
 // (write + flush, no fence).  Returns bytes applied.
 uint64_t apply_frame(const PoolFile& pool, Medium& medium, const RedoFrame& f);
+
+// Whether a valid frame with seq > min_seq has its header at `phys`.
+bool frame_committed(const PoolFile& pool, uint32_t lane, uint64_t phys, uint64_t min_seq);
 
 // The frame's entry words (links left out), for tests and tools.
 std::vector<uint64_t> frame_entry_words(const PoolFile& pool, const RedoFrame& f);

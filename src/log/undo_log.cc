@@ -34,6 +34,18 @@ void UndoWriter::begin(Lane& lane) {
   used_ = 0;
 }
 
+uint64_t UndoWriter::begin_in_extent(Lane& lane) {
+  const LogExtent e = extents_.take();
+  if (e.chunks == 0) return 0;
+  lane_ = &lane;
+  seg_ = static_cast<char*>(pool_->at(e.offset));
+  seg_id_ = kInExtent | e.offset;
+  seg_size_ = uint64_t{e.chunks} * kChunkSize;  // the first extent is one chunk
+  pos_ = 0;
+  used_ = 0;
+  return e.offset;
+}
+
 bool UndoWriter::link() {
   const LogExtent e = extents_.take();
   if (e.chunks == 0) return false;
@@ -96,6 +108,13 @@ uint64_t visit_undo(const PoolFile& pool, uint32_t lane, UndoVisit visit, void* 
   const uint64_t gen = (pool.lane_header(lane)->undo_committed_gen + 1) & 0xFFFFFFFF;
   const char* seg = pool.lane_base(lane);
   uint64_t seg_id = 0, seg_size = h.lane_size, pos = 0, count = 0;
+  if (const uint64_t head = pool.lane_header(lane)->spill_head; head != 0) {
+    const uint64_t heap_end = h.heap_offset + h.chunk_count * kChunkSize;
+    if (head < h.heap_offset || (head - h.heap_offset) % kChunkSize != 0 || head >= heap_end) return 0;
+    seg = static_cast<const char*>(pool.at(head));
+    seg_id = kInExtent | head;
+    seg_size = kChunkSize;
+  }
   uint64_t budget = h.pool_size;  // bytes: a chain of links cannot loop forever
   auto word = [&](uint64_t p) {
     uint64_t w;

@@ -41,6 +41,10 @@ class UndoWriter {
   UndoWriter(const PoolFile* pool, Medium* medium, Allocator* alloc)
       : pool_(pool), medium_(medium), extents_(alloc) {}
   void begin(Lane& lane);
+  // As begin, but the records start in a log extent of one chunk (a redo
+  // wrap that spills: its lane holds its redo frame).  Returns the
+  // extent's offset, for LaneHeader::spill_head, or 0 (no free chunk).
+  uint64_t begin_in_extent(Lane& lane);
   // Streams records of the current bytes at [off, off+n) (no fence).
   // False if the pool has no free chunk for an extent.
   bool append(uint64_t off, size_t n);
@@ -70,8 +74,9 @@ class UndoWriter {
 };
 
 // Calls visit(ctx, offset, old bytes, n) for each valid record of the
-// lane's open generation, in log order, following links.  Returns the
-// number of records.
+// lane's open generation, in log order, from the lane's start (or from
+// LaneHeader::spill_head, a one-chunk extent, when it is set), following
+// links.  Returns the number of records.
 using UndoVisit = void (*)(void* ctx, uint64_t offset, const unsigned char* old, size_t n);
 uint64_t visit_undo(const PoolFile& pool, uint32_t lane, UndoVisit visit, void* ctx);
 

@@ -65,11 +65,18 @@ struct PoolMeta {
 };
 static_assert(sizeof(PoolMeta) == 128);
 
-// One per lane.  Only the undo engine keeps state here (redo frames are
-// self-validating and found by scanning).
+// One per lane.  Redo frames are self-validating and found by scanning;
+// undo records are found from here (docs/log-format.md).
 struct LaneHeader {
   uint64_t undo_committed_gen;  // last undo generation committed/rolled back
-  uint64_t reserved[7];
+  // A redo wrap that spilled (wrote in place, saving old values as undo
+  // records of generation undo_committed_gen + 1): where its records start
+  // (a log extent; 0 = none, records start at the lane) and the lane
+  // position of its redo frame, whose commit decides between keeping and
+  // rolling back its in-place writes.
+  uint64_t spill_head;
+  uint64_t spill_frame;
+  uint64_t reserved[5];
 };
 static_assert(sizeof(LaneHeader) == 64);
 

@@ -389,6 +389,20 @@ int sw_read(sw_pool* p, void* dst, const void* src, size_t n) {
   return 0;
 }
 
+const void* sw_peek(sw_pool* p, const void* src, size_t n, void* scratch) {
+  uint64_t off;
+  if (!p || (!scratch && n)) return set_error(SW_EINVAL, "NULL argument"), nullptr;
+  if (!check_user(p, src, n, 1, &off)) return nullptr;
+  if (n == 0) return src;
+  ThreadCtx& c = ctx_of(p);
+  if (p->engine->home_visible(c, off, n)) {
+    c.counters.loads.add();
+    return src;
+  }
+  p->engine->read(c, scratch, off, n);
+  return scratch;
+}
+
 static int write_common(sw_pool* p, void* dst, const void* src, size_t n) {
   uint64_t off;
   if (!check_user(p, dst, n, 1, &off)) return last_error();

@@ -55,7 +55,7 @@ void setup_btree(std::vector<Driver*>& dv, Rng& rng) {
 
 void run_btree(std::vector<Driver*>& dv, Rng& rng, uint32_t size) {
   Driver& d = *dv[0];
-  tree_t t(d.pool(), sw_load64(d.pool(), root_word(d)));
+  tree_t t(d.pool(), softwrap::attach, sw_load64(d.pool(), root_word(d)));
   const uint64_t others = d.live() - own_tree(d, t);  // allocations besides nodes
   for (uint32_t w = 0; w < size; ++w) {
     d.open();

@@ -225,6 +225,7 @@ class btree {
     }
 
     basic_iterator& operator++() {
+      if (!leaf_) return *this;  // end() of an empty tree
       const unsigned use = a_.slotuse(leaf_);
       if (slot_ + 1u < use) {
         ++slot_;
@@ -239,6 +240,8 @@ class btree {
     basic_iterator& operator--() {
       if (slot_ > 0) {
         --slot_;
+      } else if (!leaf_) {
+        return *this;  // begin() of an empty tree
       } else if (uint64_t pv = a_.ld(&leaf()->prev)) {
         leaf_ = pv;
         slot_ = static_cast<unsigned>(a_.slotuse(pv) - 1);
@@ -360,6 +363,7 @@ class btree {
   // A new tree filled from [first, last), in one wrap (tlx's range
   // constructors).
   template <std::input_iterator InputIt>
+    requires std::constructible_from<value_type, std::iter_reference_t<InputIt>>
   btree(pool_ref p, InputIt first, InputIt last, const Compare& cmp = Compare()) : a_(p.h), cmp_(cmp) {
     wrap w(a_.handle());
     create_header();
@@ -534,6 +538,7 @@ class btree {
   }
   // Inserts a range, all in one wrap.
   template <std::input_iterator InputIt>
+    requires std::constructible_from<value_type, std::iter_reference_t<InputIt>>
   void insert(InputIt first, InputIt last) {
     wrap w(a_.handle());
     for (; first != last; ++first) insert_start_v(static_cast<value_type>(*first));

@@ -188,7 +188,7 @@ class btree {
     template <bool C = Const>
       requires C
     basic_iterator(const basic_iterator<false>& o)  // NOLINT: iterator -> const_iterator
-        : a_(o.a_), leaf_(o.leaf_), slot_(o.slot_) {}
+        : a_(o.a_), tail_(o.tail_), leaf_(o.leaf_), slot_(o.slot_) {}
     // From a reverse iterator: the position its base() names (tlx).
     template <bool C>
       requires(Const || !C)
@@ -224,16 +224,19 @@ class btree {
       else return &**this;
     }
 
+    // end() is the position (0, 0): it costs no read to make or compare,
+    // and -- from it reads the last leaf.  Walking off either end stays
+    // there (tlx).
     basic_iterator& operator++() {
-      if (!leaf_) return *this;  // end() of an empty tree
-      const unsigned use = a_.slotuse(leaf_);
-      if (slot_ + 1u < use) {
+      if (!leaf_) return *this;
+      if (slot_ + 1u < a_.slotuse(leaf_)) {
         ++slot_;
       } else if (uint64_t nx = a_.ld(&leaf()->next)) {
         leaf_ = nx;
         slot_ = 0;
       } else {
-        slot_ = use;
+        leaf_ = 0;
+        slot_ = 0;
       }
       return *this;
     }
@@ -241,7 +244,10 @@ class btree {
       if (slot_ > 0) {
         --slot_;
       } else if (!leaf_) {
-        return *this;  // begin() of an empty tree
+        if (uint64_t t = tail_ ? a_.ld(tail_) : 0) {
+          leaf_ = t;
+          slot_ = static_cast<unsigned>(a_.slotuse(t) - 1);
+        }
       } else if (uint64_t pv = a_.ld(&leaf()->prev)) {
         leaf_ = pv;
         slot_ = static_cast<unsigned>(a_.slotuse(pv) - 1);
@@ -266,9 +272,11 @@ class btree {
     friend class btree;
     template <bool>
     friend class basic_iterator;
-    basic_iterator(acc_t a, uint64_t leaf, unsigned slot) : a_(a), leaf_(leaf), slot_(slot) {}
+    basic_iterator(acc_t a, const uint64_t* tail, uint64_t leaf, unsigned slot)
+        : a_(a), tail_(tail), leaf_(leaf), slot_(slot) {}
     leaf_t* leaf() const { return a_.at<leaf_t>(leaf_); }
     acc_t a_;
+    const uint64_t* tail_ = nullptr;  // the header's tail_leaf (for --end())
     uint64_t leaf_ = 0;
     unsigned slot_ = 0;
     struct no_cache {};
@@ -517,13 +525,13 @@ class btree {
     else return result(insert_start(v.first, v.second));
   }
   template <bool Ok_ = (!IsSet)>
-  insert_result insert(const Key& k, const Data& d)
+  insert_result insert(key_arg k, const Data& d)
     requires Ok_
   {
     return result(insert_start(k, d));
   }
   template <bool Ok_ = (!IsSet)>
-  insert_result insert2(const Key& k, const Data& d)
+  insert_result insert2(key_arg k, const Data& d)
     requires Ok_
   {
     return result(insert_start(k, d));
@@ -531,7 +539,7 @@ class btree {
   // Hinted inserts: the hint is ignored (as in tlx); the element's position.
   iterator insert(const_iterator /*hint*/, const value_type& v) { return insert_start_v(v).first; }
   template <bool Ok_ = (!IsSet)>
-  iterator insert2(const_iterator /*hint*/, const Key& k, const Data& d)
+  iterator insert2(const_iterator /*hint*/, key_arg k, const Data& d)
     requires Ok_
   {
     return insert_start(k, d).first;
@@ -547,7 +555,7 @@ class btree {
   // The value of key k, inserted with Data() first if absent (unique maps).
   // A proxy: assigning to it stores in a wrap, converting it loads.
   template <bool Ok_ = (!IsSet && !Multi)>
-  data_ref operator[](const Key& k)
+  data_ref operator[](key_arg k)
     requires Ok_
   {
     iterator it = insert_start(k, Data()).first;
@@ -581,6 +589,7 @@ class btree {
   }
   // Erases the element at it (which must be dereferenceable).
   void erase(iterator it) {
+    if (!it.leaf_) throw error(SW_EINVAL, "btree::erase: end() is not an element");
     wrap w(a_.handle());
     const Key k = it.key();
     if (!erase_start(make_probe(k), it.leaf_, it.slot_))
@@ -807,22 +816,33 @@ class btree {
     }
   };
   // level: the node's level if the caller knows it (a child's is its
-  // parent's minus one), else -1.
+  // parent's minus one), else -1: then the smaller kind's size is peeked
+  // first, and the rest only if the node is of the bigger kind.
   void read_node(uint64_t node, int level, node_view* out) const {
-    if (level < 0) level = a_.level(node);
+    const char* at = a_.at<char>(node);
+    if (level < 0) {
+      constexpr size_t small = std::min(sizeof(leaf_t), sizeof(inner_t));
+      out->p = static_cast<const unsigned char*>(a_.peek(at, small, out->buf(kMaxNode)));
+      level = out->head().level;
+      if ((level == 0 ? sizeof(leaf_t) : sizeof(inner_t)) == small) return;
+    }
     const size_t n = level == 0 ? sizeof(leaf_t) : sizeof(inner_t);
-    out->p = static_cast<const unsigned char*>(a_.peek(a_.at<char>(node), n, out->buf(n)));
+    out->p = static_cast<const unsigned char*>(a_.peek(at, n, out->buf(n)));
   }
 
   template <bool Const>
   basic_iterator<Const> make_begin() const {
-    return basic_iterator<Const>(a_, a_.ld(&hdr()->head_leaf), 0);
+    return make_it<Const>(a_.ld(&hdr()->head_leaf), 0);
   }
   template <bool Const>
   basic_iterator<Const> make_end() const {
-    const uint64_t t = a_.ld(&hdr()->tail_leaf);
-    return basic_iterator<Const>(a_, t, t ? a_.slotuse(t) : 0);
+    return make_it<Const>(0, 0);
   }
+  template <bool Const>
+  basic_iterator<Const> make_it(uint64_t leaf, unsigned slot) const {
+    return basic_iterator<Const>(a_, &hdr()->tail_leaf, leaf, slot);
+  }
+  iterator make_it(uint64_t leaf, unsigned slot) const { return make_it<false>(leaf, slot); }
   // Descends to the leaf of p's lower (Upper: upper) bound; *found tells
   // (lower bounds) whether that slot holds a key equal to p.
   template <bool Const, bool Upper>
@@ -841,13 +861,13 @@ class btree {
     const unsigned s = search_local<Upper>(v.keys(), use, p);
     if (s < use) {
       if (found) *found = !less_ps(p, v.keys()[s]);
-      return basic_iterator<Const>(a_, n, s);
+      return make_it<Const>(n, s);
     }
     if (uint64_t nx = v.next()) {
       if (found) *found = !less_ps(p, a_.ld(&lf(nx)->keys[0]));
-      return basic_iterator<Const>(a_, nx, 0);
+      return make_it<Const>(nx, 0);
     }
-    return basic_iterator<Const>(a_, n, s);
+    return make_end<Const>();
   }
   template <bool Const>
   basic_iterator<Const> find_impl(key_arg k) const {
@@ -865,8 +885,8 @@ class btree {
     else return insert_start(v.first, v.second);
   }
 
-  std::pair<iterator, bool> insert_start(const Key& k, const Data& d);
-  bool insert_descend(uint64_t node, int level, const probe& p, const Key& k, const Data& d, SK* split_key,
+  std::pair<iterator, bool> insert_start(key_arg k, const Data& d);
+  bool insert_descend(uint64_t node, int level, const probe& p, key_arg k, const Data& d, SK* split_key,
                       uint64_t* split_node, iterator* pos);
   void split_leaf_insert(uint64_t leaf, const node_view& v, unsigned slot, const SK& k, const SD& d, SK* split_key,
                          uint64_t* split_node, iterator* pos);

@@ -34,7 +34,7 @@ namespace softwrap {
 /* ------------------------------------------------------------------ insert */
 
 SW_BTREE_TEMPLATE
-auto SW_BTREE::insert_start(const Key& k, const Data& d) -> std::pair<iterator, bool> {
+auto SW_BTREE::insert_start(key_arg k, const Data& d) -> std::pair<iterator, bool> {
   wrap w(a_.handle());
   header_t* h = hdr();
   // root, head_leaf, tail_leaf and size are adjacent: one read.
@@ -65,7 +65,7 @@ auto SW_BTREE::insert_start(const Key& k, const Data& d) -> std::pair<iterator, 
 }
 
 SW_BTREE_TEMPLATE
-bool SW_BTREE::insert_descend(uint64_t node, int level, const probe& p, const Key& k, const Data& d, SK* split_key,
+bool SW_BTREE::insert_descend(uint64_t node, int level, const probe& p, key_arg k, const Data& d, SK* split_key,
                               uint64_t* split_node, iterator* pos) {
   node_view v;
   read_node(node, level, &v);
@@ -75,7 +75,7 @@ bool SW_BTREE::insert_descend(uint64_t node, int level, const probe& p, const Ke
     leaf_t* l = lf(node);
     const unsigned slot = search_local<false>(v.keys(), use, p);
     if (!Multi && slot < use && !less_ps(p, v.keys()[slot])) {
-      *pos = iterator(a_, node, slot);
+      *pos = make_it(node, slot);
       return false;
     }
     const SK sk = store_key(k);
@@ -87,7 +87,7 @@ bool SW_BTREE::insert_descend(uint64_t node, int level, const probe& p, const Ke
     a_.insert_at(l->keys, slot, use, sk, v.keys());
     if constexpr (kHasData) a_.insert_at(l->data, slot, use, sd, v.data());
     a_.set_slotuse(node, use + 1);
-    *pos = iterator(a_, node, slot);
+    *pos = make_it(node, slot);
     return true;
   }
   inner_t* n = in(node);
@@ -143,7 +143,7 @@ void SW_BTREE::split_leaf_insert(uint64_t leaf, const node_view& v, unsigned slo
   else a_.st(&hdr()->tail_leaf, nl);
   *split_key = dup_key(keys[left - 1], a_);
   *split_node = nl;
-  *pos = slot < left ? iterator(a_, leaf, slot) : iterator(a_, nl, slot - left);
+  *pos = slot < left ? make_it(leaf, slot) : make_it(nl, slot - left);
 }
 
 // The full inner node plus (k, child) at slot, divided in two around the

@@ -156,6 +156,23 @@ class btree {
     if constexpr (kStrKey) return a_.dup_str(s, from);
     else return s;
   }
+  // A new separator (owned by the caller) for a leaf boundary between lo,
+  // the left side's largest key, and hi, the right side's smallest: lo <=
+  // s < hi (s <= hi with duplicates).  Under std::less on strings the
+  // shortest such prefix of hi usually fits the slot inline, so a split
+  // allocates no string block; otherwise a copy of lo.
+  SK separator(const SK& lo, const SK& hi) const {
+    if constexpr (kPrefixOrder) {
+      std::string ta, tb;
+      const std::string_view a = a_.view_str(lo, ta), b = a_.view_str(hi, tb);
+      const size_t i = static_cast<size_t>(std::mismatch(a.begin(), a.end(), b.begin(), b.end()).first - a.begin());
+      if (i < a.size() && i + 1 <= btree_detail::kInlineMax && (Multi || i + 1 < b.size()))
+        return a_.make_str(b.substr(0, i + 1));
+      return a_.make_str(a);
+    } else {
+      return dup_key(lo, a_);
+    }
+  }
   SD dup_data(const SD& s, const acc_t& from) const {
     if constexpr (kStrData) return a_.dup_str(s, from);
     else return s;
@@ -787,6 +804,34 @@ class btree {
   static constexpr size_t kInnerKeysAt = offsetof(inner_t, keys);
   static constexpr size_t kInnerChildrenAt = offsetof(inner_t, children);
   static constexpr size_t kMaxNode = std::max(sizeof(leaf_t), sizeof(inner_t));
+  // Nodes this small are changed by one sw_write of their image up to the
+  // last used slot (head, links and the unused key slots in between
+  // included), instead of one call per shifted array and one for slotuse:
+  // the engines' cost per call is what a small tree operation pays most.
+  static constexpr bool kOneWrite = kMaxNode <= 512;
+  static constexpr size_t kLeafDataAt = [] {
+    if constexpr (kHasData) return offsetof(leaf_t, data);
+    else return sizeof(leaf_t);
+  }();
+  // Bytes of a leaf's image up to its last used slot when it holds n.
+  static constexpr size_t leaf_used_end(unsigned n) {
+    return kHasData ? kLeafDataAt + n * sizeof(SD) : kLeafKeysAt + n * sizeof(SK);
+  }
+  static void set_head_slotuse(unsigned char* img, unsigned n) {
+    const auto u = static_cast<uint16_t>(n);
+    std::memcpy(img + offsetof(btree_detail::node_head, slotuse), &u, sizeof u);
+  }
+  // In an array image of `use` slots: x goes into slot, the rest shifts
+  // right (shift_in) / slot is removed, the rest shifts left (shift_out).
+  template <class T>
+  static void shift_in(unsigned char* arr, unsigned slot, unsigned use, const T& x) {
+    std::memmove(arr + (slot + 1) * sizeof(T), arr + slot * sizeof(T), (use - slot) * sizeof(T));
+    std::memcpy(arr + slot * sizeof(T), &x, sizeof(T));
+  }
+  template <class T>
+  static void shift_out(unsigned char* arr, unsigned slot, unsigned use) {
+    std::memmove(arr + slot * sizeof(T), arr + (slot + 1) * sizeof(T), (use - slot - 1) * sizeof(T));
+  }
   static constexpr size_t kLocalView = kMaxNode <= 2048 ? kMaxNode : 16;
   struct node_view {
     const unsigned char* p = nullptr;

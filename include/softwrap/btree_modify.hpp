@@ -16,8 +16,10 @@
 // (SW_ENOSPC) leaves nothing.  String slots: an element's strings are
 // allocated when it is inserted (not before: a refused duplicate allocates
 // nothing) and freed when it is erased; a separator copied up from a leaf
-// gets a block of its own (dup_key), one moved between inner nodes keeps
-// its block, one dropped by a merge or replaced by a borrow is freed.
+// is made for it (btree::separator: under std::less on strings a short
+// prefix kept inline, else a copy with a block of its own), one moved
+// between inner nodes keeps its block, one dropped by a merge or replaced
+// by a borrow is freed.
 #ifndef SOFTWRAP_BTREE_MODIFY_HPP_
 #define SOFTWRAP_BTREE_MODIFY_HPP_
 
@@ -84,9 +86,21 @@ bool SW_BTREE::insert_descend(uint64_t node, int level, const probe& p, key_arg 
       split_leaf_insert(node, v, slot, sk, sd, split_key, split_node, pos);
       return true;
     }
-    a_.insert_at(l->keys, slot, use, sk, v.keys());
-    if constexpr (kHasData) a_.insert_at(l->data, slot, use, sd, v.data());
-    a_.set_slotuse(node, use + 1);
+    if constexpr (kOneWrite) {
+      // One sw_write of the node's image up to its last used slot.
+      const size_t end = leaf_used_end(use + 1);
+      btree_detail::scratch buf(end);
+      auto* b = static_cast<unsigned char*>(buf.data());
+      std::memcpy(b, v.p, end);
+      set_head_slotuse(b, use + 1);
+      shift_in(b + kLeafKeysAt, slot, use, sk);
+      if constexpr (kHasData) shift_in(b + kLeafDataAt, slot, use, sd);
+      a_.wr(l, b, end);
+    } else {
+      a_.insert_at(l->keys, slot, use, sk, v.keys());
+      if constexpr (kHasData) a_.insert_at(l->data, slot, use, sd, v.data());
+      a_.set_slotuse(node, use + 1);
+    }
     *pos = make_it(node, slot);
     return true;
   }
@@ -99,6 +113,15 @@ bool SW_BTREE::insert_descend(uint64_t node, int level, const probe& p, key_arg 
   // This node is unchanged below us: v still holds it.
   if (use == inner_slotmax) {
     split_inner_insert(node, v, slot, child_key, child_split, split_key, split_node);
+  } else if constexpr (kOneWrite) {
+    const size_t end = kInnerChildrenAt + (use + 2) * sizeof(uint64_t);
+    btree_detail::scratch buf(end);
+    auto* b = static_cast<unsigned char*>(buf.data());
+    std::memcpy(b, v.p, end);
+    set_head_slotuse(b, use + 1);
+    shift_in(b + kInnerKeysAt, slot, use, child_key);
+    shift_in(b + kInnerChildrenAt, slot + 1, use + 1, child_split);
+    a_.wr(n, b, end);
   } else {
     a_.insert_at(n->keys, slot, use, child_key, v.keys());
     a_.insert_at(n->children, slot + 1, use + 1, child_split, v.children());
@@ -141,7 +164,7 @@ void SW_BTREE::split_leaf_insert(uint64_t leaf, const node_view& v, unsigned slo
   a_.st(&l->next, nl);
   if (next) a_.st(&lf(next)->prev, nl);
   else a_.st(&hdr()->tail_leaf, nl);
-  *split_key = dup_key(keys[left - 1], a_);
+  *split_key = separator(keys[left - 1], keys[left]);
   *split_node = nl;
   *pos = slot < left ? make_it(leaf, slot) : make_it(nl, slot - left);
 }
@@ -219,9 +242,20 @@ bool SW_BTREE::erase_descend(uint64_t node, int level, const probe& p, uint64_t 
     const SK old_key = v.keys()[slot];
     SD old_data{};
     if constexpr (kHasData) old_data = v.data()[slot];
-    a_.remove_at(l->keys, slot, use, v.keys());
-    if constexpr (kHasData) a_.remove_at(l->data, slot, use, v.data());
-    a_.set_slotuse(node, use - 1);
+    if constexpr (kOneWrite) {
+      const size_t end = leaf_used_end(use);
+      btree_detail::scratch buf(end);
+      auto* b = static_cast<unsigned char*>(buf.data());
+      std::memcpy(b, v.p, end);
+      set_head_slotuse(b, use - 1);
+      shift_out<SK>(b + kLeafKeysAt, slot, use);
+      if constexpr (kHasData) shift_out<SD>(b + kLeafDataAt, slot, use);
+      a_.wr(l, b, leaf_used_end(use - 1));
+    } else {
+      a_.remove_at(l->keys, slot, use, v.keys());
+      if constexpr (kHasData) a_.remove_at(l->data, slot, use, v.data());
+      a_.set_slotuse(node, use - 1);
+    }
     free_key(old_key);
     free_data(old_data);
     *underflow = use - 1 < leaf_slotmin;
@@ -265,7 +299,7 @@ void SW_BTREE::fix_child(uint64_t parent, unsigned slot) {
       a_.insert_at(lf(child)->keys, 0, cuse, k);
       if constexpr (kHasData) a_.insert_at(lf(child)->data, 0, cuse, a_.ld(&lf(left)->data[luse - 1]));
       const SK old_sep = a_.ld(&p->keys[slot - 1]);
-      a_.st(&p->keys[slot - 1], dup_key(a_.ld(&lf(left)->keys[luse - 2]), a_));
+      a_.st(&p->keys[slot - 1], separator(a_.ld(&lf(left)->keys[luse - 2]), k));
       free_key(old_sep);
     } else {
       a_.insert_at(in(child)->keys, 0, cuse, a_.ld(&p->keys[slot - 1]));
@@ -277,12 +311,13 @@ void SW_BTREE::fix_child(uint64_t parent, unsigned slot) {
   } else if (right && ruse > min) {  // borrow the right sibling's first slot
     if (leaf) {
       const SK k = a_.ld(&lf(right)->keys[0]);
+      const SK next = a_.ld(&lf(right)->keys[1]);
       a_.st(&lf(child)->keys[cuse], k);
       if constexpr (kHasData) a_.st(&lf(child)->data[cuse], a_.ld(&lf(right)->data[0]));
       a_.remove_at(lf(right)->keys, 0, ruse);
       if constexpr (kHasData) a_.remove_at(lf(right)->data, 0, ruse);
       const SK old_sep = a_.ld(&p->keys[slot]);
-      a_.st(&p->keys[slot], dup_key(k, a_));
+      a_.st(&p->keys[slot], separator(k, next));
       free_key(old_sep);
     } else {
       a_.st(&in(child)->keys[cuse], a_.ld(&p->keys[slot]));

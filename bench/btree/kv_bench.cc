@@ -44,18 +44,18 @@
 #include <string>
 #include <vector>
 
+#include "bench_common.h"
 #include "softwrap/btree_map.hpp"
 
 #ifdef SW_HAVE_PMDK_PEER
 #include "pmdk_peer.h"
 #endif
 
-#ifndef MADV_POPULATE_WRITE
-#define MADV_POPULATE_WRITE 23
-#endif
-
 namespace {
 
+using softwrap::bench::engine_kind;
+using softwrap::bench::prefault;
+using softwrap::bench::split;
 using Clock = std::chrono::steady_clock;
 using int_tree = softwrap::btree_map<uint64_t, uint64_t>;
 using str_tree = softwrap::btree_map<std::string, uint64_t>;
@@ -92,15 +92,6 @@ struct Options {
   std::exit(2);
 }
 
-std::vector<std::string> split(const std::string& s) {
-  std::vector<std::string> v;
-  for (size_t at = 0;;) {
-    const size_t c = s.find(',', at);
-    v.push_back(s.substr(at, c == std::string::npos ? std::string::npos : c - at));
-    if (c == std::string::npos) return v;
-    at = c + 1;
-  }
-}
 
 uint64_t number(const char* argv0, const std::string& text) {
   char* end = nullptr;
@@ -140,14 +131,6 @@ Options parse(int argc, char** argv) {
   return o;
 }
 
-sw_engine_kind engine_kind(const std::string& e) {
-  if (e == "softwrap") return SW_ENGINE_SOFTWRAP;
-  if (e == "softwrap-local") return SW_ENGINE_SOFTWRAP_LOCAL;
-  if (e == "undo") return SW_ENGINE_UNDO;
-  if (e == "nonatomic") return SW_ENGINE_NONATOMIC;
-  std::fprintf(stderr, "unknown engine %s\n", e.c_str());
-  std::exit(2);
-}
 
 // YCSB's scrambled Zipfian generator over [0, n), theta 0.99 (Gray et al.).
 class Zipf {
@@ -194,8 +177,6 @@ struct Row {
   double median_ops = 0;
   unsigned rounds = 0;
 };
-
-void prefault(void* base, size_t size) { (void)madvise(base, size, MADV_POPULATE_WRITE); }
 
 // Key i of a string kind: `len` bytes over [0-9a-z], random but fixed.
 std::vector<std::string> string_keys(uint64_t n, size_t len, uint64_t seed) {
@@ -409,10 +390,7 @@ const Row* find(const std::vector<Row>& rows, const std::string& keys, const std
 
 int main(int argc, char** argv) {
 #ifdef SW_HAVE_PMDK_PEER
-  if (!getenv("PMEM_IS_PMEM_FORCE")) {
-    setenv("PMEM_IS_PMEM_FORCE", "1", 1);
-    execv("/proc/self/exe", argv);
-  }
+  softwrap::bench::force_pmem_restart(argv);
 #endif
   const Options o = parse(argc, argv);
   std::printf("Key-value benchmark (YCSB-style): %llu integer / %llu string keys, values uint64_t, x86 medium, "

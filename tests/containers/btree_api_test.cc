@@ -104,9 +104,9 @@ void expect_same(const Tree& t, const Ref& ref) {
 // A string of random length (0-40, NULs included) over few distinct
 // prefixes, so that prefix ties and inline/out-of-line mixes are common.
 std::string random_string(std::mt19937& rng) {
-  static const char* const stems[] = {"", "a", "ab\0c", "prefix!!", "prefix!!x", "zzzzzzzzzzzz"};
-  std::string s(stems[rng() % 6], rng() % 2 ? 4 : 0);
-  s.resize(std::min<size_t>(s.size(), 12));
+  using namespace std::string_view_literals;
+  static const std::string_view stems[] = {""sv, "a"sv, "ab\0c"sv, "prefix!!"sv, "prefix!!x"sv, "zzzzzzzzzzzz"sv};
+  std::string s(stems[rng() % 6]);
   const size_t extra = rng() % 30;
   for (size_t i = 0; i < extra; ++i) s.push_back(static_cast<char>(rng() % 4 == 0 ? 0 : 'a' + rng() % 3));
   return s;

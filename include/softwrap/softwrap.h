@@ -276,6 +276,40 @@ SW_API void sw_store64(sw_pool *pool, void *addr, uint64_t v);
  * in shadow pages.  Return 0 or an SW_E* code. */
 SW_API int sw_read(sw_pool *pool, void *dst, const void *src, size_t n);
 SW_API int sw_write(sw_pool *pool, void *dst, const void *src, size_t n);
+/* Zero-copy read: returns a pointer to n bytes equal to what
+ * sw_read(pool, scratch, addr, n) would copy.  That pointer is addr itself
+ * when the home bytes are what a reader sees, and scratch (filled by the
+ * engine's read) otherwise.
+ *
+ * When home bytes are used (the overlay rules):
+ *   softwrap        no alias table a reader consults (every table not yet
+ *                   retired, the active one included, so the caller's own
+ *                   uncommitted stores too) may hold any byte of the
+ *                   shadow pages the range touches: one Bloom-filter bit
+ *                   per page and table, so a filter false positive or a
+ *                   store to another part of the same page makes it copy;
+ *   softwrap-local  outside a wrap always; inside one, when the caller's
+ *                   own alias table may hold nothing of those pages;
+ *   undo, nonatomic always (they store in place; reads never overlay).
+ *
+ * Lifetime and concurrency: the bytes at a returned home address are live
+ * pool memory, not a copy.  They stay equal to what sw_read would return
+ * until the range is next written — by any thread, the caller included:
+ * under undo and nonatomic a store changes them at once, under softwrap
+ * when the store's table is retired.  So consume (or copy) them before the
+ * caller next writes any byte of the range, and, exactly as for sw_read,
+ * exclude concurrent writers of the range with your own locking (a racing
+ * writer can make any read see a mix of old and new bytes).  Never write
+ * through the returned pointer.  Costs no copy and no shared-memory write
+ * on the home path (softwrap: a few atomic loads and one filter word per
+ * page and table), so it suits read-mostly descents of pool data
+ * structures.
+ *
+ * REQUIRES: [addr, addr + n) inside the pool's heap; scratch has room for
+ * n bytes (it may be left untouched).  Returns NULL and sets the thread's
+ * error on SW_EINVAL (NULL pool, or NULL scratch with n > 0) or SW_ERANGE
+ * (range outside the heap).  n == 0 returns addr. */
+SW_API const void *sw_peek(sw_pool *pool, const void *addr, size_t n, void *scratch);
 /* Like sw_write with a constant byte. */
 SW_API int sw_memset(sw_pool *pool, void *dst, int c, size_t n);
 

@@ -442,7 +442,9 @@ void AliasRing::persist_retired_seq(uint64_t s) {
 
 void AliasRing::retirer_main() {
   std::unique_lock<std::mutex> lk(mu_);
+  uint64_t idle_seq = ~uint64_t{0}, idle_since = 0;
   while (!stop_) {
+    idle_switch_locked(&idle_seq, &idle_since);
     if (!work_.exchange(false)) {
       // Poll a little before sleeping: a switch usually follows soon, and
       // waking a sleeping thread costs the committing thread a futex call.
@@ -461,6 +463,25 @@ void AliasRing::retirer_main() {
     while (!stop_ && step_locked(lk)) {
     }
   }
+}
+
+// After kIdleSwitchNs without a commit, a non-empty active table whose
+// predecessors are all recycled is switched out (and so retired by the
+// steps that follow): in a read-only phase the tables would otherwise keep
+// the last writes aliased for good, and every read of those bytes would
+// pay the overlay (sw_peek would copy) until the next writes fill the
+// table.  Commits reset the clock, so write-heavy phases never see it.
+void AliasRing::idle_switch_locked(uint64_t* last_seq, uint64_t* since) {
+  const uint64_t s = seq_.load(std::memory_order_relaxed), now = now_ns();
+  if (s != *last_seq) {
+    *last_seq = s;
+    *since = now;
+    return;
+  }
+  const uint64_t a = active_gen_.load();
+  if (now - *since < kIdleSwitchNs || oldest_gen_.load() != a || table(a).count() == 0) return;
+  if (try_switch_locked(false)) work_.store(true);
+  *since = now;
 }
 
 int AliasRing::quiesce() {

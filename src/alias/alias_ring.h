@@ -9,7 +9,10 @@
 // still draining gets a further table from the ring instead of failing
 // (section IV-B's long-running wrap, handled without stopping the world);
 // only when the whole ring is in use does it wait for retirement, and only
-// for a bounded time, after which it fails with SW_ETOOBIG.
+// for a bounded time, after which it fails with SW_ETOOBIG.  When commits
+// stop (10 ms without one), the retirer switches a non-empty active table
+// out too, so that a read-only phase reads home bytes (sw_peek) instead of
+// overlaying the last writes for good.
 //
 // Colours: a wrap is tagged at open with (a, m) = (active generation, oldest
 // generation not yet Retired).  With two tables these are the paper's four
@@ -168,6 +171,8 @@ class AliasRing {
   std::atomic<bool> work_{false};
   std::atomic<bool> sleeping_{false};  // the retirer is (about to be) in cv_.wait
   static constexpr uint64_t kRetirerSpinNs = 50'000;
+  static constexpr uint64_t kIdleSwitchNs = 10'000'000;  // no commit for 10 ms: retire the active table
+  void idle_switch_locked(uint64_t* last_seq, uint64_t* since);
   bool stop_ = false;
   std::atomic<bool> retiring_{false};
   Counters retire_counters_;

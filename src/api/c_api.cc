@@ -496,6 +496,21 @@ int sw_read(sw_pool* p, void* dst, const void* src, size_t n) {
   return 0;
 }
 
+const void* sw_peek(sw_pool* p, const void* src, size_t n, void* scratch) {
+  uint64_t off;
+  SW_NEED_POOL(p, "sw_peek", nullptr);
+  if (!scratch && n) return misuse(p->strict, SW_EINVAL, "sw_peek: scratch is NULL"), nullptr;
+  if (!check_user(p, "sw_peek", src, n, 1, &off)) return nullptr;
+  if (n == 0) return src;
+  ThreadCtx& c = ctx_of(p);
+  if (p->engine->home_visible(c, off, n)) {
+    c.counters.loads.add();
+    return src;
+  }
+  p->engine->read(c, scratch, off, n);
+  return scratch;
+}
+
 // sw_write / sw_memset: src is the bytes, or nullptr for n copies of ch.
 static int write_common(sw_pool* p, const char* fn, void* dst, const void* src, int ch, size_t n) {
   uint64_t off;

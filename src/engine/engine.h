@@ -104,6 +104,11 @@ class Engine {
   virtual void store(ThreadCtx& ctx, uint64_t off, uint64_t v, unsigned size) = 0;
   virtual void read(ThreadCtx& ctx, void* dst, uint64_t off, size_t n) = 0;
   virtual void write(ThreadCtx& ctx, uint64_t off, const void* src, size_t n) = 0;
+  // sw_peek: whether read(ctx, ., off, n) would copy exactly the home
+  // bytes, i.e. nothing the reader must overlay holds any byte of the
+  // range.  May answer false when unsure (the caller then reads); never
+  // true wrongly.  In-place engines (undo, nonatomic) keep no overlay.
+  virtual bool home_visible(ThreadCtx& ctx, uint64_t off, size_t n) { return true; }
 
   // REQUIRES: no open wraps.  Retire everything home, durable.
   virtual int quiesce() = 0;

@@ -43,7 +43,9 @@ class LargeWrapTest : public ::testing::TestWithParam<softwrap::testing::EngineP
     ASSERT_NE(root_, nullptr);
   }
   void TearDown() override {
-    if (pool_) EXPECT_EQ(sw_pool_close(pool_), 0) << sw_errormsg();
+    if (pool_) {
+      EXPECT_EQ(sw_pool_close(pool_), 0) << sw_errormsg();
+    }
     unlink(path_.c_str());
   }
   void reopen() {

@@ -177,6 +177,20 @@ class LocalEngine final : public Engine {
     maybe_spill(ctx, t);
   }
 
+  // Readers overlay only their own open wrap's table (others' wraps go
+  // home at their close): home is what read() returns unless the table may
+  // hold something of one of the range's pages.
+  bool home_visible(ThreadCtx& ctx, uint64_t off, size_t n) override {
+    if (ctx.depth == 0) return true;
+    AliasTable& tab = *st(ctx)->table;
+    if (!tab.has_pages.load(std::memory_order_relaxed) && !tab.has_words.load(std::memory_order_relaxed)) return true;
+    const uint64_t ps = page_size_;
+    for (uint64_t po = off & ~(ps - 1); po < off + n; po += ps) {
+      if (tab.may_hold(AliasTable::page_hint(po))) return false;
+    }
+    return true;
+  }
+
   void read(ThreadCtx& ctx, void* dst, uint64_t off, size_t n) override {
     counters().loads.add();
     std::memcpy(dst, pool_->at(off), n);

@@ -229,6 +229,34 @@ class SoftwrapEngine final : public Engine {
     if (ctx.depth == 0) ring_.leave(tag);
   }
 
+  // No table that a reader overlays — generations readable_gen() through
+  // active_gen() — may hold anything of the range's shadow pages (one
+  // Bloom filter bit per page and table).  Tables older than readable_gen()
+  // are retired: their values are home.  Without a wrap the caller holds no
+  // colour, so the generations are read again afterwards: if neither moved,
+  // no table was recycled or added while its filter was read (both only
+  // happen after a generation moves), and the answer held at that moment.
+  bool home_visible(ThreadCtx& ctx, uint64_t off, size_t n) override {
+    const uint64_t ps = page_size_;
+    for (;;) {
+      const uint64_t a = ring_.active_gen(), r = ring_.readable_gen();
+      // A read-mostly phase's common case: everything older is retired and
+      // the active table is empty, so nothing is aliased (no hashing).
+      const bool nothing = r == a && ring_.table(a).count() == 0;
+      bool clear = true;
+      for (uint64_t po = off & ~(ps - 1); !nothing && clear && po < off + n; po += ps) {
+        const uint64_t hint = AliasTable::page_hint(po);
+        for (uint64_t g = r; g <= a; ++g) {
+          if (ring_.table(g).may_hold(hint)) {
+            clear = false;
+            break;
+          }
+        }
+      }
+      if (ctx.depth > 0 || (ring_.active_gen() == a && ring_.readable_gen() == r)) return clear;
+    }
+  }
+
   void write(ThreadCtx& ctx, uint64_t off, const void* src, size_t n) override {
     SwThread& t = *st(ctx);
     counters().stores.add();

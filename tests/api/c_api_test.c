@@ -264,6 +264,12 @@ static void test_lifecycle(sw_engine_kind engine, uint32_t flags) {
     unsigned char m[79];
     CHECK(sw_read(p, m, r->bytes + 399, sizeof m) == 0);
     CHECK(m[0] == 0 && m[1] == 0xab && m[77] == 0xab && m[78] == 0);
+    /* sw_peek sees the same bytes (at home or in scratch). */
+    {
+      unsigned char scratch[79];
+      const unsigned char *pk = (const unsigned char *)sw_peek(p, r->bytes + 399, sizeof scratch, scratch);
+      CHECK(pk != NULL && (pk == r->bytes + 399 || pk == scratch) && memcmp(pk, m, sizeof m) == 0);
+    }
     /* Word loads see bytes written by sw_write and vice versa. */
     uint64_t w;
     memcpy(&w, src + 5, 8); /* r->bytes + 8 is 8-aligned: bytes is at offset 80 */

@@ -130,6 +130,7 @@ typedef enum sw_medium_kind {
  * (softwrap|softwrap-local|undo|nonatomic), SOFTWRAP_MEDIUM
  * (auto|x86|msync|scm-emu), SOFTWRAP_SCM_WRITE_NS, SOFTWRAP_SCM_SERIAL_NS,
  * SOFTWRAP_SCM_QUEUE (per-thread|shared), SOFTWRAP_ALIAS_ENTRIES,
+ * SOFTWRAP_WCL (1|0: set or clear SW_CONFIG_WCL),
  * SOFTWRAP_SHADOW_BUDGET_KIB, SOFTWRAP_SPILL_MIB (DRAM a wrap of the softwrap
  * engines may hold before it spills: writes in place behind undo records;
  * default 64), SOFTWRAP_STRICT (1|0: set or clear
@@ -172,6 +173,13 @@ typedef struct sw_config {
                                            outside a wrap are refused
                                            (SW_ENOWRAP) instead of being wraps
                                            of their own */
+#define SW_CONFIG_WCL 0x20u             /* write-combined logging (softwrap,
+                                           softwrap-local): each stored word
+                                           is compared with the value the wrap
+                                           sees; unchanged words are dropped,
+                                           words changed in one 32-bit half
+                                           are logged two to a record
+                                           (docs/log-format.md) */
 
 /* ------------------------------------------------------------------ pool */
 
@@ -369,6 +377,18 @@ typedef struct sw_stats {
   uint64_t table_switches;
   uint64_t retire_ns;      /* time spent retiring alias tables */
   uint64_t retired_entries;
+  /* Write-combined logging (SW_CONFIG_WCL): 8-byte words the redo engines
+   * stored, by how they reached the log after the read-and-compare: */
+  uint64_t wcl_words_full;       /* changed in both halves: a full record */
+  uint64_t wcl_words_half;       /* changed in one 32-bit half only */
+  uint64_t wcl_words_paired;     /* ... of which logged two to a record */
+  uint64_t wcl_words_eliminated; /* unchanged: no record, no alias, no home write */
+  uint64_t log_words_saved;      /* log words not written thanks to WCL */
+  uint64_t log_lines_saved;      /* log cache lines not written thanks to WCL */
+  /* NVRAM writes (the WCL paper's measure), log and home together: */
+  uint64_t nvram_words;          /* 8-byte words written to the pool */
+  uint64_t nvram_lines;          /* cache lines written back to the pool
+                                    (streamed + flushed) */
 } sw_stats;
 
 /* Sums the per-thread counters of the pool (retirement thread included). */

@@ -302,6 +302,7 @@ sw_pool* assemble(std::unique_ptr<PoolFile> file, const ResolvedConfig& cfg) {
   if (!p->medium) return nullptr;
   RecoveryOptions ro;
   ro.redo_skip_commit_validation = cfg.redo_skip_commit_validation;
+  ro.wcl_misread_pairs = cfg.wcl_misread_pairs;
   if (recover(*p->file, *p->medium, &p->report, ro) != 0) return nullptr;
   if (Allocator::open(p->file.get(), &p->alloc) != 0) return nullptr;
   p->lanes = std::make_unique<LaneSet>(p->file.get());

@@ -33,12 +33,21 @@ void Counters::add_to(sw_stats* out) const {
   out->table_switches += table_switches.get();
   out->retire_ns += retire_ns.get();
   out->retired_entries += retired_entries.get();
+  out->wcl_words_full += wcl_full.get();
+  out->wcl_words_half += wcl_half.get();
+  out->wcl_words_paired += wcl_paired.get();
+  out->wcl_words_eliminated += wcl_eliminated.get();
+  out->log_words_saved += log_words_saved.get();
+  out->log_lines_saved += log_lines_saved.get();
+  out->nvram_words += nvram_words.get();
+  out->nvram_lines += streamed_lines.get() + flushes.get();
 }
 
 void Counters::reset() {
   for (Counter* c : {&wraps, &aborts, &loads, &stores, &log_bytes, &streamed_lines, &flushes,
                      &home_writes, &alias_hits, &alias_misses, &table_switches, &retire_ns,
-                     &retired_entries}) {
+                     &retired_entries, &wcl_full, &wcl_half, &wcl_paired, &wcl_eliminated, &log_words_saved,
+                     &log_lines_saved, &nvram_words}) {
     c->reset();
   }
   for (Counter& f : fences) f.reset();

@@ -41,6 +41,7 @@ struct alignas(64) Counters {
   Counter wraps, aborts, loads, stores, log_bytes, streamed_lines, flushes;
   Counter fences[static_cast<int>(FenceKind::kCount)];
   Counter home_writes, alias_hits, alias_misses, table_switches, retire_ns, retired_entries;
+  Counter wcl_full, wcl_half, wcl_paired, wcl_eliminated, log_words_saved, log_lines_saved, nvram_words;
 
   void add_to(sw_stats* out) const;
   void reset();

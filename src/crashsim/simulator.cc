@@ -162,6 +162,7 @@ struct Simulator::Impl {
     TraceMedium med(dur.p, kPoolSize, nullptr, &rj);
     RecoveryOptions ro;
     ro.redo_skip_commit_validation = opt.redo_skip_commit_validation;
+    ro.wcl_misread_pairs = opt.wcl_misread_pairs;
     sw_recovery_report rep;
     auto fail = [&](std::string why) {
       v.ok = false;
@@ -291,6 +292,7 @@ struct Simulator::Impl {
       << " workload=" << w->name << " seed=" << seed << " size=" << size;
     if (opt.undo_elide_log_fence) s << " variant=undo-elide-log-fence";
     if (opt.redo_skip_commit_validation) s << " variant=redo-skip-commit-validation";
+    if (opt.wcl_misread_pairs) s << " variant=wcl-misread-pairs";
     s << "\n  crash point: event " << at.event << " of " << at.events << ", " << at.what << " \"" << at.label
       << "\"";
     if (at.thread >= 0) s << " (thread " << at.thread << ")";
@@ -349,6 +351,7 @@ struct Simulator::Impl {
       TraceMedium med(dur.p, kPoolSize, &t, &nj);
       RecoveryOptions ro;
       ro.redo_skip_commit_validation = opt.redo_skip_commit_validation;
+    ro.wcl_misread_pairs = opt.wcl_misread_pairs;
       sw_recovery_report rep;
       t.start();
       recover(*pool, med, &rep, ro);
@@ -459,12 +462,13 @@ void Simulator::run(const Workload& w, uint64_t seed, uint32_t size, SimResult* 
   c.max_alias_tables = w.max_alias_tables;
   c.lanes = 2;
   c.lane_size = kLaneSize;
-  c.flags = SW_CONFIG_NO_RETIRE_THREAD;
+  c.flags = SW_CONFIG_NO_RETIRE_THREAD | w.flags;
   ResolvedConfig cfg;
   if (resolve_config(&c, &cfg) != 0) return I.fail_run(std::string("bad configuration: ") + sw_errormsg());
   cfg.engine = I.opt.engine;  // over any SOFTWRAP_ENGINE in the environment
   cfg.undo_elide_log_fence = I.opt.undo_elide_log_fence;
   cfg.redo_skip_commit_validation = I.opt.redo_skip_commit_validation;
+  cfg.wcl_misread_pairs = I.opt.wcl_misread_pairs;
   if (w.spill_bytes >= 0) cfg.spill_bytes = static_cast<uint64_t>(w.spill_bytes);
   I.cfg = cfg;
   uint8_t uuid[16];

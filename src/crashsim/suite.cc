@@ -24,6 +24,7 @@ struct ControlSpec {
   bool elide_fence, skip_validation;
   bool must_fail;
   std::vector<const char*> workloads;
+  bool misread_pairs = false;
 };
 
 ControlResult run_control(const ControlSpec& c, const SuiteOptions& so, uint32_t size, SuiteResult* total) {
@@ -33,6 +34,7 @@ ControlResult run_control(const ControlSpec& c, const SuiteOptions& so, uint32_t
   o.en.max_exhaustive = so.max_exhaustive;
   o.undo_elide_log_fence = c.elide_fence;
   o.redo_skip_commit_validation = c.skip_validation;
+  o.wcl_misread_pairs = c.misread_pairs;
   o.max_reports = 1;
   o.stop_after_failures = c.must_fail ? 1 : 0;
   Simulator sim(o);
@@ -124,6 +126,8 @@ SuiteResult run_suite(const SuiteOptions& so) {
          true, {"stores", "switch", "write"}},
         {"redo without commit validation caught (softwrap-local)", SW_ENGINE_SOFTWRAP_LOCAL, Persistency::kX86,
          false, true, true, {"stores", "switch", "write"}},
+        {"write-combined pairs misread caught (softwrap)", SW_ENGINE_SOFTWRAP, Persistency::kX86, false, false, true,
+         {"wcl"}, true},
     };
     for (const ControlSpec& c : specs) res.controls.push_back(run_control(c, so, size, &res));
   }

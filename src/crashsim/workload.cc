@@ -451,6 +451,48 @@ void run_spill(std::vector<Driver*>& dv, Rng& rng, uint32_t size) {
   }
 }
 
+// Write-combined logging (pools opened with SW_CONFIG_WCL): stores of the
+// value a word already holds (dropped), of words changed in one 32-bit
+// half (paired two to a log record, across lines and within a frame), of
+// whole words and bytes, and sw_write ranges partly unchanged; 15% of the
+// wraps aborted.
+void run_wcl(std::vector<Driver*>& dv, Rng& rng, uint32_t size) {
+  Driver& d = *dv[0];
+  char* data = root(d);
+  constexpr uint64_t kWords = kRootSize / 8;
+  for (uint32_t w = 0; w < size; ++w) {
+    d.open();
+    for (uint64_t k = 3 + rng.below(14); k-- > 0;) {
+      char* word = data + rng.below(kWords) * 8;
+      const uint64_t cur = d.load64(word);
+      switch (rng.below(6)) {
+        case 0: d.store(word, cur, 8); break;                                           // unchanged
+        case 1: d.store(word, (cur & ~uint64_t{0xFFFFFFFF}) | (rng.next() >> 32), 8); break;  // low half
+        case 2: d.store(word, (cur & 0xFFFFFFFF) | (rng.next() << 32), 8); break;       // high half
+        case 3: d.store(word + rng.below(8), rng.next(), 1); break;
+        case 4: {  // a range: unchanged words, halves and whole words
+          const uint64_t n = 1 + rng.below(12), first = rng.below(kWords - n);
+          std::vector<uint64_t> vals(n);
+          for (uint64_t i = 0; i < n; ++i) {
+            vals[i] = d.load64(data + (first + i) * 8);
+            const uint64_t r = rng.below(4);
+            if (r == 1) vals[i] ^= rng.next() & 0xFFFF;
+            if (r == 2) vals[i] = rng.next();
+          }
+          d.write(data + first * 8, vals.data(), n * 8);
+          break;
+        }
+        default: d.store(word, rng.next(), 8);
+      }
+    }
+    if (rng.chance(7)) {
+      d.abort();
+    } else {
+      d.close();
+    }
+  }
+}
+
 void run_write(std::vector<Driver*>& dv, Rng& rng, uint32_t size) {
   Driver& d = *dv[0];
   char* data = root(d);
@@ -573,6 +615,8 @@ const std::vector<Workload>& workloads() {
        1024, 8, 1024, 8, 1, setup_log_extents, run_log_extents},
       {"spill", "wraps past a 2 KiB DRAM budget write unaliased bytes in place with undo records; 15% aborted",
        1024, 8, 64, 8, 1, own_root, run_spill, nullptr, 2048},
+      {"wcl", "write-combined logging: unchanged, half-changed (paired), whole and byte stores, partly unchanged ranges",
+       1024, 8, 1024, 8, 1, own_root, run_wcl, nullptr, -1, SW_CONFIG_WCL},
       {"alloc_slot", "sw_pmalloc_slot/sw_pzalloc_slot/sw_pfree_slot in and outside wraps, sw_pzalloc outside one",
        1024, 8, 1024, 8, 1, own_root, run_alloc_slot},
       {"nested", "nested wraps up to depth 3; 25% aborted at some depth", 1024, 8, 1024, 8, 1, own_root,

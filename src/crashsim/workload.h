@@ -163,6 +163,8 @@ struct Workload {
   // The softwrap engines' per-wrap DRAM budget before a wrap spills
   // (engine/spill.h); negative: the library's default.
   int64_t spill_bytes = -1;
+  // sw_config flags of its pools besides the simulator's (SW_CONFIG_WCL).
+  uint32_t flags = 0;
 };
 
 const std::vector<Workload>& workloads();

@@ -53,6 +53,7 @@ struct LocalThread {
   Lane* lane = nullptr;
   Spill spill;        // in-place writes once the wrap outgrows its DRAM budget
   uint64_t dram = 0;  // DRAM of the wrap's shadow pages and grown tables
+  std::vector<unsigned char> scratch;  // write-combined logging: what a range held
 };
 
 class LocalEngine final : public Engine {
@@ -60,6 +61,7 @@ class LocalEngine final : public Engine {
   explicit LocalEngine(const EngineEnv& env)
       : pool_(env.pool), medium_(env.medium), lanes_(env.lanes), alloc_(env.alloc), capacity_(env.cfg->alias_entries),
         page_size_(env.cfg->shadow_page_size), spill_bytes_(env.cfg->spill_bytes),
+        wcl_((env.cfg->flags & SW_CONFIG_WCL) != 0),
         inflight_(new std::atomic<uint64_t>[env.lanes->count()]) {
     persisted_ = pool_->meta()->retired_seq;
     seq_.store(persisted_);
@@ -160,6 +162,22 @@ class LocalEngine final : public Engine {
     counters().stores.add();
     SW_TRACE_LABEL_DEFAULT("redo:record");
     const uint64_t w = off & ~uint64_t{7};
+    if (wcl_) {  // write-combined logging: compare with the value the wrap sees first
+      const uint64_t cur = lookup(t, w);
+      const uint64_t shift = 8 * (off - w), mask = size == 8 ? ~uint64_t{0} : ((uint64_t{1} << (8 * size)) - 1) << shift;
+      const uint64_t nv = (cur & ~mask) | ((v << shift) & mask);
+      if (nv == cur) return t.writer.note_eliminated();
+      if (t.spill.active() && !holds(t, w, 8)) {
+        if (!t.spill.store(w, nv, 8) || !t.writer.append_word(w, nv, cur)) fail(ctx);
+        return;
+      }
+      t.table->has_words.store(true, std::memory_order_relaxed);
+      AliasEntry* e = entry(t, w);
+      e->value.store(nv, std::memory_order_relaxed);
+      e->meta.store(kMetaValid, std::memory_order_relaxed);
+      if (!t.writer.append_word(w, nv, cur)) return fail(ctx);
+      return maybe_spill(ctx, t);
+    }
     if (t.spill.active() && !holds(t, w, 8)) {
       // In place, and the whole word (now home) in the frame as well.
       if (!t.spill.store(off, v, size) || !t.writer.append_store(w, home_word(w), 8)) fail(ctx);
@@ -229,6 +247,7 @@ class LocalEngine final : public Engine {
     counters().stores.add();
     SW_TRACE_LABEL_DEFAULT("redo:record");
     const auto* in = static_cast<const unsigned char*>(src);
+    if (wcl_) return write_wcl(ctx, t, off, in, n);
     if (t.spill.active()) {  // bytes the table holds keep the alias path, the rest go home
       for (size_t done = 0; done < n;) {
         const uint64_t o = off + done;
@@ -244,6 +263,47 @@ class LocalEngine final : public Engine {
     }
     if (!alias_bytes(t, off, in, n) || !t.writer.append_range(off, src, n)) return fail(ctx);
     maybe_spill(ctx, t);
+  }
+
+  // Write-combined logging of a range: compared, 64 KiB at a time, with
+  // the bytes the wrap sees; only the runs the log records get aliased.
+  void write_wcl(ThreadCtx& ctx, LocalThread& t, uint64_t off, const unsigned char* in, size_t n) {
+    struct Run {
+      LocalEngine* e;
+      LocalThread* t;
+      const unsigned char* in;
+    } run{this, &t, nullptr};
+    constexpr size_t kChunk = 64 << 10;
+    for (size_t done = 0; done < n; done += kChunk) {
+      const uint64_t o = off + done;
+      const size_t len = std::min(kChunk, n - done);
+      t.scratch.resize(len);
+      read(ctx, t.scratch.data(), o, len);
+      run.in = in + done;
+      const bool ok = t.writer.append_range_wcl(
+          o, in + done, t.scratch.data(), len,
+          [](void* c, uint64_t roff, size_t rlen, size_t at) {
+            auto* r = static_cast<Run*>(c);
+            return r->e->alias_run(*r->t, roff, r->in + at, rlen);
+          },
+          &run);
+      if (!ok) return fail(ctx);
+    }
+    maybe_spill(ctx, t);
+  }
+
+  // A run of new bytes goes to the thread's shadow pages, or — spilled,
+  // for bytes the table does not hold — home.
+  bool alias_run(LocalThread& t, uint64_t off, const unsigned char* in, size_t n) {
+    for (size_t done = 0; done < n;) {
+      const uint64_t o = off + done;
+      const size_t len = std::min<size_t>(n - done, page_size_ - (o & (page_size_ - 1)));
+      const bool ok = t.spill.active() && !holds(t, o, len) ? t.spill.write(o, in + done, len)
+                                                            : alias_bytes(t, o, in + done, len);
+      if (!ok) return false;
+      done += len;
+    }
+    return true;
   }
 
   int quiesce() override {
@@ -450,6 +510,7 @@ class LocalEngine final : public Engine {
   uint32_t capacity_;
   size_t page_size_;
   uint64_t spill_bytes_;
+  bool wcl_;  // write-combined logging (SW_CONFIG_WCL)
   std::unique_ptr<std::atomic<uint64_t>[]> inflight_;
   alignas(64) std::atomic<uint64_t> seq_{0};
   std::mutex wm_mu_;

@@ -81,7 +81,7 @@ class SoftwrapEngine final : public Engine {
   explicit SoftwrapEngine(const EngineEnv& env)
       : pool_(env.pool), medium_(env.medium), lanes_(env.lanes), alloc_(env.alloc),
         ring_(*env.cfg, env.pool, env.medium), page_size_(env.cfg->shadow_page_size),
-        spill_bytes_(env.cfg->spill_bytes) {
+        spill_bytes_(env.cfg->spill_bytes), wcl_((env.cfg->flags & SW_CONFIG_WCL) != 0) {
     // Frames at or below the watermark are already home: lanes start empty.
     for (uint32_t i = 0; i < lanes_->count(); ++i) {
       Lane& l = lanes_->lane(i);
@@ -209,6 +209,7 @@ class SoftwrapEngine final : public Engine {
     counters().stores.add();
     SW_TRACE_LABEL_DEFAULT("redo:record");
     const uint64_t w = off & ~uint64_t{7};
+    if (wcl_) return store_wcl(ctx, t, w, off, v, size);
     if (t.spill.active() && !ring_.holds_any(w, 8)) {
       // In place, and the whole word (now home) in the frame as well.
       if (!t.spill.store(off, v, size) || !t.writer.append_store(w, home_word(w), 8)) fail(ctx);
@@ -216,6 +217,19 @@ class SoftwrapEngine final : public Engine {
     }
     if (size < 8) v = merge(ring_.lookup_word(w), off - w, v, size);
     if (!put_word(t, w, v) || !t.writer.append_store(w, v, 8)) return fail(ctx);
+    maybe_spill(ctx, t);
+  }
+
+  // Write-combined logging: compare with the value the wrap sees first.
+  void store_wcl(ThreadCtx& ctx, SwThread& t, uint64_t w, uint64_t off, uint64_t v, unsigned size) {
+    const uint64_t cur = ring_.lookup_word(w);
+    const uint64_t nv = size < 8 ? merge(cur, off - w, v, size) : v;
+    if (nv == cur) return t.writer.note_eliminated();  // no record, no alias, no home write
+    if (t.spill.active() && !ring_.holds_any(w, 8)) {
+      if (!t.spill.store(w, nv, 8) || !t.writer.append_word(w, nv, cur)) fail(ctx);
+      return;
+    }
+    if (!put_word(t, w, nv) || !t.writer.append_word(w, nv, cur)) return fail(ctx);
     maybe_spill(ctx, t);
   }
 
@@ -262,6 +276,7 @@ class SoftwrapEngine final : public Engine {
     counters().stores.add();
     SW_TRACE_LABEL_DEFAULT("redo:record");
     const auto* in = static_cast<const unsigned char*>(src);
+    if (wcl_) return write_wcl(ctx, t, off, in, n);
     bool ok = true;
     if (!t.spill.active()) {
       for_pages(off, n, [&](uint64_t o, size_t len, size_t done) {
@@ -281,6 +296,51 @@ class SoftwrapEngine final : public Engine {
     }
     if (!ok) return fail(ctx);
     maybe_spill(ctx, t);
+  }
+
+  // Write-combined logging of a range: compared, 64 KiB at a time, with
+  // the bytes the wrap sees; only the runs the log records get aliased.
+  void write_wcl(ThreadCtx& ctx, SwThread& t, uint64_t off, const unsigned char* in, size_t n) {
+    struct Run {
+      SoftwrapEngine* e;
+      SwThread* t;
+      const unsigned char* in;
+    } run{this, &t, nullptr};
+    constexpr size_t kChunk = 64 << 10;
+    const uint64_t below = ring_.active_gen() + 1;
+    for (size_t done = 0; done < n; done += kChunk) {
+      const uint64_t o = off + done;
+      const size_t len = std::min(kChunk, n - done);
+      t.scratch.resize(len);
+      for_pages(o, len, [&](uint64_t po, size_t plen, size_t pdone) {
+        ring_.visible_bytes(po, plen, below, t.scratch.data() + pdone);
+      });
+      run.in = in + done;
+      const bool ok = t.writer.append_range_wcl(
+          o, in + done, t.scratch.data(), len,
+          [](void* c, uint64_t roff, size_t rlen, size_t at) {
+            auto* r = static_cast<Run*>(c);
+            return r->e->alias_run(*r->t, roff, r->in + at, rlen);
+          },
+          &run);
+      if (!ok) return fail(ctx);
+    }
+    maybe_spill(ctx, t);
+  }
+
+  // Puts a run of new bytes where a write of the wrap belongs: shadow
+  // pages, or — spilled, for bytes no table holds — home.
+  bool alias_run(SwThread& t, uint64_t off, const unsigned char* in, size_t n) {
+    bool ok = true;
+    for_pages(off, n, [&](uint64_t o, size_t len, size_t done) {
+      if (!ok) return;
+      if (t.spill.active() && !ring_.holds_any(o, len)) {
+        ok = t.spill.write(o, in + done, len);
+      } else {
+        ok = put_bytes(t, o, in + done, len);
+      }
+    });
+    return ok;
   }
 
   int quiesce() override {
@@ -496,6 +556,7 @@ class SoftwrapEngine final : public Engine {
   std::atomic<bool> has_retiring_extents_{false};
   size_t page_size_;
   uint64_t spill_bytes_;
+  bool wcl_;  // write-combined logging (SW_CONFIG_WCL)
   std::atomic<uint64_t> thread_ids_{0};
 };
 

@@ -55,6 +55,7 @@ struct UndoThread {
   UndoWriter writer;
   Lane* lane = nullptr;
   WordSet logged;  // words with an undo record this wrap (exact: records are disjoint)
+  std::vector<std::pair<uint64_t, size_t>> runs;  // write(): the byte runs to save and write
   WriteBehind dirty;
 };
 
@@ -62,7 +63,7 @@ class UndoEngine final : public Engine {
  public:
   explicit UndoEngine(const EngineEnv& env)
       : pool_(env.pool), medium_(env.medium), lanes_(env.lanes), alloc_(env.alloc),
-        elide_log_fence_(env.cfg->undo_elide_log_fence) {
+        elide_log_fence_(env.cfg->undo_elide_log_fence), wcl_((env.cfg->flags & SW_CONFIG_WCL) != 0) {
     for (uint32_t i = 0; i < lanes_->count(); ++i) {
       lanes_->lane(i).undo_gen = pool_->lane_header(i)->undo_committed_gen + 1;
     }
@@ -118,6 +119,10 @@ class UndoEngine final : public Engine {
   void store(ThreadCtx& ctx, uint64_t off, uint64_t v, unsigned size) override {
     UndoThread& t = *st(ctx);
     counters().stores.add();
+    if (wcl_ && load_home(pool_->at(off), size) == (size == 8 ? v : v & ((uint64_t{1} << (8 * size)) - 1))) {
+      counters().wcl_eliminated.add();  // unchanged: no undo record, no fence, no home write
+      return;
+    }
     const uint64_t w = off & ~uint64_t{7};
     if (t.logged.insert(w)) {
       if (!save(t, w, 8)) return fail(ctx);
@@ -137,25 +142,38 @@ class UndoEngine final : public Engine {
   void write(ThreadCtx& ctx, uint64_t off, const void* src, size_t n) override {
     UndoThread& t = *st(ctx);
     counters().stores.add();
+    const auto* in = static_cast<const unsigned char*>(src);
+    // With SW_CONFIG_WCL, only the byte runs that differ from home are
+    // saved and written.
+    t.runs.clear();
+    if (wcl_) {
+      changed_runs(off, in, n, &t.runs);
+    } else {
+      t.runs.push_back({off, n});
+    }
     // One record per run of words not yet saved in this wrap; one fence.
     bool any = false;
-    uint64_t run = 0, run_end = 0;
-    for (uint64_t w = off & ~uint64_t{7}; w < off + n; w += 8) {
-      if (t.logged.insert(w)) {
-        if (run_end != w) {
-          if (run_end > run && !save(t, run, run_end - run)) return fail(ctx);
-          run = w;
+    for (const auto& [roff, rn] : t.runs) {
+      uint64_t run = 0, run_end = 0;
+      for (uint64_t w = roff & ~uint64_t{7}; w < roff + rn; w += 8) {
+        if (t.logged.insert(w)) {
+          if (run_end != w) {
+            if (run_end > run && !save(t, run, run_end - run)) return fail(ctx);
+            run = w;
+          }
+          run_end = w + 8;
+          any = true;
         }
-        run_end = w + 8;
-        any = true;
       }
+      if (run_end > run && !save(t, run, run_end - run)) return fail(ctx);
     }
-    if (run_end > run && !save(t, run, run_end - run)) return fail(ctx);
     if (any) log_order_fence();
     SW_TRACE_LABEL_DEFAULT("undo:data");
-    medium_->write(pool_->at(off), src, n);
+    for (const auto& [roff, rn] : t.runs) {
+      medium_->write(pool_->at(roff), in + (roff - off), rn);
+      t.dirty.add(*medium_, pool_->at(roff), rn);
+    }
     counters().home_writes.add();
-    t.dirty.add(*medium_, pool_->at(off), n);
   }
 
   int quiesce() override { return 0; }
@@ -177,6 +195,34 @@ class UndoEngine final : public Engine {
     SW_TRACE_LABEL_DEFAULT("undo:record");
     if (off + n > pool_->size()) n = pool_->size() - off;
     return t.writer.append(off, n);
+  }
+
+  // The byte runs of [off, off+n) where src differs from home, whole
+  // words at a time; gaps of up to two equal words stay inside a run.
+  void changed_runs(uint64_t off, const unsigned char* src, size_t n, std::vector<std::pair<uint64_t, size_t>>* out) {
+    const unsigned char* home = reinterpret_cast<const unsigned char*>(pool_->at(off));
+    uint64_t start = 0, end = 0, gap = 0;
+    bool open = false;
+    for (size_t i = 0; i < n;) {
+      const size_t len = std::min<size_t>(n - i, 8 - ((off + i) & 7));
+      const bool same = std::memcmp(home + i, src + i, len) == 0;
+      if (same) {
+        counters().wcl_eliminated.add();
+        if (open && ++gap > 2) {
+          out->push_back({start, end - start});
+          open = false;
+        }
+      } else {
+        if (!open) {
+          start = off + i;
+          open = true;
+        }
+        end = off + i + len;
+        gap = 0;
+      }
+      i += len;
+    }
+    if (open) out->push_back({start, end - start});
   }
 
   static void restore(void* self, uint64_t off, const unsigned char* old, size_t n) {
@@ -203,6 +249,7 @@ class UndoEngine final : public Engine {
   LaneSet* lanes_;
   Allocator* alloc_;
   bool elide_log_fence_;
+  bool wcl_;  // SW_CONFIG_WCL: unchanged stores and bytes are skipped
 };
 
 class NonatomicEngine final : public Engine {

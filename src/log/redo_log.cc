@@ -73,6 +73,7 @@ void RedoWriter::begin(Lane& lane) {
   hash_ = frame_seed(*pool_, lane.index, start_ % lane.size);
   count_ = 0;
   fill_ = 0;
+  frame_words_ = 0;
   put(kFrameMagic);
 }
 
@@ -94,6 +95,7 @@ void RedoWriter::flush_line() {
 }
 
 void RedoWriter::stream_lines(const unsigned char* src, size_t lines) {
+  frame_words_ += lines * (kLine / 8);
   if (ext_) {
     medium_->stream(ext_ + ext_pos_, src, lines * kLine);
     ext_pos_ += lines * kLine;
@@ -138,6 +140,10 @@ bool RedoWriter::link() {
 }
 
 bool RedoWriter::append_store(uint64_t off, uint64_t v, unsigned size) {
+  return flush_pending_in(off & ~uint64_t{7}, 8) && put_store(off, v, size);
+}
+
+bool RedoWriter::put_store(uint64_t off, uint64_t v, unsigned size) {
   if (!ensure(2)) return false;
   const uint64_t lg = size == 8 ? 3 : size == 4 ? 2 : size == 2 ? 1 : 0;
   ++count_;
@@ -148,7 +154,11 @@ bool RedoWriter::append_store(uint64_t off, uint64_t v, unsigned size) {
 }
 
 bool RedoWriter::append_range(uint64_t off, const void* src, size_t n) {
-  const auto* p = static_cast<const unsigned char*>(src);
+  return flush_pending_in(off & ~uint64_t{7}, (off & 7) + n) &&
+         put_range(off, static_cast<const unsigned char*>(src), n);
+}
+
+bool RedoWriter::put_range(uint64_t off, const unsigned char* p, size_t n) {
   while (n > 0) {
     // One RANGE entry per segment: as much as fits before the link room.
     if (!ensure(3)) return false;
@@ -196,7 +206,140 @@ bool RedoWriter::append_range(uint64_t off, const void* src, size_t n) {
   return true;
 }
 
+// ---- write-combined logging
+
+bool RedoWriter::flush_pending() {
+  pending_.set = false;
+  return put_store(pending_.w, pending_.full, 8);
+}
+
+void RedoWriter::note_eliminated() {
+  counters().wcl_eliminated.add();
+  saved_words_ += 2;
+}
+
+bool RedoWriter::put_pair(uint64_t a, uint64_t va, unsigned ha, uint64_t b, uint64_t vb, unsigned hb) {
+  if (!ensure(3)) return false;
+  count_ += 2;
+  counters().log_bytes.add(24);
+  counters().wcl_paired.add(2);
+  saved_words_ += 1;
+  const uint64_t half_a = ha ? va >> 32 : va & 0xFFFFFFFFu, half_b = hb ? vb >> 32 : vb & 0xFFFFFFFFu;
+  put(a << 8 | uint64_t{ha} << 4 | kHalfPair);
+  put(b << 8 | uint64_t{hb} << 4 | kHalfPair);
+  put(half_a | half_b << 32);
+  return true;
+}
+
+bool RedoWriter::append_word(uint64_t w, uint64_t v, uint64_t cur) {
+  const uint64_t diff = v ^ cur;
+  const unsigned halves = ((diff & 0xFFFFFFFFu) != 0 ? 1u : 0u) | ((diff >> 32) != 0 ? 2u : 0u);
+  if (pending_.set && pending_.w == w) {
+    // The waiting word again: it keeps waiting while one half, relative to
+    // its value before the wrap, is all that changed.
+    pending_.full = v;
+    pending_.halves |= halves;
+    if (pending_.halves == 3) {
+      counters().wcl_full.add();
+      return flush_pending();
+    }
+    counters().wcl_half.add();
+    return true;
+  }
+  if (halves == 3) {
+    counters().wcl_full.add();
+    return put_store(w, v, 8);
+  }
+  counters().wcl_half.add();
+  if (!pending_.set) {
+    pending_ = {true, w, v, halves};
+    return true;
+  }
+  pending_.set = false;
+  return put_pair(pending_.w, pending_.full, pending_.halves == 2, w, v, halves == 2);
+}
+
+bool RedoWriter::append_range_wcl(uint64_t off, const unsigned char* now, const unsigned char* cur, size_t n,
+                                  ChangedFn changed, void* ctx) {
+  // Classify the words of the range: 0 unchanged, 1 one half changed (a
+  // word the range covers whole), 2 otherwise changed.
+  const uint64_t first = off & ~uint64_t{7}, end = off + n;
+  auto kind_of = [&](uint64_t w) {
+    const uint64_t lo = std::max(w, off), hi = std::min(w + 8, end);
+    if (std::memcmp(now + (lo - off), cur + (lo - off), hi - lo) == 0) return 0;
+    if (lo != w || hi != w + 8) return 2;
+    uint64_t a, b;
+    std::memcpy(&a, now + (w - off), 8);
+    std::memcpy(&b, cur + (w - off), 8);
+    const uint64_t d = a ^ b;
+    return ((d >> 32) == 0 || (d & 0xFFFFFFFFu) == 0) ? 1 : 2;
+  };
+  uint64_t logged_words = 0;  // what the records below cost
+  uint64_t w = first;
+  while (w < end) {
+    int k = kind_of(w);
+    if (k == 0) {
+      counters().wcl_eliminated.add();
+      w += 8;
+      continue;
+    }
+    // A run of changed words; gaps of up to two unchanged words stay in
+    // it (splitting the range would cost two header words).
+    uint64_t run_end = w + 8, halves = k == 1, fulls = k == 2, gap = 0, e = w + 8;
+    while (e < end) {
+      const int ke = kind_of(e);
+      if (ke == 0) {
+        if (++gap > 2) break;
+      } else {
+        gap = 0;
+        halves += ke == 1;
+        fulls += ke == 2;
+        run_end = e + 8;
+      }
+      e += 8;
+    }
+    const uint64_t lo = std::max(w, off), hi = std::min(run_end, end);
+    if (fulls == 0 && halves <= 3) {
+      // One to three half-changed words (and the unchanged ones between):
+      // halves pair up, 1.5 words each, against 2 + len/8 for a range.
+      for (uint64_t x = w; x < run_end; x += 8) {
+        uint64_t a, b;
+        std::memcpy(&a, now + (x - off), 8);
+        std::memcpy(&b, cur + (x - off), 8);
+        if (a == b) {
+          counters().wcl_eliminated.add();
+          continue;
+        }
+        if (!append_word(x, a, b)) return false;
+        logged_words += 2;  // a pair's third word saved is counted by put_pair
+        if (!changed(ctx, x, 8, x - off)) return false;
+      }
+    } else {
+      counters().wcl_full.add(fulls + halves);
+      if (!flush_pending_in(lo & ~uint64_t{7}, (lo & 7) + (hi - lo)) || !put_range(lo, now + (lo - off), hi - lo)) {
+        return false;
+      }
+      logged_words += 2 + (hi - lo + 7) / 8;
+      if (!changed(ctx, lo, hi - lo, lo - off)) return false;
+    }
+    w = run_end;
+  }
+  // Without WCL the range was one RANGE entry.
+  saved_words_ += static_cast<int64_t>(2 + (n + 7) / 8) - static_cast<int64_t>(logged_words);
+  return true;
+}
+
 bool RedoWriter::commit(uint64_t seq) {
+  if (pending_.set && !flush_pending()) return false;
+  if (saved_words_ > 0) {
+    counters().log_words_saved.add(static_cast<uint64_t>(saved_words_));
+    // Frames are whole lines: what the frame would have taken without WCL
+    // against what it takes.
+    const uint64_t now_lines = (frame_words_ + 3 + 7) / 8;
+    const uint64_t then_lines = (frame_words_ + 3 + static_cast<uint64_t>(saved_words_) + 7) / 8;
+    counters().log_lines_saved.add(then_lines - now_lines);
+  }
+  saved_words_ = 0;
   if (!ensure(1)) return false;  // the three trailer words, no link after them
   counters().log_bytes.add(24 + 8);
   put(uint64_t{count_} << 8 | kCommit);
@@ -211,6 +354,8 @@ bool RedoWriter::commit(uint64_t seq) {
 }
 
 void RedoWriter::abandon() {
+  pending_.set = false;
+  saved_words_ = 0;
   if (!lane_) return;
   lane_->tail = start_;
   lane_ = nullptr;
@@ -301,7 +446,7 @@ struct WalkResult {
 // `apply` also writes its entries home (only for a frame already known
 // valid).  With `words`, collects the entry words.
 WalkResult walk_frame(const PoolFile& pool, uint32_t lane, uint64_t phys, Medium* apply,
-                      std::vector<uint64_t>* words) {
+                      std::vector<uint64_t>* words, bool misread_pairs = false) {
   const PoolHeader& h = pool.header();
   FrameReader r(pool, lane, phys);
   WalkResult res;
@@ -351,6 +496,31 @@ WalkResult walk_frame(const PoolFile& pool, uint32_t lane, uint64_t phys, Medium
       }
       if (apply) res.bytes += n;
       ++count;
+    } else if (kind == kHalfPair) {
+      uint64_t w2, vals;
+      if (!r.next(&w2)) break;
+      hash = hash_word(hash, w2);
+      if (!r.next(&vals)) break;
+      hash = hash_word(hash, vals);
+      const uint64_t a = w >> 8, b = w2 >> 8, ha = (w >> 4) & 0xF, hb = (w2 >> 4) & 0xF;
+      if ((w2 & 0xF) != kHalfPair || ha > 1 || hb > 1 || (a & 7) || (b & 7) || !home_range_ok(h, a, 8) ||
+          !home_range_ok(h, b, 8)) {
+        break;
+      }
+      if (apply && misread_pairs) {  // the broken control: a half as the whole word
+        apply->store(pool.at(a), vals & 0xFFFFFFFFu, 8);
+        apply->store(pool.at(b), vals >> 32, 8);
+        apply->flush(pool.at(a), 8);
+        apply->flush(pool.at(b), 8);
+      } else if (apply) {  // each half onto its half only
+        apply->store(pool.at(a + 4 * ha), vals & 0xFFFFFFFFu, 4);
+        apply->flush(pool.at(a), 8);
+        apply->store(pool.at(b + 4 * hb), vals >> 32, 4);
+        apply->flush(pool.at(b), 8);
+        res.bytes += 8;
+      }
+      if (words) words->insert(words->end(), {w, w2, vals});
+      count += 2;
     } else if (kind == kLink) {
       uint64_t bytes;
       if (!r.next(&bytes)) break;
@@ -396,8 +566,8 @@ void scan_lane(const PoolFile& pool, uint32_t lane, uint64_t min_seq, std::vecto
   }
 }
 
-uint64_t apply_frame(const PoolFile& pool, Medium& medium, const RedoFrame& f) {
-  const WalkResult r = walk_frame(pool, f.lane, f.phys_pos, &medium, nullptr);
+uint64_t apply_frame(const PoolFile& pool, Medium& medium, const RedoFrame& f, bool misread_pairs) {
+  const WalkResult r = walk_frame(pool, f.lane, f.phys_pos, &medium, nullptr, misread_pairs);
   counters().home_writes.add(r.entries ? 1 : 0);
   return r.bytes;
 }

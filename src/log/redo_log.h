@@ -9,7 +9,10 @@
 //             RANGE: (offset << 8 | kRange), length, ceil(length/8) words
 //             LINK:  (extent offset << 8 | kLink), extent bytes — the frame
 //                    continues at the first word of that extent
-//             (MASKED is reserved for write-combined logging)
+//             PAIR:  (offset_a << 8 | half_a << 4 | kHalfPair),
+//                    (offset_b << 8 | half_b << 4 | kHalfPair),
+//                    value_a | value_b << 32 — two words each changed in one
+//                    32-bit half (write-combined logging: 3 words, not 4)
 //   trailer   (count << 8 | kCommit), seq, checksum
 // Entries never straddle a link: a range that does not fit is split into
 // several RANGE entries, and a link is always written while there is room
@@ -47,7 +50,7 @@ class Medium;
 class PoolFile;
 
 inline constexpr uint64_t kFrameMagic = 0x3146524F44455257ull;  // "WREDORF1"
-enum RedoKind : uint64_t { kStore = 1, kRange = 2, kMasked = 3, kLink = 4, kCommit = 0xC };
+enum RedoKind : uint64_t { kStore = 1, kRange = 2, kHalfPair = 3, kLink = 4, kCommit = 0xC };
 
 // Seed of the frame checksum for a physical lane position.
 uint64_t frame_seed(const PoolFile& pool, uint32_t lane, uint64_t phys_pos);
@@ -104,6 +107,23 @@ class RedoWriter {
   // an extent: the caller abandons the frame).
   bool append_store(uint64_t off, uint64_t v, unsigned size);
   bool append_range(uint64_t off, const void* src, size_t n);
+
+  // Write-combined logging (SW_CONFIG_WCL).  The caller compared the new
+  // value v of the word at w with cur, the value the wrap saw, and found
+  // them different.  A word changed in one 32-bit half only waits for a
+  // second such word and goes out with it as one PAIR; others as STORE.
+  bool append_word(uint64_t w, uint64_t v, uint64_t cur);
+  // A word store the compare found unchanged (counted, nothing logged).
+  void note_eliminated();
+  // A range compared with what the wrap saw (cur, same length): runs of
+  // unchanged words are left out where that saves log words, short runs of
+  // half-changed words go out as halves, the rest as RANGE entries.
+  // changed(ctx, off, len, at) is called for each byte run that was logged
+  // (at: its index in now/cur), so the caller aliases just those; it
+  // returns false to stop (the wrap failed).
+  using ChangedFn = bool (*)(void* ctx, uint64_t off, size_t len, size_t at);
+  bool append_range_wcl(uint64_t off, const unsigned char* now, const unsigned char* cur, size_t n,
+                        ChangedFn changed, void* ctx);
   // Trailer + last partial line streamed.  The caller fences.  Records the
   // frame in lane.committed.  False if out of space.
   bool commit(uint64_t seq);
@@ -127,12 +147,22 @@ class RedoWriter {
   bool ensure(uint64_t words);
   bool link();
   void put(uint64_t w) {
+    ++frame_words_;
     hash_ = hash_word(hash_, w);
     line_[fill_ / 8] = w;
     fill_ += 8;
     if (fill_ == kLine) flush_line();
   }
   void flush_line();
+  // Logs the half-changed word still waiting for a partner, as a STORE, if
+  // it lies in [off, off+n): a later entry for it must come after it.
+  bool flush_pending_in(uint64_t off, uint64_t n) {
+    return !pending_.set || pending_.w + 8 <= off || pending_.w >= off + n || flush_pending();
+  }
+  bool flush_pending();
+  bool put_store(uint64_t off, uint64_t v, unsigned size);
+  bool put_range(uint64_t off, const unsigned char* src, size_t n);
+  bool put_pair(uint64_t a, uint64_t va, unsigned ha, uint64_t b, uint64_t vb, unsigned hb);
   // Streams `lines` whole lines from src at the segment's position.
   void stream_lines(const unsigned char* src, size_t lines);
 
@@ -149,6 +179,13 @@ class RedoWriter {
   uint64_t ext_pos_ = 0, ext_size_ = 0;
   uint64_t hash_ = 0;
   uint32_t count_ = 0;
+  struct Pending {
+    bool set = false;
+    uint64_t w = 0, full = 0;
+    unsigned halves = 0;     // bit 0: low half changed, bit 1: high half
+  } pending_;                // a half-changed word waiting for a partner
+  int64_t saved_words_ = 0;  // log words this frame saves over no WCL
+  uint64_t frame_words_ = 0;  // log words of this frame so far
   uint32_t fill_ = 0;  // bytes in line_
   alignas(64) uint64_t line_[8];
 };
@@ -171,7 +208,9 @@ void scan_lane(const PoolFile& pool, uint32_t lane, uint64_t min_seq, std::vecto
 
 // Applies a frame's entries to their home locations through the medium
 // (write + flush, no fence).  Returns bytes applied.
-uint64_t apply_frame(const PoolFile& pool, Medium& medium, const RedoFrame& f);
+// misread_pairs: the crash simulator's broken control (RecoveryOptions::
+// wcl_misread_pairs).
+uint64_t apply_frame(const PoolFile& pool, Medium& medium, const RedoFrame& f, bool misread_pairs = false);
 
 // Whether a valid frame with seq > min_seq has its header at `phys`.
 bool frame_committed(const PoolFile& pool, uint32_t lane, uint64_t phys, uint64_t min_seq);

@@ -308,6 +308,7 @@ int resolve_config(const sw_config* cfg, ResolvedConfig* out) {
   if (int rc = env_u32("SOFTWRAP_SPILL_MIB", &spill_mib)) return rc;
   r.spill_bytes = uint64_t{spill_mib} << 20;
   if (int rc = env_flag("SOFTWRAP_STRICT", SW_CONFIG_STRICT, &r.flags)) return rc;
+  if (int rc = env_flag("SOFTWRAP_WCL", SW_CONFIG_WCL, &r.flags)) return rc;
   if (int rc = env_flag("SOFTWRAP_REQUIRE_WRAP", SW_CONFIG_REQUIRE_WRAP, &r.flags)) return rc;
   if (int rc = env_u32("SOFTWRAP_SHADOW_BUDGET_KIB", &r.shadow_budget_kib)) return rc;
   if (r.shadow_budget_kib == 0) {

@@ -54,6 +54,9 @@ struct ResolvedConfig {
   //     valid trailer (count and checksum) — a deliberately broken variant.
   bool undo_elide_log_fence = false;
   bool redo_skip_commit_validation = false;
+  //   wcl_misread_pairs: recovery applies each half of a write-combined PAIR
+  //     record to its whole word — a deliberately broken variant.
+  bool wcl_misread_pairs = false;
 };
 // Returns 0 or SW_EINVAL (with message) for a bad value in cfg or the
 // environment.

@@ -73,7 +73,7 @@ int recover(PoolFile& pool, Medium& medium, sw_recovery_report* rep, const Recov
   if (!frames.empty()) {
     std::sort(frames.begin(), frames.end(), [](const RedoFrame& a, const RedoFrame& b) { return a.seq < b.seq; });
     SW_TRACE_LABEL("recovery:redo-replay");
-    for (const RedoFrame& f : frames) rep->redo_bytes_replayed += apply_frame(pool, medium, f);
+    for (const RedoFrame& f : frames) rep->redo_bytes_replayed += apply_frame(pool, medium, f, opts.wcl_misread_pairs);
     medium.fence(FenceKind::kOther);
     SW_TRACE_LABEL("recovery:watermark");
     persist_word(medium, retired, frames.back().seq);

@@ -16,11 +16,21 @@
 #include <vector>
 
 #include "access.h"
+#include "cq.h"
+#include "ctree.h"
+#include "hashmap.h"
+#include "linked_list.h"
+#include "pc.h"
+#include "rbtree.h"
 #include "sps.h"
+#include "tatp.h"
+#include "tpcc.h"
 #include "workload.h"
 
 // X(template, info): the Themis paper's Table II in its order.
-#define SOFTWRAP_WORKLOAD_LIST(X) X(Sps, kSpsInfo)
+#define SOFTWRAP_WORKLOAD_LIST(X)                                                                      \
+  X(Cq, kCqInfo) X(Ctree, kCtreeInfo) X(Hashmap, kHashmapInfo) X(LinkedList, kLinkedListInfo) X(Pc, kPcInfo) \
+      X(Rbtree, kRbtreeInfo) X(Sps, kSpsInfo) X(Tatp, kTatpInfo) X(Tpcc, kTpccInfo)
 
 namespace softwrap::workloads {
 

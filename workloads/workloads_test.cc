@@ -6,7 +6,9 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -152,12 +154,36 @@ std::map<uint64_t, uint64_t> store_counts(const Info& info, Params p, uint64_t t
   return h.counts();
 }
 
-TEST(WorkloadStores, SpsStoresTwicePerSwap) {
+// The store counts each workload's header promises.
+TEST(WorkloadStores, EachTransactionStoresWhatItsDefinitionSays) {
+  auto only = [](const std::map<uint64_t, uint64_t>& c, std::set<uint64_t> allowed) {
+    for (const auto& [stores, n] : c) {
+      if (!allowed.count(stores)) return "a transaction stored " + std::to_string(stores) + " words";
+    }
+    return std::string();
+  };
+  auto within = [](const std::map<uint64_t, uint64_t>& c, uint64_t lo, uint64_t hi) {
+    for (const auto& [stores, n] : c) {
+      if (stores < lo || stores > hi) return "a transaction stored " + std::to_string(stores) + " words";
+    }
+    return std::string();
+  };
   Params p = small(kSpsInfo, 1);
   p.tx_size = 5;
-  const auto counts = store_counts(kSpsInfo, p, 40);
-  ASSERT_EQ(counts.size(), 1u);
-  EXPECT_EQ(counts.begin()->first, 10u);
+  EXPECT_EQ(only(store_counts(kSpsInfo, p, 40), {10}), "") << "SPS: 2 per swap";
+  p = small(kPcInfo, 1);
+  p.tx_size = 7;
+  EXPECT_EQ(only(store_counts(kPcInfo, p, 40), {7}), "") << "PC: 1 per update";
+  EXPECT_EQ(only(store_counts(kTatpInfo, small(kTatpInfo, 1), 40), {1}), "") << "TATP: one store";
+  EXPECT_EQ(only(store_counts(kCqInfo, small(kCqInfo, 1), 100), {1, 4}), "") << "CQ: dequeue 1, enqueue 4";
+  EXPECT_EQ(only(store_counts(kCtreeInfo, small(kCtreeInfo, 1), 100), {0, 1, 6}), "");
+  EXPECT_EQ(only(store_counts(kHashmapInfo, small(kHashmapInfo, 1), 100), {0, 1, 4}), "");
+  p = small(kLinkedListInfo, 1);
+  p.tx_size = 4;
+  EXPECT_EQ(within(store_counts(kLinkedListInfo, p, 100), 4 * 2, 4 * 5), "") << "LL: 2 per delete, 5 per insert";
+  EXPECT_EQ(within(store_counts(kTpccInfo, small(kTpccInfo, 1), 200), 7 + 11 * 5, 7 + 11 * 15), "");
+  const auto rb = store_counts(kRbtreeInfo, small(kRbtreeInfo, 1), 200);
+  EXPECT_TRUE(rb.count(0) && rb.rbegin()->first >= 7) << "RB: from none (absent keys) to rebalancing inserts";
 }
 
 TEST(WorkloadRegistry, NamesAreUniqueAndFound) {

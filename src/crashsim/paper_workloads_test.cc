@@ -2,9 +2,13 @@
 // crash simulator, small: softwrap, softwrap-local and undo recover every
 // crash image under the x86 and Themis models; undo-themis does under
 // Themis and is caught under x86, where its undo records may persist after
-// the data they protect.  CI runs SOFTWRAP_CRASH_PAPER_WORKLOADS (default:
-// a few cheap workloads); the full set, longer:
-//   softwrap crashtest --workload themis --full
+// the data they protect — except in TATP, whose update_location stores one
+// aligned word and nothing else: without its fence the record may persist
+// after the word, but an image holding the new word and no record is the
+// state after the transaction, which is legal, so no crash can show it.
+// CI runs SOFTWRAP_CRASH_PAPER_WORKLOADS (a comma-separated list; default:
+// all of them, two seeds of 8 transactions, about 20 s); longer:
+//   softwrap crashtest --full --workload themis
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -22,9 +26,13 @@ namespace {
 
 std::vector<std::string> ci_workloads() {
   const char* env = std::getenv("SOFTWRAP_CRASH_PAPER_WORKLOADS");
-  std::istringstream in(env && *env ? env : "sps");
   std::vector<std::string> out;
-  for (std::string w; std::getline(in, w, ',');) out.push_back(w);
+  if (env && *env) {
+    std::istringstream in(env);
+    for (std::string w; std::getline(in, w, ',');) out.push_back(w);
+  } else {
+    for (const workloads::Info* i : workloads::all_workloads()) out.push_back(i->name);
+  }
   return out;
 }
 
@@ -77,6 +85,10 @@ TEST_P(UndoThemisCrashTest, PassesUnderThemisAndIsCaughtUnderX86) {
   EXPECT_EQ(themis.failures, 0u) << first(themis);
   EXPECT_GT(themis.images, 50u);
   const SimResult x86 = run(GetParam(), SW_ENGINE_UNDO_THEMIS, Persistency::kX86, 1);
+  if (GetParam() == "tatp") {  // one store per transaction: nothing to catch (see above)
+    EXPECT_EQ(x86.failures, 0u) << first(x86);
+    return;
+  }
   EXPECT_GT(x86.failures, 0u) << "undo-themis was not caught under the x86 model";
   EXPECT_NE(first(x86).find("undo:"), std::string::npos) << first(x86);
 }

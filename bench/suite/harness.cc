@@ -141,7 +141,7 @@ void unpin_threads() {
 // ------------------------------------------------------------ temp files
 
 namespace {
-constexpr int kTempSlots = 4;
+constexpr int kTempSlots = 8;
 char g_temp[kTempSlots][512];  // unlinked by the signal handler
 
 extern "C" void unlink_temps_and_reraise(int sig) {
@@ -180,6 +180,7 @@ struct Root {
   uint64_t array_off;
   uint64_t array_bytes;
 };
+}  // namespace
 
 void prefault(void* p, uint64_t n) {
   const auto page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
@@ -188,7 +189,6 @@ void prefault(void* p, uint64_t n) {
   if (madvise(reinterpret_cast<void*>(begin), end - begin, MADV_POPULATE_WRITE) == 0) return;
   for (uintptr_t a = begin; a < end; a += page) (void)*reinterpret_cast<volatile const char*>(a);
 }
-}  // namespace
 
 ArrayPool::ArrayPool(const std::string& dir, uint64_t array_bytes)
     : path_(dir + "/sw-bench-suite-" + std::to_string(getpid()) + ".pool"),

@@ -81,9 +81,12 @@ const char* medium_str(sw_medium_kind m);
 
 // Pool files of up to 1.2 GiB in /dev/shm must not outlive an interrupted
 // run: registered paths are unlinked on SIGINT, SIGTERM, SIGHUP and SIGPIPE
-// (then the signal's default action runs).  At most 4 at a time.
+// (then the signal's default action runs).  At most 8 at a time.
 void register_temp_file(const std::string& path);
 void unregister_temp_file(const std::string& path);
+
+// Faults [p, p+n) in for writing (before timing a mapping).
+void prefault(void* p, uint64_t n);
 
 // The paper's setting on scm-emu: Tw = 1 µs, Ts = 220 ns.
 struct CellConfig {

@@ -22,6 +22,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import paper  # noqa: E402
+import results_themis  # noqa: E402
 
 R = None  # results directory
 IMG_DIR = None  # <dir of the output file>/results: the plots, committed with the page
@@ -93,16 +94,17 @@ def k(x):
     return f"{x / 1e3:,.1f}k"
 
 
-def image(exp):
+def image(exp, name=None):
     """Copies the plot next to the page (results/ itself is not committed)."""
-    src = os.path.join(R, exp, exp + ".png")
+    name = name or exp
+    src = os.path.join(R, exp, name + ".png")
     if not os.path.exists(src):
         w(f"*(no plot: {src} missing — is /usr/bin/python3 with matplotlib installed?)*")
         w()
         return
     os.makedirs(IMG_DIR, exist_ok=True)
-    shutil.copyfile(src, os.path.join(IMG_DIR, exp + ".png"))
-    w(f"![{exp}](results/{exp}.png)")
+    shutil.copyfile(src, os.path.join(IMG_DIR, name + ".png"))
+    w(f"![{name}](results/{name}.png)")
     w()
 
 
@@ -148,7 +150,7 @@ def header():
     w()
     loads = []
     for exp in ("fig4", "table2", "fig6", "fig7", "fig8", "fig9", "fig10", "fig11", "fig12", "workshop", "pmdk",
-                "btree", "fig16"):
+                "btree", "fig16", "themis"):
         mm = meta(exp)
         if "loadavg_start" in mm:
             loads.append(f"{exp} {mm['loadavg_start'].split()[0]}")
@@ -191,7 +193,7 @@ def checks():
     w("## The issue's acceptance checks")
     w()
     rows = []
-    for exp, name in (("table2", "meta"), ("pmdk", "pmdk_meta")):
+    for exp, name in (("table2", "meta"), ("pmdk", "pmdk_meta"), ("themis", "meta")):
         if True:
             for key, v in meta(exp, name).items():
                 if key.startswith("check: "):
@@ -203,7 +205,8 @@ def checks():
         return
     table(["check", "result"], rows)
     times = []
-    for exp in ("fig4", "table2", "fig6", "fig7", "fig8", "fig9", "fig10", "fig11", "fig12", "workshop", "pmdk"):
+    for exp in ("fig4", "table2", "fig6", "fig7", "fig8", "fig9", "fig10", "fig11", "fig12", "workshop", "pmdk",
+                "themis"):
         s = meta(exp).get("seconds")
         if s:
             times.append(float(s))
@@ -1365,6 +1368,7 @@ def main():
     at = len(OUT)
     for fn in (fig4, table2, fig6, fig7, fig8, fig9, fig10, fig11, fig12, workshop, pmdk, btree, fig16):
         fn()
+    results_themis.themis(sys.modules[__name__])
     # The checks table comes first but includes the bars the sections check.
     body = OUT[at:]
     del OUT[at:]

@@ -4,7 +4,8 @@
 // softwrap, softwrap-local and nonatomic stand on the same workloads; on
 // x86 (real sfence) and scm-emu, with 1 and 2 threads.  Fig. 3 (Ideal's
 // speedup over undo, the fraction of fences removed), Fig. 8 (stores per
-// transaction) and Fig. 10 (distance between removable fences).
+// transaction), Fig. 10 (distance between removable fences) and Fig. 12
+// (Ideal's speedup against the transaction size of SPS, PC and LL).
 //
 // Approach.  Per workload, setup() runs once into an image (nonatomic
 // engine, untimed), which is copied to one pool file per engine; the image
@@ -56,6 +57,8 @@ constexpr size_t kNumEngines = sizeof kEngines / sizeof kEngines[0];
 const sw_medium_kind kMedia[] = {SW_MEDIUM_X86, SW_MEDIUM_SCM_EMU};
 constexpr int kRounds = 7;
 constexpr double kSliceSeconds = 0.15;
+constexpr int kSweepRounds = 5;  // Fig. 12: undo and Ideal only
+constexpr double kSweepSliceSeconds = 0.1;
 
 double median(std::vector<double> v) {
   if (v.empty()) return 0;
@@ -122,6 +125,33 @@ sw_pool* open_pool(const std::string& path, sw_engine_kind e, sw_medium_kind m) 
   return p;
 }
 
+// Opens e's pool file on medium m and attaches the workload (p.threads
+// accesses).
+void open_contender(Contender* c, const EngineSpec* e, const std::string& path, sw_medium_kind m,
+                    const wl::Info& info, const wl::Params& p) {
+  c->e = e;
+  c->p = open_pool(path, e->kind, m);
+  c->acc.assign(p.threads, wl::ApiAccess(c->p));
+  c->w = wl::make_api_workload(info.name, &c->acc, p);
+  try {
+    c->w->attach();
+  } catch (const wl::WorkloadError& err) {
+    fail(fmt("%s on %s (%s): %s", info.name, e->label, medium_str(m), err.what()));
+  }
+}
+
+// Verifies the workload (a wrong structure fails the experiment) and
+// closes the pool.
+void close_contender(Contender* c) {
+  const std::string why = c->w->verify();
+  if (!why.empty()) {
+    fail(fmt("%s on %s (%s, %u threads, tx_size %u): %s", c->w->info().name, c->e->label,
+             sw_pool_medium_name(c->p), c->w->params().threads, c->w->params().tx_size, why.c_str()));
+  }
+  c->w.reset();
+  if (sw_pool_close(c->p) != 0) fail_sw("sw_pool_close");
+}
+
 // One slice: quiesce, reset, run, quiesce; adds to c; returns tx/s.
 double slice(Contender& c, double seconds, bool record) {
   if (sw_pool_quiesce(c.p) != 0 || sw_pool_stats_reset(c.p) != 0) fail_sw("quiesce/reset");
@@ -150,7 +180,7 @@ double slice(Contender& c, double seconds, bool record) {
 }
 
 struct Outputs {
-  Csv cells, rounds, fig3, fig8, fig10;
+  Csv cells, rounds, fig3, fig8, fig10, fig12;
   bool themis_ok = true;  // no NT->T fence from undo-themis anywhere
   std::vector<double> x86_ideal_speedup, x86_removed;  // 1 thread, per workload
 };
@@ -165,18 +195,7 @@ void run_cell(Context& ctx, const wl::Info& info, const wl::Params& base, sw_med
   wl::Params p = base;
   p.threads = threads;
   std::vector<Contender> cs(kNumEngines);
-  for (size_t i = 0; i < kNumEngines; ++i) {
-    Contender& c = cs[i];
-    c.e = &kEngines[i];
-    c.p = open_pool(files[i]->path, c.e->kind, m);
-    c.acc.assign(threads, wl::ApiAccess(c.p));
-    c.w = wl::make_api_workload(info.name, &c.acc, p);
-    try {
-      c.w->attach();
-    } catch (const wl::WorkloadError& e) {
-      fail(fmt("%s on %s: %s", info.name, c.e->label, e.what()));
-    }
-  }
+  for (size_t i = 0; i < kNumEngines; ++i) open_contender(&cs[i], &kEngines[i], files[i]->path, m, info, p);
   if (threads == 1) {
     pin_threads();
   } else {
@@ -197,12 +216,7 @@ void run_cell(Context& ctx, const wl::Info& info, const wl::Params& base, sw_med
     }
   }
   unpin_threads();
-  for (Contender& c : cs) {
-    const std::string why = c.w->verify();
-    if (!why.empty()) fail(fmt("%s on %s (%s, %u threads): %s", info.name, c.e->label, medium_str(m), threads, why.c_str()));
-    c.w.reset();
-    if (sw_pool_close(c.p) != 0) fail_sw("sw_pool_close");
-  }
+  for (Contender& c : cs) close_contender(&c);
   const Contender& undo = cs[0];
   const Contender& ideal = cs[1];
   if (ideal.sum.fences_log != 0) out->themis_ok = false;
@@ -270,6 +284,43 @@ void profile(Context& ctx, const wl::Info& info, const wl::Params& base, const s
                static_cast<unsigned long long>(h.aborted())));
 }
 
+// Fig. 12: Ideal over undo as the transaction grows, for the workloads
+// with a transaction-size parameter (one thread; undo's and Ideal's pools).
+void sweep(Context& ctx, const wl::Info& info, const wl::Params& base,
+           const std::vector<std::unique_ptr<TempPool>>& files, Outputs* out) {
+  const std::vector<uint32_t> sizes =
+      ctx.quick() ? std::vector<uint32_t>{1, 8} : std::vector<uint32_t>{1, 2, 4, 8, 16, 32, 64};
+  const int rounds = ctx.quick() ? 1 : kSweepRounds;
+  const double secs = ctx.secs(kSweepSliceSeconds, 0.01);
+  for (sw_medium_kind m : kMedia) {
+    ctx.step(fmt("%s: transaction sizes, %s", info.name, medium_str(m)));
+    for (uint32_t size : sizes) {
+      wl::Params p = base;
+      p.threads = 1;
+      p.tx_size = size;
+      Contender cs[2];
+      for (size_t i = 0; i < 2; ++i) open_contender(&cs[i], &kEngines[i], files[i]->path, m, info, p);
+      pin_threads();
+      for (Contender& c : cs) slice(c, secs / 2, false);
+      std::vector<double> ratio;
+      for (int r = 0; r < rounds; ++r) {
+        double tps[2];
+        for (size_t k = 0; k < 2; ++k) {
+          const size_t i = (k + static_cast<size_t>(r)) % 2;
+          tps[i] = slice(cs[i], secs, true);
+        }
+        ratio.push_back(tps[1] / tps[0]);
+      }
+      unpin_threads();
+      for (Contender& c : cs) close_contender(&c);
+      out->fig12.add(info.name).add(medium_str(m)).add(size).add(per_tx(cs[0].sum.fences_log, cs[0].tx))
+          .add(median(ratio)).add(*std::min_element(ratio.begin(), ratio.end()))
+          .add(*std::max_element(ratio.begin(), ratio.end()));
+      out->fig12.end_row();
+    }
+  }
+}
+
 }  // namespace
 
 void run_themis(Context& ctx) {
@@ -286,6 +337,8 @@ void run_themis(Context& ctx) {
            "ideal_elided_per_tx", "softwrap_vs_undo", "softwrap_local_vs_undo", "nonatomic_vs_undo"}),
       Csv(ctx.file("themis_fig8.csv"), {"workload", "stores", "transactions"}),
       Csv(ctx.file("themis_fig10.csv"), {"workload", "bucket", "low", "high", "cycles", "events"}),
+      Csv(ctx.file("themis_fig12.csv"), {"workload", "medium", "tx_size", "undo_nt_t_per_tx", "ideal_speedup",
+                                         "ideal_speedup_min", "ideal_speedup_max"}),
       true,
       {},
       {},
@@ -305,7 +358,9 @@ void run_themis(Context& ctx) {
   } else {
     all = wl::all_workloads();
   }
-  ctx.set_total(static_cast<int>(all.size() * 5));
+  int steps = 0;
+  for (const wl::Info* info : all) steps += info->tx_size_means ? 7 : 5;
+  ctx.set_total(steps);
   uint64_t steal0 = 0, total0 = 0;
   const bool have_steal = cpu_steal(&steal0, &total0);
   ctx.note("engines", "undo, ideal (= undo-themis with SW_CONFIG_THEMIS_IDEAL), softwrap, softwrap-local, nonatomic");
@@ -351,6 +406,7 @@ void run_themis(Context& ctx) {
         run_cell(ctx, *info, base, m, threads, files, &out);
       }
     }
+    if (info->tx_size_means) sweep(ctx, *info, base, files, &out);
   }
   uint64_t steal1 = 0, total1 = 0;
   if (have_steal && cpu_steal(&steal1, &total1) && total1 > total0) {

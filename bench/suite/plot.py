@@ -471,9 +471,10 @@ def fig16(d):
 
 
 def themis(d):
-    """Fig. 3 (Ideal over undo, fences removed, every engine), Fig. 8
-    (stores per transaction) and Fig. 10 (distance between removable
-    fences): themis.png, themis_fig8.png, themis_fig10.png."""
+    """Fig. 3 (Ideal over undo, fences removed), Fig. 8 (stores per
+    transaction), Fig. 10 (distance between removable fences) and Fig. 12
+    (speedup vs transaction size): themis.png, themis_fig8.png,
+    themis_fig10.png, themis_fig12.png."""
     f3 = read(os.path.join(d, "themis_fig3.csv"))
     wls = list(dict.fromkeys(r["workload"] for r in f3))
     t = paper.THEMIS
@@ -550,6 +551,25 @@ def themis(d):
         ax.set_ylabel("fraction of distances")
         ax.legend(fontsize=6)
     save(fig, d, "themis_fig10")
+
+    f12 = read(os.path.join(d, "themis_fig12.csv"))
+    fig, axes = panels("Themis Fig. 12 on this machine: Ideal's speedup over undo vs transaction size (1 thread)")
+    for col, m in enumerate(MEDIA[::-1]):
+        ax = axes[col]
+        for x in dict.fromkeys(r["workload"] for r in f12):
+            sel = sorted(rows(f12, workload=x, medium=m), key=lambda r: num(r, "tx_size"))
+            xs = [num(r, "tx_size") for r in sel]
+            ys = [num(r, "ideal_speedup") for r in sel]
+            err = [[y - num(r, "ideal_speedup_min") for y, r in zip(ys, sel)],
+                   [num(r, "ideal_speedup_max") - y for y, r in zip(ys, sel)]]
+            ax.errorbar(xs, ys, yerr=err, marker="o", capsize=2, label=x.upper())
+        ax.axhline(1, color="gray", linewidth=0.6)
+        ax.set_xscale("log", base=2)
+        ax.set_xlabel("transaction size (SPS: swaps, PC: updates, LL: operations)")
+        ax.set_ylabel("Ideal speedup over undo (median of rounds, min-max)")
+        ax.set_title(m)
+        ax.legend(fontsize=7)
+    save(fig, d, "themis_fig12")
 
 
 def one_row(data, **kw):

@@ -74,21 +74,6 @@ void add_stats(sw_stats* a, const sw_stats& b) {
   for (size_t i = 0; i < sizeof(sw_stats) / sizeof(uint64_t); ++i) x[i] += y[i];
 }
 
-// CPU time stolen by the hypervisor and all CPU time (ticks since boot).
-bool cpu_steal(uint64_t* steal, uint64_t* total) {
-  FILE* f = std::fopen("/proc/stat", "r");
-  if (!f) return false;
-  unsigned long long v[8] = {};
-  const int got = std::fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3], &v[4],
-                              &v[5], &v[6], &v[7]);
-  std::fclose(f);
-  if (got != 8) return false;
-  *steal = v[7];
-  *total = 0;
-  for (unsigned long long x : v) *total += x;
-  return true;
-}
-
 std::string pool_path(const Context& ctx, const std::string& tag) {
   return ctx.opts().pool_dir + "/sw-themis-" + std::to_string(getpid()) + "-" + tag + ".pool";
 }
@@ -361,8 +346,6 @@ void run_themis(Context& ctx) {
   int steps = 0;
   for (const wl::Info* info : all) steps += info->tx_size_means ? 7 : 5;
   ctx.set_total(steps);
-  uint64_t steal0 = 0, total0 = 0;
-  const bool have_steal = cpu_steal(&steal0, &total0);
   ctx.note("engines", "undo, ideal (= undo-themis with SW_CONFIG_THEMIS_IDEAL), softwrap, softwrap-local, nonatomic");
   ctx.note("slices", fmt("%d rounds of %.2f s per engine, engine order rotated per round", ctx.quick() ? 1 : kRounds,
                          ctx.secs(kSliceSeconds, 0.01)));
@@ -407,10 +390,6 @@ void run_themis(Context& ctx) {
       }
     }
     if (info->tx_size_means) sweep(ctx, *info, base, files, &out);
-  }
-  uint64_t steal1 = 0, total1 = 0;
-  if (have_steal && cpu_steal(&steal1, &total1) && total1 > total0) {
-    ctx.note("cpu_steal_pct", fmt("%.2f", 100.0 * static_cast<double>(steal1 - steal0) / (total1 - total0)));
   }
   double sum = 0, removed = 0;
   for (double s : out.x86_ideal_speedup) sum += s;

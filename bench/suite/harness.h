@@ -26,6 +26,7 @@
 #include <cstdio>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "softwrap/softwrap.h"
@@ -274,7 +275,8 @@ class Context {
   // Progress line: "[exp] step/total what", redrawn with \r.
   void set_total(int total) { total_ = total; }
   void step(const std::string& what);
-  // Free-form facts recorded in meta.csv (load average, options, checks).
+  // Free-form facts recorded in meta.csv (load average, CPU time stolen by
+  // the hypervisor while the experiment ran, options, checks).
   void note(const std::string& key, const std::string& value);
   void check(bool ok, const std::string& what);  // recorded; failing => run fails
   int failures() const { return failures_; }
@@ -286,6 +288,7 @@ class Context {
   int total_ = 0, done_ = 0, failures_ = 0;
   std::vector<std::pair<std::string, std::string>> notes_;
   Clock::time_point start_;
+  std::pair<uint64_t, uint64_t> steal_start_;  // /proc/stat: steal and total ticks
 };
 
 std::string fmt(const char* f, ...) __attribute__((format(printf, 1, 2)));

@@ -100,16 +100,19 @@ class WordSet {
 
  private:
   static constexpr uint64_t kEmpty = ~uint64_t{0};
-  size_t slot_of(uint64_t w) const { return static_cast<size_t>((w >> 3) * 0x9E3779B97F4A7C15ull >> 7) & (slots_.size() - 1); }
+  // Fibonacci hashing: the top bits of the product.
+  size_t slot_of(uint64_t w) const { return static_cast<size_t>((w * 0x9E3779B97F4A7C15ull) >> shift_); }
   void grow() {
     std::vector<uint64_t> old;
     for (size_t i : used_) old.push_back(slots_[i]);
     slots_.assign(slots_.empty() ? 256 : 2 * slots_.size(), kEmpty);
+    shift_ = 64 - static_cast<unsigned>(__builtin_ctzll(slots_.size()));
     used_.clear();
     for (uint64_t w : old) insert(w);
   }
   std::vector<uint64_t> slots_;
   std::vector<size_t> used_;  // occupied slots, for clear()
+  unsigned shift_ = 64;
 };
 
 inline uint64_t load_home(const char* p, unsigned size) {

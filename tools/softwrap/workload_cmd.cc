@@ -63,9 +63,11 @@ void print_report(const wl::Info& info, const wl::Params& p, sw_pool* pool, cons
   const uint64_t tx = h.transactions();
   const auto d = [&](uint64_t n) { return tx ? static_cast<double>(n) / static_cast<double>(tx) : 0.0; };
   printf("%s (%s, %s): %s\n", info.name, info.label, info.paper, info.what);
-  printf("engine %s on %s, %u thread%s, scale %" PRIu64 "%s: %" PRIu64 " transactions committed, %" PRIu64
+  const bool ideal = std::string(sw_pool_engine_name(pool)) == "undo-themis";
+  printf("engine %s%s on %s, %u thread%s, scale %" PRIu64 "%s: %" PRIu64 " transactions committed, %" PRIu64
          " rolled back, in %.2f s; verified\n",
-         sw_pool_engine_name(pool), sw_pool_medium_name(pool), p.threads, p.threads > 1 ? "s" : "", p.scale,
+         sw_pool_engine_name(pool), ideal ? " (the Themis paper's Ideal: not crash-safe on this medium)" : "",
+         sw_pool_medium_name(pool), p.threads, p.threads > 1 ? "s" : "", p.scale,
          info.tx_size_means ? (", tx-size " + std::to_string(p.tx_size)).c_str() : "", tx, h.aborted(), seconds);
   printf("stores per transaction: mean %.1f, min %" PRIu64 ", median %" PRIu64 ", p90 %" PRIu64 ", max %" PRIu64
          "\n",

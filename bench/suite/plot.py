@@ -522,6 +522,7 @@ def themis(d):
     ax.boxplot(data, whis=(0, 100), showmeans=True)
     ax.set_xticks(range(1, len(wls) + 1), [x.upper() for x in wls])
     ax.set_yscale("symlog", linthresh=1)
+    ax.set_ylim(bottom=0)
     ax.set_ylabel("stores per transaction (whiskers: min, max; triangle: mean)")
     ax.axhline(t["fig8_sps_stores_over"], color="black", linestyle=":", linewidth=0.8,
                label="paper: SPS over a hundred, TATP one")
@@ -552,6 +553,8 @@ def themis(d):
         ax.legend(fontsize=6)
     save(fig, d, "themis_fig10")
 
+    if not os.path.exists(os.path.join(d, "themis_fig12.csv")):
+        return
     f12 = read(os.path.join(d, "themis_fig12.csv"))
     fig, axes = panels("Themis Fig. 12 on this machine: Ideal's speedup over undo vs transaction size (1 thread)")
     for col, m in enumerate(MEDIA[::-1]):

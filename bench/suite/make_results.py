@@ -136,13 +136,15 @@ def header():
     w("This page puts the SoftWrAP papers' evaluation (full paper, MSST 2015, section V; "
       "workshop paper, section 3.5; the MSST slides' block-copy variant of Fig. 11) beside "
       "our measurements of the same experiments with `softwrap bench`, and compares softwrap "
-      "with PMDK's libpmemobj. Every section gives the paper's numbers, ours, the plot and a "
+      "with PMDK's libpmemobj; its last section does the same for the Themis paper's estimate of what "
+      "fence-less persist ordering gives undo logging (Figs. 3, 8, 10, 12). Every section gives the paper's "
+      "numbers, ours, the plot and a "
       "sentence on each difference. The paper's figures are images without data: where it "
       "prints numbers (Table II) we compare exactly, elsewhere we compare with what its text "
       "states, quoted in `bench/suite/paper.py`.")
     w()
     w("**Regenerate:** `bench/suite/make-results` (builds, runs `softwrap bench all`, the B+tree "
-      "benchmark `sw_bench_btree` and the TPC-C script `sqlite/fig16.sh` into `results/` — about 14 "
+      "benchmark `sw_bench_btree` and the TPC-C script `sqlite/fig16.sh` into `results/` — about 18 "
       "minutes on this 2-vCPU machine — then this generator; `--quick`: a smoke run of all three). One "
       "experiment: `softwrap bench fig6`; smoke test: `softwrap bench all --quick` (CTest label `bench`).")
     w()

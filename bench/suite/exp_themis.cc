@@ -55,8 +55,8 @@ const EngineSpec kEngines[] = {{SW_ENGINE_UNDO, "undo"},
                                {SW_ENGINE_NONATOMIC, "nonatomic"}};
 constexpr size_t kNumEngines = sizeof kEngines / sizeof kEngines[0];
 const sw_medium_kind kMedia[] = {SW_MEDIUM_X86, SW_MEDIUM_SCM_EMU};
-constexpr int kRounds = 7;
-constexpr double kSliceSeconds = 0.15;
+constexpr int kRounds = 9;
+constexpr double kSliceSeconds = 0.12;
 constexpr int kSweepRounds = 5;  // Fig. 12: undo and Ideal only
 constexpr double kSweepSliceSeconds = 0.1;
 

@@ -1,6 +1,8 @@
 // runner.cc — threads, timing, pool sizing and the store histogram.
 #include "runner.h"
 
+#include <time.h>
+
 #include <chrono>
 #include <latch>
 #include <string>
@@ -12,6 +14,12 @@ namespace softwrap::workloads {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+double thread_cpu_seconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
 
 // Runs body(tid) on `threads` threads started together; returns the
 // seconds from the start to the last end.
@@ -64,15 +72,19 @@ double run_threads(Workload& w, uint64_t per_thread) {
 
 Timed run_for(Workload& w, double seconds, uint64_t batch) {
   std::vector<uint64_t> done(w.params().threads);
+  std::vector<double> cpu(w.params().threads);
   Timed r;
   r.seconds = parallel(w.params().threads, [&](uint32_t t, Clock::time_point start) {
     const auto end = start + std::chrono::duration<double>(seconds);
+    const double cpu0 = thread_cpu_seconds();
     do {
       w.run(t, batch);
       done[t] += batch;
     } while (Clock::now() < end);
+    cpu[t] = thread_cpu_seconds() - cpu0;
   });
   for (uint64_t d : done) r.transactions += d;
+  for (double c : cpu) r.cpu_seconds += c;
   return r;
 }
 

@@ -36,7 +36,10 @@ double run_threads(Workload& w, uint64_t per_thread);
 
 struct Timed {
   uint64_t transactions = 0;
-  double seconds = 0;  // from the start to the last thread's end
+  double seconds = 0;      // from the start to the last thread's end
+  double cpu_seconds = 0;  // CPU time of the running threads, summed: unlike
+                           // wall time, it leaves out the time other jobs
+                           // took the CPU (but also time spent blocked)
 };
 // Each thread runs batches of `batch` transactions until `seconds` have
 // passed since the common start.

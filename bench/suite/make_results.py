@@ -22,6 +22,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import paper  # noqa: E402
+import results_kv  # noqa: E402
 import results_themis  # noqa: E402
 
 R = None  # results directory
@@ -144,15 +145,16 @@ def header():
       "states, quoted in `bench/suite/paper.py`.")
     w()
     w("**Regenerate:** `bench/suite/make-results` (builds, runs `softwrap bench all`, the B+tree "
-      "benchmark `sw_bench_btree` and the TPC-C script `sqlite/fig16.sh` into `results/` — about 18 "
-      "minutes on this 2-vCPU machine — then this generator; `--quick`: a smoke run of all three). One "
+      "benchmark `sw_bench_btree`, the key-value benchmark `sw_bench_kv` and the TPC-C script "
+      "`sqlite/fig16.sh` into `results/` — about 18 minutes on this 2-vCPU machine, plus the key-value "
+      "benchmark's — then this generator; `--quick`: a smoke run of all four). One "
       "experiment: `softwrap bench fig6`; smoke test: `softwrap bench all --quick` (CTest label `bench`).")
     w()
     w("## Setup and how it differs from the paper's")
     w()
     loads = []
     for exp in ("fig4", "table2", "fig6", "fig7", "fig8", "fig9", "fig10", "fig11", "fig12", "workshop", "pmdk",
-                "btree", "fig16", "themis"):
+                "btree", "kv", "fig16", "themis"):
         mm = meta(exp)
         if "loadavg_start" in mm:
             loads.append(f"{exp} {mm['loadavg_start'].split()[0]}")
@@ -217,7 +219,8 @@ def checks():
           "(limit: 30 minutes); `--quick` takes well under a minute (limit: 3).")
         w()
     more = []
-    for exp, what in (("btree", "the B+tree benchmark"), ("fig16", "the TPC-C script")):
+    for exp, what in (("btree", "the B+tree benchmark"), ("kv", "the key-value benchmark"),
+                      ("fig16", "the TPC-C script")):
         s = meta(exp).get("seconds")
         if s:
             more.append(f"{what} {float(s) / 60:.1f} minutes")
@@ -1368,7 +1371,8 @@ def main():
     IMG_DIR = os.path.join(os.path.dirname(os.path.abspath(out)), "results")
     header()
     at = len(OUT)
-    for fn in (fig4, table2, fig6, fig7, fig8, fig9, fig10, fig11, fig12, workshop, pmdk, btree, fig16):
+    for fn in (fig4, table2, fig6, fig7, fig8, fig9, fig10, fig11, fig12, workshop, pmdk, btree,
+               lambda: results_kv.kv(sys.modules[__name__]), fig16):
         fn()
     results_themis.themis(sys.modules[__name__])
     # The checks table comes first but includes the bars the sections check.

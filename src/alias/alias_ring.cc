@@ -13,10 +13,12 @@
 
 #include <algorithm>
 #include <bit>
+#include <cstdio>
 #include <cstring>
 #include <utility>
 
 #include "common/clock.h"
+#include "common/error.h"
 #include "common/relaxed_copy.h"
 #include "medium/medium.h"
 #include "medium/trace_label.h"
@@ -33,9 +35,10 @@ AliasRing::AliasRing(const ResolvedConfig& cfg, PoolFile* pool, Medium* medium)
       shadow_budget_(uint64_t{cfg.shadow_budget_kib} << 10),
       base_capacity_(cfg.alias_entries),
       inline_retire_(cfg.flags & SW_CONFIG_NO_RETIRE_THREAD),
+      strict_(cfg.flags & SW_CONFIG_STRICT),
       slots_(new std::atomic<AliasTable*>[ring_]),
       colours_(new Colour[size_t{ring_} * ring_]) {
-  for (uint32_t i = 0; i < 2; ++i) tables_.push_back(std::make_unique<AliasTable>(cfg.alias_entries, page_size_));
+  for (uint32_t i = 0; i < 2; ++i) tables_.push_back(std::make_unique<AliasTable>(cfg.alias_entries, page_size_, strict_));
   for (uint32_t i = 0; i < ring_; ++i) slots_[i].store(nullptr);
   slots_[0].store(tables_[0].get());
   spare_.push_back(tables_[1].get());
@@ -161,6 +164,33 @@ void AliasRing::visible_bytes(uint64_t off, size_t n, uint64_t below_gen, unsign
   }
 }
 
+bool AliasRing::holds_any(uint64_t off, size_t n) {
+  const uint64_t po = off & ~(uint64_t{page_size_} - 1);
+  const uint64_t hint = AliasTable::page_hint(po);
+  const uint64_t a = active_gen_.load(), r = readable_gen_.load();
+  for (uint64_t g = a; g + 1 > r; --g) {
+    AliasTable& t = table(g);
+    if (t.may_hold(hint)) {
+      if (t.may_hold_words(hint)) {
+        for (uint64_t w = off & ~uint64_t{7}; w < off + n; w += 8) {
+          if (AliasEntry* e = t.probe(w); e && (e->meta.load(std::memory_order_acquire) & kMetaValid)) return true;
+        }
+      }
+      if (t.has_pages.load(std::memory_order_acquire)) {
+        if (AliasEntry* e = t.probe(page_key(po)); e && (e->meta.load(std::memory_order_acquire) & kMetaValid)) {
+          const char* page = reinterpret_cast<const char*>(e->value.load(std::memory_order_relaxed));
+          const size_t lo = off - po, hi = lo + n;
+          for (size_t c = lo / 64; c * 64 < hi; ++c) {
+            if (mask_word(page, page_size_, c) & chunk_bits(c, lo, hi)) return true;
+          }
+        }
+      }
+    }
+    if (g == 0) break;
+  }
+  return false;
+}
+
 bool AliasRing::try_switch_locked(bool overflow) {
   const uint64_t a = active_gen_.load(), o = oldest_gen_.load();
   const uint64_t live = a - o + 1;
@@ -180,7 +210,7 @@ bool AliasRing::try_switch_locked(bool overflow) {
     }
   }
   if (!pick) {
-    tables_.push_back(std::make_unique<AliasTable>(want, page_size_));
+    tables_.push_back(std::make_unique<AliasTable>(want, page_size_, strict_));
     pick = tables_.back().get();
   }
   slots_[ng % ring_].store(pick, std::memory_order_release);
@@ -319,7 +349,47 @@ bool AliasRing::step_locked(std::unique_lock<std::mutex>& lk) {
   return false;
 }
 
+// Strict mode: before a table goes home, every byte it is about to write
+// must still hold, at home, the value it had when the table aliased it
+// (older tables are home by now, and retirement is home's only writer).
+// A difference is a plain store that retirement would overwrite.
+void AliasRing::check_home_unchanged(AliasTable& t) {
+  auto report = [&](uint64_t off, uint64_t was, uint64_t home) {
+    char msg[512];
+    std::snprintf(msg, sizeof msg,
+                  "pool memory at offset 0x%llx (address %p) was changed by a plain store (not sw_store/"
+                  "sw_write) while a wrap's value for it was waiting to be retired: it held 0x%llx when the "
+                  "wrap aliased it and holds 0x%llx now, and retirement would overwrite it with the wrapped "
+                  "value.  Write pool memory only with sw_store*/sw_write/sw_memset (see softwrap.h)",
+                  static_cast<unsigned long long>(off), static_cast<void*>(pool_->at(off)),
+                  static_cast<unsigned long long>(was), static_cast<unsigned long long>(home));
+    strict_abort(msg);
+  };
+  t.for_each([&](AliasEntry& e) {
+    if (!(e.meta.load(std::memory_order_acquire) & kMetaValid)) return;
+    const uint64_t k = e.key.load(std::memory_order_relaxed);
+    if (k & 1) {
+      char* page = reinterpret_cast<char*>(e.value.load(std::memory_order_relaxed));
+      const char* base = t.page_base(page);
+      const uint64_t po = k & ~uint64_t{1};
+      page_dirty_runs(page, page_size_, [&](size_t off, size_t len) {
+        const auto* home = reinterpret_cast<const unsigned char*>(pool_->at(po + off));
+        for (size_t i = 0; i < len; ++i) {
+          const unsigned char h = __atomic_load_n(home + i, __ATOMIC_RELAXED);
+          if (h != static_cast<unsigned char>(base[off + i])) {
+            report(po + off + i, static_cast<unsigned char>(base[off + i]), h);
+          }
+        }
+      });
+    } else {
+      const uint64_t h = __atomic_load_n(reinterpret_cast<const uint64_t*>(pool_->at(k)), __ATOMIC_RELAXED);
+      if (h != t.word_base(&e)) report(k, t.word_base(&e), h);
+    }
+  });
+}
+
 void AliasRing::retire(AliasTable& t) {
+  if (strict_) check_home_unchanged(t);
   CountersScope scope(&retire_counters_);
   SW_TRACE_LABEL("retire:home");
   const uint64_t t0 = now_ns();
@@ -372,7 +442,9 @@ void AliasRing::persist_retired_seq(uint64_t s) {
 
 void AliasRing::retirer_main() {
   std::unique_lock<std::mutex> lk(mu_);
+  uint64_t idle_seq = ~uint64_t{0}, idle_since = 0;
   while (!stop_) {
+    idle_switch_locked(&idle_seq, &idle_since);
     if (!work_.exchange(false)) {
       // Poll a little before sleeping: a switch usually follows soon, and
       // waking a sleeping thread costs the committing thread a futex call.
@@ -391,6 +463,25 @@ void AliasRing::retirer_main() {
     while (!stop_ && step_locked(lk)) {
     }
   }
+}
+
+// After kIdleSwitchNs without a commit, a non-empty active table whose
+// predecessors are all recycled is switched out (and so retired by the
+// steps that follow): in a read-only phase the tables would otherwise keep
+// the last writes aliased for good, and every read of those bytes would
+// pay the overlay (sw_peek would copy) until the next writes fill the
+// table.  Commits reset the clock, so write-heavy phases never see it.
+void AliasRing::idle_switch_locked(uint64_t* last_seq, uint64_t* since) {
+  const uint64_t s = seq_.load(std::memory_order_relaxed), now = now_ns();
+  if (s != *last_seq) {
+    *last_seq = s;
+    *since = now;
+    return;
+  }
+  const uint64_t a = active_gen_.load();
+  if (now - *since < kIdleSwitchNs || oldest_gen_.load() != a || table(a).count() == 0) return;
+  if (try_switch_locked(false)) work_.store(true);
+  *since = now;
 }
 
 int AliasRing::quiesce() {

@@ -9,7 +9,10 @@
 // still draining gets a further table from the ring instead of failing
 // (section IV-B's long-running wrap, handled without stopping the world);
 // only when the whole ring is in use does it wait for retirement, and only
-// for a bounded time, after which it fails with SW_ETOOBIG.
+// for a bounded time, after which it fails with SW_ETOOBIG.  When commits
+// stop (10 ms without one), the retirer switches a non-empty active table
+// out too, so that a read-only phase reads home bytes (sw_peek) instead of
+// overlaying the last writes for good.
 //
 // Colours: a wrap is tagged at open with (a, m) = (active generation, oldest
 // generation not yet Retired).  With two tables these are the paper's four
@@ -62,6 +65,9 @@ class AliasRing {
   uint64_t readable_gen() const { return readable_gen_.load(std::memory_order_seq_cst); }
   AliasTable& table(uint64_t gen) { return *slots_[gen & (ring_ - 1)].load(std::memory_order_acquire); }
   size_t page_size() const { return page_size_; }
+  // Strict mode: tables keep base values and retirement checks home against
+  // them before writing (a plain store there would be overwritten).
+  bool strict() const { return strict_; }
 
   // Word value visible to a reader (newest table first, then home).  The
   // caller is inside enter()/leave().
@@ -69,6 +75,9 @@ class AliasRing {
   // Bytes [off, off+n) of one shadow page as visible, from tables with
   // generation < below_gen (and home).  n and off within one page.
   void visible_bytes(uint64_t off, size_t n, uint64_t below_gen, unsigned char* out);
+  // Whether any live table holds any byte of [off, off+n) (within one
+  // shadow page): a spilled wrap writes in place only bytes none holds.
+  bool holds_any(uint64_t off, size_t n);
 
   // ---- commit order
   uint64_t next_seq() { return seq_.fetch_add(1, std::memory_order_seq_cst) + 1; }
@@ -123,6 +132,7 @@ class AliasRing {
   bool try_switch_locked(bool overflow);
   bool step_locked(std::unique_lock<std::mutex>& lk);
   void retire(AliasTable& t);
+  void check_home_unchanged(AliasTable& t);
   void persist_retired_seq(uint64_t s);
   void retirer_main();
   void wake();
@@ -136,6 +146,7 @@ class AliasRing {
   uint64_t shadow_budget_;
   uint32_t base_capacity_;
   bool inline_retire_;
+  bool strict_;
   // slots_[gen % ring_] is the table of a live generation.  The table
   // objects themselves are owned by tables_ (freed with the ring: unpinned
   // readers of counts, in throttle and after_commit, may still hold one)
@@ -160,6 +171,8 @@ class AliasRing {
   std::atomic<bool> work_{false};
   std::atomic<bool> sleeping_{false};  // the retirer is (about to be) in cv_.wait
   static constexpr uint64_t kRetirerSpinNs = 50'000;
+  static constexpr uint64_t kIdleSwitchNs = 10'000'000;  // no commit for 10 ms: retire the active table
+  void idle_switch_locked(uint64_t* last_seq, uint64_t* since);
   bool stop_ = false;
   std::atomic<bool> retiring_{false};
   Counters retire_counters_;

@@ -99,7 +99,6 @@ struct Simulator::Impl {
   std::vector<unsigned char> scratch;
   std::vector<std::pair<uint64_t, uint32_t>> ranges;
   std::vector<RedoFrame> frames;
-  std::vector<UndoRecordImage> recs;
 
   // The current run.
   const Workload* w = nullptr;
@@ -210,9 +209,9 @@ struct Simulator::Impl {
       uint64_t torn = 0;
       scan_lane(*pool, i, retired, &frames, &torn);
       if (!frames.empty()) return fail("a committed redo frame above the watermark is left after recovery");
-      recs.clear();
-      scan_undo(*pool, i, &recs);
-      if (!recs.empty()) return fail("undo records of an open generation are left after recovery");
+      if (visit_undo(*pool, i, [](void*, uint64_t, const unsigned char*, size_t) {}, nullptr) != 0) {
+        return fail("undo records of an open generation are left after recovery");
+      }
     }
     if (w->check_image) {
       why = check_image(ex, v.matched);
@@ -464,6 +463,7 @@ void Simulator::run(const Workload& w, uint64_t seed, uint32_t size, SimResult* 
   if (resolve_config(&c, &cfg) != 0) return I.fail_run(std::string("bad configuration: ") + sw_errormsg());
   cfg.engine = I.opt.engine;  // over any SOFTWRAP_ENGINE in the environment
   cfg.redo_skip_commit_validation = I.opt.redo_skip_commit_validation;
+  if (w.spill_bytes >= 0) cfg.spill_bytes = static_cast<uint64_t>(w.spill_bytes);
   I.cfg = cfg;
   uint8_t uuid[16];
   const uint64_t u0 = mix64(seed ^ 0x55555555), u1 = mix64(u0 + 1);

@@ -30,6 +30,7 @@ class Medium;
 struct MediumProperties;
 class Engine;
 class LaneSet;
+struct Lane;
 
 struct WrapAction {
   TxAccess::Action fn;
@@ -51,6 +52,7 @@ struct ThreadCtx final : TxAccess {
   Counters counters;
   std::vector<WrapAction> commit_actions;
   std::vector<WrapAction> abort_actions;
+  std::vector<uint64_t> claims;  // strict mode: words this wrap holds (api/strict.h)
 
   bool in_wrap() override { return depth > 0; }
   uint64_t load64(uint64_t offset) override;
@@ -72,12 +74,17 @@ struct EngineEnv {
   PoolFile* pool;
   Medium* medium;
   LaneSet* lanes;
+  Allocator* alloc;  // log extents come from the heap
 };
 
 class Engine {
  public:
   virtual ~Engine() = default;
   virtual const char* name() const = 0;
+
+  // Whether a wrap can start in this free lane without waiting (lane
+  // acquisition passes over lanes that say no while others are free).
+  virtual bool lane_usable(Lane& lane) { return true; }
 
   // A thread context is first used / is being destroyed.
   virtual void attach(ThreadCtx& ctx) {}
@@ -100,6 +107,11 @@ class Engine {
   virtual void store(ThreadCtx& ctx, uint64_t off, uint64_t v, unsigned size) = 0;
   virtual void read(ThreadCtx& ctx, void* dst, uint64_t off, size_t n) = 0;
   virtual void write(ThreadCtx& ctx, uint64_t off, const void* src, size_t n) = 0;
+  // sw_peek: whether read(ctx, ., off, n) would copy exactly the home
+  // bytes, i.e. nothing the reader must overlay holds any byte of the
+  // range.  May answer false when unsure (the caller then reads); never
+  // true wrongly.  In-place engines (undo, nonatomic) keep no overlay.
+  virtual bool home_visible(ThreadCtx& ctx, uint64_t off, size_t n) { return true; }
 
   // REQUIRES: no open wraps.  Retire everything home, durable.
   virtual int quiesce() = 0;

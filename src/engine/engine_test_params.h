@@ -27,10 +27,11 @@ inline auto all_engines() {
                            EngineParam{SW_ENGINE_NONATOMIC, "nonatomic"});
 }
 
+// The atomic engines with logs of their own (undo-themis logs as undo does).
 inline auto atomic_engines() {
   return ::testing::Values(EngineParam{SW_ENGINE_SOFTWRAP, "softwrap"},
                            EngineParam{SW_ENGINE_SOFTWRAP_LOCAL, "softwrap-local"},
-                           EngineParam{SW_ENGINE_UNDO, "undo"}, EngineParam{SW_ENGINE_UNDO_THEMIS, "undo-themis"});
+                           EngineParam{SW_ENGINE_UNDO, "undo"});
 }
 
 // sw_config.flags an engine needs on the tests' x86 media.

@@ -41,6 +41,8 @@
 
 #include "common/error.h"
 #include "engine/engine.h"
+#include "engine/word_set.h"
+#include "engine/write_behind.h"
 #include "log/lanes.h"
 #include "log/undo_log.h"
 #include "medium/medium.h"
@@ -48,72 +50,6 @@
 
 namespace softwrap {
 namespace {
-
-// Write-behind of a wrap's home lines: a line is flushed as soon as the
-// wrap stores to a different line, the last one at close.  Stores to the
-// line being written combine; a line stored to again after it was flushed
-// is flushed again (its new bytes need it).
-class WriteBehind {
- public:
-  // Records a store of [p, p+n) (already written); flushes what it leaves.
-  void add(Medium& m, const void* p, size_t n) {
-    if (n == 0) return;
-    const uintptr_t a = reinterpret_cast<uintptr_t>(p);
-    const uintptr_t first = line_down(a), last = line_down(a + n - 1);
-    if (pending_ != 0 && (pending_ < first || pending_ > last)) m.flush(reinterpret_cast<void*>(pending_), kCacheLine);
-    if (last > first) m.flush(reinterpret_cast<void*>(first), last - first);
-    pending_ = last;
-  }
-  // Flushes the line still pending (before the commit fence).
-  void flush(Medium& m) {
-    if (pending_ != 0) m.flush(reinterpret_cast<void*>(pending_), kCacheLine);
-    pending_ = 0;
-  }
-  void clear() { pending_ = 0; }
-
- private:
-  uintptr_t pending_ = 0;
-};
-
-// The words a wrap has logged: an open-addressing set of word offsets that
-// keeps its memory from wrap to wrap (a node-based set costs a malloc and
-// a free per logged word: a sixth of an undo wrap's time in SPS).  Offsets
-// are multiples of 8, so ~0 marks an empty slot.
-class WordSet {
- public:
-  // True if w was not in the set (and now is).
-  bool insert(uint64_t w) {
-    if (2 * (used_.size() + 1) > slots_.size()) grow();
-    size_t i = slot_of(w);
-    while (slots_[i] != kEmpty) {
-      if (slots_[i] == w) return false;
-      i = (i + 1) & (slots_.size() - 1);
-    }
-    slots_[i] = w;
-    used_.push_back(i);
-    return true;
-  }
-  void clear() {
-    for (size_t i : used_) slots_[i] = kEmpty;
-    used_.clear();
-  }
-
- private:
-  static constexpr uint64_t kEmpty = ~uint64_t{0};
-  // Fibonacci hashing: the top bits of the product.
-  size_t slot_of(uint64_t w) const { return static_cast<size_t>((w * 0x9E3779B97F4A7C15ull) >> shift_); }
-  void grow() {
-    std::vector<uint64_t> old;
-    for (size_t i : used_) old.push_back(slots_[i]);
-    slots_.assign(slots_.empty() ? 256 : 2 * slots_.size(), kEmpty);
-    shift_ = 64 - static_cast<unsigned>(__builtin_ctzll(slots_.size()));
-    used_.clear();
-    for (uint64_t w : old) insert(w);
-  }
-  std::vector<uint64_t> slots_;
-  std::vector<size_t> used_;  // occupied slots, for clear()
-  unsigned shift_ = 64;
-};
 
 inline uint64_t load_home(const char* p, unsigned size) {
   switch (size) {
@@ -125,29 +61,23 @@ inline uint64_t load_home(const char* p, unsigned size) {
 }
 
 struct UndoThread {
-  UndoThread(const PoolFile* pool, Medium* medium) : writer(pool, medium) {}
+  UndoThread(const PoolFile* pool, Medium* medium, Allocator* alloc) : writer(pool, medium, alloc) {}
   UndoWriter writer;
   Lane* lane = nullptr;
-  WordSet logged;  // words with an undo record this wrap
-  struct Saved {
-    uint64_t off;
-    size_t n, at;
-  };
-  std::vector<Saved> saved;  // DRAM copy of the records, for abort
-  std::vector<unsigned char> old;
+  WordSet logged;  // words with an undo record this wrap (exact: records are disjoint)
   WriteBehind dirty;
 };
 
 class UndoEngine final : public Engine {
  public:
   UndoEngine(const EngineEnv& env, bool themis)
-      : pool_(env.pool), medium_(env.medium), lanes_(env.lanes), themis_(themis) {
+      : pool_(env.pool), medium_(env.medium), lanes_(env.lanes), alloc_(env.alloc), themis_(themis) {
     for (uint32_t i = 0; i < lanes_->count(); ++i) {
       lanes_->lane(i).undo_gen = pool_->lane_header(i)->undo_committed_gen + 1;
     }
   }
   const char* name() const override { return themis_ ? "undo-themis" : "undo"; }
-  void attach(ThreadCtx& ctx) override { ctx.engine_state = new UndoThread(pool_, medium_); }
+  void attach(ThreadCtx& ctx) override { ctx.engine_state = new UndoThread(pool_, medium_, alloc_); }
   void detach(ThreadCtx& ctx) override { delete st(ctx); }
 
   int begin(ThreadCtx& ctx) override {
@@ -161,11 +91,12 @@ class UndoEngine final : public Engine {
     UndoThread& t = *st(ctx);
     SW_TRACE_LABEL("undo:commit-data");
     t.dirty.flush(*medium_);
-    medium_->fence(t.saved.empty() ? FenceKind::kCommit : FenceKind::kDataOrder);
-    if (!t.saved.empty()) {
+    medium_->fence(t.writer.used() ? FenceKind::kDataOrder : FenceKind::kCommit);
+    if (t.writer.used()) {
       SW_TRACE_LABEL("undo:commit-mark");
       t.writer.finish();
       medium_->fence(FenceKind::kCommit);
+      t.writer.release_extents();
     }
     reset(t);
     return 0;
@@ -174,16 +105,15 @@ class UndoEngine final : public Engine {
   int rollback(ThreadCtx& ctx) override {
     UndoThread& t = *st(ctx);
     SW_TRACE_LABEL("undo:rollback");
-    for (size_t i = t.saved.size(); i-- > 0;) {
-      const UndoThread::Saved& s = t.saved[i];
-      medium_->write(pool_->at(s.off), &t.old[s.at], s.n);
-      medium_->flush(pool_->at(s.off), s.n);
-    }
     t.dirty.clear();
-    if (!t.saved.empty()) {
+    if (t.writer.used()) {
+      // The old values are read back from the log (no DRAM copy): the
+      // records cover disjoint words, so their order does not matter.
+      visit_undo(*pool_, t.lane->index, &UndoEngine::restore, this);
       medium_->fence(FenceKind::kOther);
       t.writer.finish();
       medium_->fence(FenceKind::kOther);
+      t.writer.release_extents();
     }
     reset(t);
     return 0;
@@ -260,33 +190,32 @@ class UndoEngine final : public Engine {
   bool save(UndoThread& t, uint64_t off, size_t n) {
     SW_TRACE_LABEL_DEFAULT("undo:record");
     if (off + n > pool_->size()) n = pool_->size() - off;
-    if (!t.writer.append(off, n)) return false;
-    t.saved.push_back({off, n, t.old.size()});
-    t.old.insert(t.old.end(), pool_->at(off), pool_->at(off) + n);
-    return true;
+    return t.writer.append(off, n);
+  }
+
+  static void restore(void* self, uint64_t off, const unsigned char* old, size_t n) {
+    auto* e = static_cast<UndoEngine*>(self);
+    e->medium_->write(e->pool_->at(off), old, n);
+    e->medium_->flush(e->pool_->at(off), n);
   }
 
   void reset(UndoThread& t) {
     t.logged.clear();
-    t.saved.clear();
-    t.old.clear();
     t.lane = nullptr;
   }
 
   void fail(ThreadCtx& ctx) {
     if (ctx.fail_code) return;
-    const uint64_t lane_size = st(ctx)->lane ? st(ctx)->lane->size : 0;
     rollback(ctx);
     ctx.fail_code = SW_ETOOBIG;
-    set_error(SW_ETOOBIG,
-              "wrap too large: its undo records exceed the log lane (%llu bytes); the wrap was rolled back "
-              "(raise lane_size)",
-              static_cast<unsigned long long>(lane_size));
+    set_error(SW_ETOOBIG, "wrap too large: the pool has no free space left for its undo log; the wrap was "
+                          "rolled back");
   }
 
   PoolFile* pool_;
   Medium* medium_;
   LaneSet* lanes_;
+  Allocator* alloc_;
   bool themis_;
 };
 

@@ -44,7 +44,7 @@ namespace {
 
 constexpr uint32_t kMaxLanes = 1024;
 constexpr uint64_t kMinLaneSize = 64ull << 10;
-constexpr uint64_t kMaxDefaultLaneSize = 16ull << 20;
+constexpr uint64_t kMaxDefaultLaneSize = 512ull << 10;
 constexpr size_t kChecksummedBytes = offsetof(PoolHeader, checksum);
 
 constexpr uint64_t round_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
@@ -71,6 +71,20 @@ const char* env(const char* name) {
   return (v != nullptr && *v != '\0') ? v : nullptr;
 }
 
+// NAME=1 sets `flag` in *flags, NAME=0 clears it; anything else is refused.
+int env_flag(const char* name, uint32_t flag, uint32_t* flags) {
+  const char* v = env(name);
+  if (v == nullptr) return 0;
+  if (std::strcmp(v, "1") == 0) {
+    *flags |= flag;
+  } else if (std::strcmp(v, "0") == 0) {
+    *flags &= ~flag;
+  } else {
+    return set_error(SW_EINVAL, "environment variable %s='%s' must be 1 (on) or 0 (off)", name, v);
+  }
+  return 0;
+}
+
 int env_u32(const char* name, uint32_t* out) {
   const char* v = env(name);
   if (v == nullptr) return 0;
@@ -86,7 +100,10 @@ int env_u32(const char* name, uint32_t* out) {
 // Fills the layout fields of *h for a pool of `size` bytes.
 int compute_layout(uint64_t size, uint32_t lanes, uint64_t lane_size, PoolHeader* h) {
   if (lane_size == 0) {
-    lane_size = (size / 64) / kPageSize * kPageSize;
+    // A small fixed region: a frame that outgrows its lane's free space
+    // continues in log extents taken from the heap (log/redo_log.h), so
+    // lanes only need room for the first lines of a few frames each.
+    lane_size = (size / 512) / kPageSize * kPageSize;
     if (lane_size < kMinLaneSize) lane_size = kMinLaneSize;
     if (lane_size > kMaxDefaultLaneSize) lane_size = kMaxDefaultLaneSize;
   }
@@ -273,16 +290,6 @@ int resolve_config(const sw_config* cfg, ResolvedConfig* out) {
   }
   if (int rc = env_u32("SOFTWRAP_SCM_WRITE_NS", &r.scm_write_ns)) return rc;
   if (int rc = env_u32("SOFTWRAP_SCM_SERIAL_NS", &r.scm_serialize_ns)) return rc;
-  if (const char* v = env("SOFTWRAP_THEMIS_IDEAL")) {
-    if (std::strcmp(v, "1") == 0) {
-      r.flags |= SW_CONFIG_THEMIS_IDEAL;
-    } else if (std::strcmp(v, "0") == 0) {
-      r.flags &= ~SW_CONFIG_THEMIS_IDEAL;
-    } else {
-      return set_error(SW_EINVAL, "environment variable SOFTWRAP_THEMIS_IDEAL='%s' is not 1 (let undo-themis run "
-                       "on x86, msync and scm-emu as the Themis paper's Ideal) or 0", v);
-    }
-  }
   if (const char* v = env("SOFTWRAP_SCM_QUEUE")) {
     if (std::strcmp(v, "shared") == 0) {
       r.flags |= SW_CONFIG_SCM_SHARED_QUEUE;
@@ -299,6 +306,12 @@ int resolve_config(const sw_config* cfg, ResolvedConfig* out) {
                      entries);
   }
   r.alias_entries = entries;
+  uint32_t spill_mib = static_cast<uint32_t>(r.spill_bytes >> 20);
+  if (int rc = env_u32("SOFTWRAP_SPILL_MIB", &spill_mib)) return rc;
+  r.spill_bytes = uint64_t{spill_mib} << 20;
+  if (int rc = env_flag("SOFTWRAP_STRICT", SW_CONFIG_STRICT, &r.flags)) return rc;
+  if (int rc = env_flag("SOFTWRAP_REQUIRE_WRAP", SW_CONFIG_REQUIRE_WRAP, &r.flags)) return rc;
+  if (int rc = env_flag("SOFTWRAP_THEMIS_IDEAL", SW_CONFIG_THEMIS_IDEAL, &r.flags)) return rc;
   if (int rc = env_u32("SOFTWRAP_SHADOW_BUDGET_KIB", &r.shadow_budget_kib)) return rc;
   if (r.shadow_budget_kib == 0) {
     return set_error(SW_EINVAL, "environment variable SOFTWRAP_SHADOW_BUDGET_KIB must be >= 1");
@@ -327,8 +340,15 @@ int PoolFile::validate_header(const void* data, size_t file_size) {
     return set_error(SW_EFOREIGN, "not a softwrap pool: bad magic");
   }
   if (h.layout_version != kLayoutVersion) {
-    return set_error(SW_EVERSION, "pool layout version %u is not supported (this library reads version %u)",
-                     h.layout_version, kLayoutVersion);
+    if (h.layout_version < kLayoutVersion) {
+      return set_error(SW_EVERSION,
+                       "pool layout version %u was written by an older softwrap; this library reads version %u "
+                       "(log records that continue in heap extents). Open it with the softwrap that made it "
+                       "and copy the data into a new pool",
+                       h.layout_version, kLayoutVersion);
+    }
+    return set_error(SW_EVERSION, "pool layout version %u is newer than this library reads (version %u): "
+                     "use a newer softwrap", h.layout_version, kLayoutVersion);
   }
   if (h.header_size != sizeof(PoolHeader)) {
     return set_error(SW_ECORRUPT, "pool header: header_size %u, expected %zu", h.header_size, sizeof(PoolHeader));

@@ -40,6 +40,9 @@ struct ResolvedConfig {
   uint32_t shadow_page_size = 1024;
   uint32_t max_alias_tables = 8;
   uint32_t shadow_budget_kib = 2048;
+  // softwrap engines: DRAM a wrap may hold for its new values before it
+  // spills (writes in place with undo records; engine/spill.h).
+  uint64_t spill_bytes = uint64_t{64} << 20;
   uint32_t lanes = 32;
   uint64_t lane_size = 0;
   uint32_t flags = 0;

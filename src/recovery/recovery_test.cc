@@ -129,6 +129,11 @@ TEST_P(RecoveryTest, RecoveryIsIdempotent) {
 
 INSTANTIATE_TEST_SUITE_P(AtomicEngines, RecoveryTest, softwrap::testing::atomic_engines(),
                          softwrap::testing::EngineParamName());
+// A killed process loses no store the page cache holds, so undo-themis
+// (as the Ideal on x86) recovers from kills like undo.
+INSTANTIATE_TEST_SUITE_P(UndoThemis, RecoveryTest,
+                         ::testing::Values(softwrap::testing::EngineParam{SW_ENGINE_UNDO_THEMIS, "undo-themis"}),
+                         softwrap::testing::EngineParamName());
 
 // A committed frame with one flipped bit is not replayed; the frames before
 // it still are (the newest frame is the one a power failure can tear).

@@ -23,6 +23,7 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import paper  # noqa: E402
 import results_kv  # noqa: E402
+import results_themis  # noqa: E402
 
 R = None  # results directory
 IMG_DIR = None  # <dir of the output file>/results: the plots, committed with the page
@@ -94,16 +95,17 @@ def k(x):
     return f"{x / 1e3:,.1f}k"
 
 
-def image(exp):
+def image(exp, name=None):
     """Copies the plot next to the page (results/ itself is not committed)."""
-    src = os.path.join(R, exp, exp + ".png")
+    name = name or exp
+    src = os.path.join(R, exp, name + ".png")
     if not os.path.exists(src):
         w(f"*(no plot: {src} missing — is /usr/bin/python3 with matplotlib installed?)*")
         w()
         return
     os.makedirs(IMG_DIR, exist_ok=True)
-    shutil.copyfile(src, os.path.join(IMG_DIR, exp + ".png"))
-    w(f"![{exp}](results/{exp}.png)")
+    shutil.copyfile(src, os.path.join(IMG_DIR, name + ".png"))
+    w(f"![{name}](results/{name}.png)")
     w()
 
 
@@ -135,14 +137,16 @@ def header():
     w("This page puts the SoftWrAP papers' evaluation (full paper, MSST 2015, section V; "
       "workshop paper, section 3.5; the MSST slides' block-copy variant of Fig. 11) beside "
       "our measurements of the same experiments with `softwrap bench`, and compares softwrap "
-      "with PMDK's libpmemobj. Every section gives the paper's numbers, ours, the plot and a "
+      "with PMDK's libpmemobj; its last section does the same for the Themis paper's estimate of what "
+      "fence-less persist ordering gives undo logging (Figs. 3, 8, 10, 12). Every section gives the paper's "
+      "numbers, ours, the plot and a "
       "sentence on each difference. The paper's figures are images without data: where it "
       "prints numbers (Table II) we compare exactly, elsewhere we compare with what its text "
       "states, quoted in `bench/suite/paper.py`.")
     w()
     w("**Regenerate:** `bench/suite/make-results` (builds, runs `softwrap bench all`, the B+tree "
       "benchmark `sw_bench_btree`, the key-value benchmark `sw_bench_kv` and the TPC-C script "
-      "`sqlite/fig16.sh` into `results/` — about 14 minutes on this 2-vCPU machine, plus the key-value "
+      "`sqlite/fig16.sh` into `results/` — about 18 minutes on this 2-vCPU machine, plus the key-value "
       "benchmark's — then this generator; `--quick`: a smoke run of all four). One "
       "experiment: `softwrap bench fig6`; smoke test: `softwrap bench all --quick` (CTest label `bench`).")
     w()
@@ -150,7 +154,7 @@ def header():
     w()
     loads = []
     for exp in ("fig4", "table2", "fig6", "fig7", "fig8", "fig9", "fig10", "fig11", "fig12", "workshop", "pmdk",
-                "btree", "kv", "fig16"):
+                "btree", "kv", "fig16", "themis"):
         mm = meta(exp)
         if "loadavg_start" in mm:
             loads.append(f"{exp} {mm['loadavg_start'].split()[0]}")
@@ -193,7 +197,7 @@ def checks():
     w("## The issue's acceptance checks")
     w()
     rows = []
-    for exp, name in (("table2", "meta"), ("pmdk", "pmdk_meta")):
+    for exp, name in (("table2", "meta"), ("pmdk", "pmdk_meta"), ("themis", "meta")):
         if True:
             for key, v in meta(exp, name).items():
                 if key.startswith("check: "):
@@ -205,7 +209,8 @@ def checks():
         return
     table(["check", "result"], rows)
     times = []
-    for exp in ("fig4", "table2", "fig6", "fig7", "fig8", "fig9", "fig10", "fig11", "fig12", "workshop", "pmdk"):
+    for exp in ("fig4", "table2", "fig6", "fig7", "fig8", "fig9", "fig10", "fig11", "fig12", "workshop", "pmdk",
+                "themis"):
         s = meta(exp).get("seconds")
         if s:
             times.append(float(s))
@@ -1369,6 +1374,7 @@ def main():
     for fn in (fig4, table2, fig6, fig7, fig8, fig9, fig10, fig11, fig12, workshop, pmdk, btree,
                lambda: results_kv.kv(sys.modules[__name__]), fig16):
         fn()
+    results_themis.themis(sys.modules[__name__])
     # The checks table comes first but includes the bars the sections check.
     body = OUT[at:]
     del OUT[at:]

@@ -34,6 +34,7 @@ class PeekTest : public ::testing::TestWithParam<Param> {
     unlink(path_.c_str());
     sw_config c{};
     c.engine = GetParam().engine;
+    c.flags = softwrap::testing::engine_flags(c.engine);
     c.medium = SW_MEDIUM_X86;
     pool_ = sw_pool_create(path_.c_str(), 32 << 20, &c);
     ASSERT_NE(pool_, nullptr) << sw_errormsg();
@@ -49,7 +50,9 @@ class PeekTest : public ::testing::TestWithParam<Param> {
     unlink(path_.c_str());
   }
   sw_engine_kind engine() const { return GetParam().engine; }
-  bool in_place() const { return engine() == SW_ENGINE_UNDO || engine() == SW_ENGINE_NONATOMIC; }
+  bool in_place() const {
+    return engine() == SW_ENGINE_UNDO || engine() == SW_ENGINE_UNDO_THEMIS || engine() == SW_ENGINE_NONATOMIC;
+  }
 
   // Peeks [at, at + n), checks the bytes against sw_read and returns
   // whether they came from home.

@@ -90,6 +90,7 @@ TraceMedium::TraceMedium(void* base, size_t len, Trace* trace, WriteJournal* jou
   props_.auto_flush = false;
   props_.emulated_timing = false;
   props_.atomic_width = 8;
+  props_.themis_rule = true;  // the persistency model decides (medium.h)
 }
 
 bool TraceMedium::inside(const void* p, size_t n) const {

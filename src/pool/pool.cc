@@ -209,12 +209,14 @@ const char* engine_kind_name(sw_engine_kind k) {
     case SW_ENGINE_SOFTWRAP_LOCAL: return "softwrap-local";
     case SW_ENGINE_UNDO: return "undo";
     case SW_ENGINE_NONATOMIC: return "nonatomic";
+    case SW_ENGINE_UNDO_THEMIS: return "undo-themis";
   }
   return "?";
 }
 
 bool parse_engine_kind(const std::string& s, sw_engine_kind* out) {
-  for (sw_engine_kind k : {SW_ENGINE_SOFTWRAP, SW_ENGINE_SOFTWRAP_LOCAL, SW_ENGINE_UNDO, SW_ENGINE_NONATOMIC}) {
+  for (sw_engine_kind k :
+       {SW_ENGINE_SOFTWRAP, SW_ENGINE_SOFTWRAP_LOCAL, SW_ENGINE_UNDO, SW_ENGINE_UNDO_THEMIS, SW_ENGINE_NONATOMIC}) {
     if (s == engine_kind_name(k)) {
       *out = k;
       return true;
@@ -232,7 +234,7 @@ int resolve_config(const sw_config* cfg, ResolvedConfig* out) {
     std::underlying_type_t<sw_medium_kind> medium;
     std::memcpy(&engine, &cfg->engine, sizeof engine);
     std::memcpy(&medium, &cfg->medium, sizeof medium);
-    if (engine < SW_ENGINE_DEFAULT || engine > SW_ENGINE_NONATOMIC) {
+    if (engine < SW_ENGINE_DEFAULT || engine > SW_ENGINE_UNDO_THEMIS) {
       return set_error(SW_EINVAL, "sw_config.engine %lld is not an sw_engine_kind", static_cast<long long>(engine));
     }
     if (medium < SW_MEDIUM_AUTO || medium > SW_MEDIUM_SCM_EMU) {
@@ -277,7 +279,7 @@ int resolve_config(const sw_config* cfg, ResolvedConfig* out) {
   if (const char* v = env("SOFTWRAP_ENGINE")) {
     if (!parse_engine_kind(v, &r.engine)) {
       return set_error(SW_EINVAL, "environment variable SOFTWRAP_ENGINE='%s' is not one of "
-                       "softwrap, softwrap-local, undo, nonatomic", v);
+                       "softwrap, softwrap-local, undo, undo-themis, nonatomic", v);
     }
   }
   if (const char* v = env("SOFTWRAP_MEDIUM")) {
@@ -310,6 +312,7 @@ int resolve_config(const sw_config* cfg, ResolvedConfig* out) {
   if (int rc = env_flag("SOFTWRAP_STRICT", SW_CONFIG_STRICT, &r.flags)) return rc;
   if (int rc = env_flag("SOFTWRAP_WCL", SW_CONFIG_WCL, &r.flags)) return rc;
   if (int rc = env_flag("SOFTWRAP_REQUIRE_WRAP", SW_CONFIG_REQUIRE_WRAP, &r.flags)) return rc;
+  if (int rc = env_flag("SOFTWRAP_THEMIS_IDEAL", SW_CONFIG_THEMIS_IDEAL, &r.flags)) return rc;
   if (int rc = env_u32("SOFTWRAP_SHADOW_BUDGET_KIB", &r.shadow_budget_kib)) return rc;
   if (r.shadow_budget_kib == 0) {
     return set_error(SW_EINVAL, "environment variable SOFTWRAP_SHADOW_BUDGET_KIB must be >= 1");

@@ -144,6 +144,7 @@ class LocalEngine final : public Engine {
 
   void read(ThreadCtx& ctx, void* dst, uint64_t off, size_t n) override {
     counters().loads.add();
+    medium_->load(pool_->at(off), n);
     std::memcpy(dst, pool_->at(off), n);
     if (ctx.depth == 0) return;
     LocalThread& t = *st(ctx);
@@ -218,6 +219,7 @@ class LocalEngine final : public Engine {
   static LocalThread* st(ThreadCtx& ctx) { return static_cast<LocalThread*>(ctx.engine_state); }
 
   uint64_t home_word(uint64_t w) const {
+    medium_->load(pool_->at(w), 8);
     return __atomic_load_n(reinterpret_cast<const uint64_t*>(pool_->at(w)), __ATOMIC_RELAXED);
   }
 

@@ -142,6 +142,7 @@ class UndoEngine final : public Engine {
 
   uint64_t load(ThreadCtx&, uint64_t off, unsigned size) override {
     counters().loads.add();
+    medium_->load(pool_->at(off), size);
     return load_home(pool_->at(off), size);
   }
 
@@ -161,6 +162,7 @@ class UndoEngine final : public Engine {
 
   void read(ThreadCtx&, void* dst, uint64_t off, size_t n) override {
     counters().loads.add();
+    medium_->load(pool_->at(off), n);
     std::memcpy(dst, pool_->at(off), n);
   }
 
@@ -206,6 +208,7 @@ class UndoEngine final : public Engine {
   bool save(UndoThread& t, uint64_t off, size_t n) {
     SW_TRACE_LABEL_DEFAULT("undo:record");
     if (off + n > pool_->size()) n = pool_->size() - off;
+    medium_->load(pool_->at(off), n);  // the old value (append and t.old read it)
     if (!t.writer.append(off, n)) return false;
     t.saved.push_back({off, n, t.old.size()});
     t.old.insert(t.old.end(), pool_->at(off), pool_->at(off) + n);
@@ -257,6 +260,7 @@ class NonatomicEngine final : public Engine {
   }
   uint64_t load(ThreadCtx&, uint64_t off, unsigned size) override {
     counters().loads.add();
+    medium_->load(pool_->at(off), size);
     return load_home(pool_->at(off), size);
   }
   void store(ThreadCtx& ctx, uint64_t off, uint64_t v, unsigned size) override {
@@ -268,6 +272,7 @@ class NonatomicEngine final : public Engine {
   }
   void read(ThreadCtx&, void* dst, uint64_t off, size_t n) override {
     counters().loads.add();
+    medium_->load(pool_->at(off), n);
     std::memcpy(dst, pool_->at(off), n);
   }
   void write(ThreadCtx& ctx, uint64_t off, const void* src, size_t n) override {

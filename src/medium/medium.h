@@ -19,7 +19,10 @@
 //                     streamed before is durable before anything after.  On
 //                     scm-emu this is the papers' pcommit (drain + Ts).
 //   drain()           all threads' flushed/streamed data durable (close).
-// Loads never go through the medium: pool memory is read directly.
+// Loads do not go through the medium: pool memory is read directly.  An
+// engine only *reports* each load of pool memory with load(addr, n), which
+// costs one predictable branch on a member flag unless the medium records
+// loads (only the trace medium does, for the Themis simulator's traces).
 #ifndef SOFTWRAP_MEDIUM_MEDIUM_H_
 #define SOFTWRAP_MEDIUM_MEDIUM_H_
 
@@ -78,8 +81,16 @@ class Medium {
     flush(dst, n);
   }
 
+  // Reports a load of [addr, addr+n) of pool memory (the caller then reads
+  // it directly).  Free on media that do not record loads.
+  void load(const void* addr, size_t n) {
+    if (records_loads_) [[unlikely]] on_load(addr, n);
+  }
+
  protected:
   Medium() = default;
+  virtual void on_load(const void* addr, size_t n) {}
+  bool records_loads_ = false;  // set by a medium whose on_load() records
 };
 
 // Creates the medium for a mapping [base, base+len).  kind AUTO picks x86 on

@@ -4,10 +4,20 @@
 // volatile image with relaxed copies (as the x86 medium does), then records
 // it.  Recording cuts writes into per-word pieces here, once, so that the
 // simulator's persistency model works on fixed-size units only.
+//
+// Work between events (TraceOptions::work) is measured with the TSC
+// (rdtsc: ~20 cycles, no system call) at the entry and exit of each medium
+// operation; thread-local state holds the open span's depth, the gap it
+// carries and when the thread last left the medium.
 #include "medium/trace_medium.h"
 
 #include <atomic>
+#include <chrono>
 #include <cstring>
+#include <thread>
+#if defined(__x86_64__) || defined(__i386__)
+#include <x86intrin.h>
+#endif
 
 #include "common/counters.h"
 #include "common/relaxed_copy.h"
@@ -23,9 +33,66 @@ uint64_t this_thread_id() {
   if (tls_thread_id == 0) tls_thread_id = g_next_thread_id.fetch_add(1);
   return tls_thread_id;
 }
+
+inline uint64_t ticks() {
+#if defined(__x86_64__) || defined(__i386__)
+  return __rdtsc();
+#else
+  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                   std::chrono::steady_clock::now().time_since_epoch())
+                                   .count());
+#endif
+}
+
+// TSC ticks per ns against the steady clock over 20 ms (once per process).
+double calibrate_ticks_per_ns() {
+  static const double v = [] {
+    const auto c0 = std::chrono::steady_clock::now();
+    const uint64_t t0 = ticks();
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    const uint64_t t1 = ticks();
+    const double ns = std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - c0).count();
+    return static_cast<double>(t1 - t0) / ns;
+  }();
+  return v;
+}
+
+struct Span {
+  const Trace* trace = nullptr;  // the trace last_end belongs to
+  uint64_t last_end = 0;
+  uint32_t gap = 0;  // carried by the next event added
+  bool used = false;  // an event took the gap (else the span counts as work)
+  int depth = 0;
+};
+thread_local Span tls_span;
 }  // namespace
 
 // ------------------------------------------------------------------ Trace
+
+void Trace::start(TraceOptions o) {
+  if (o.work && ticks_per_ns_ == 0) ticks_per_ns_ = calibrate_ticks_per_ns();
+  opts_ = o;
+  recording_ = true;
+}
+
+void Trace::span_begin() {
+  if (!opts_.work) return;
+  Span& s = tls_span;
+  if (s.depth++ > 0) return;
+  const uint64_t now = ticks();
+  const uint64_t gap = s.trace == this && now > s.last_end ? now - s.last_end : 0;
+  s.gap = gap > UINT32_MAX ? UINT32_MAX : static_cast<uint32_t>(gap);
+  s.used = false;
+}
+
+void Trace::span_end() {
+  if (!opts_.work) return;
+  Span& s = tls_span;
+  if (s.depth == 0 || --s.depth > 0) return;
+  if (!s.used && s.trace == this) return;  // recorded nothing: its time stays in the next gap
+  s.trace = this;
+  s.last_end = ticks();
+}
 
 void Trace::clear() {
   std::lock_guard<std::mutex> g(mu_);
@@ -43,13 +110,19 @@ uint8_t Trace::thread_index() {
 }
 
 void Trace::add(TraceKind kind, uint64_t off, uint64_t mask, uint64_t val, uint32_t aux) {
+  uint32_t work = 0;
+  if (opts_.work) {
+    work = tls_span.gap;
+    tls_span.gap = 0;
+    tls_span.used = true;
+  }
   std::lock_guard<std::mutex> g(mu_);
-  events_.push_back(TraceEvent{kind, thread_index(), aux, off, mask, val, current_trace_label()});
+  events_.push_back(TraceEvent{kind, thread_index(), aux, off, mask, val, current_trace_label(), work});
 }
 
 size_t Trace::mark(uint32_t marker, const char* label) {
   std::lock_guard<std::mutex> g(mu_);
-  events_.push_back(TraceEvent{TraceKind::kMark, thread_index(), marker, 0, 0, 0, label});
+  events_.push_back(TraceEvent{TraceKind::kMark, thread_index(), marker, 0, 0, 0, label, 0});
   return events_.size() - 1;
 }
 
@@ -90,6 +163,30 @@ TraceMedium::TraceMedium(void* base, size_t len, Trace* trace, WriteJournal* jou
   props_.auto_flush = false;
   props_.emulated_timing = false;
   props_.atomic_width = 8;
+  records_loads_ = trace != nullptr;
+}
+
+// Brackets one medium operation for the work measurement (trace.h).
+class TraceMedium::SpanGuard {
+ public:
+  explicit SpanGuard(Trace* t) : t_(t && t->recording() ? t : nullptr) {
+    if (t_) t_->span_begin();
+  }
+  ~SpanGuard() {
+    if (t_) t_->span_end();
+  }
+  SpanGuard(const SpanGuard&) = delete;
+  SpanGuard& operator=(const SpanGuard&) = delete;
+
+ private:
+  Trace* t_;
+};
+
+void TraceMedium::on_load(const void* addr, size_t n) {
+  if (n == 0 || !trace_->recording() || !trace_->records_loads() || !inside(addr, n)) return;
+  SpanGuard span(trace_);
+  trace_->add(TraceKind::kLoad, static_cast<uint64_t>(static_cast<const char*>(addr) - base_), 0, 0,
+              static_cast<uint32_t>(n > UINT32_MAX ? UINT32_MAX : n));
 }
 
 bool TraceMedium::inside(const void* p, size_t n) const {
@@ -125,10 +222,12 @@ void TraceMedium::temporal(void* dst, const void* src, size_t n) {
 }
 
 void TraceMedium::write(void* dst, const void* src, size_t n) {
+  SpanGuard span(trace_);
   if (n) temporal(dst, src, n);
 }
 
 void TraceMedium::store(void* dst, uint64_t v, unsigned size) {
+  SpanGuard span(trace_);
   const bool in = inside(dst, size);
   if (in && journal_) journal_->save(base_, static_cast<uint64_t>(static_cast<char*>(dst) - base_), size);
   switch (size) {
@@ -145,6 +244,7 @@ void TraceMedium::store(void* dst, uint64_t v, unsigned size) {
 
 void TraceMedium::flush(const void* addr, size_t n) {
   if (n == 0) return;
+  SpanGuard span(trace_);
   const auto a = reinterpret_cast<uintptr_t>(addr);
   const uintptr_t first = line_down(a), end = line_up(a + n);
   counters().flushes.add((end - first) / kCacheLine);
@@ -156,6 +256,7 @@ void TraceMedium::flush(const void* addr, size_t n) {
 
 void TraceMedium::stream(void* dst, const void* src, size_t n) {
   if (n == 0) return;
+  SpanGuard span(trace_);
   const auto d = reinterpret_cast<uintptr_t>(dst);
   const auto* s = static_cast<const unsigned char*>(src);
   const uintptr_t e = d + n, a = (d + 7) & ~uintptr_t{7}, b = e & ~uintptr_t{7};
@@ -183,11 +284,13 @@ void TraceMedium::stream(void* dst, const void* src, size_t n) {
 }
 
 void TraceMedium::fence(FenceKind kind) {
+  SpanGuard span(trace_);
   counters().fences[static_cast<int>(kind)].add();
   if (trace_ && trace_->recording()) trace_->add(TraceKind::kFence, 0, 0, 0, static_cast<uint32_t>(kind));
 }
 
 void TraceMedium::drain() {
+  SpanGuard span(trace_);
   counters().fences[static_cast<int>(FenceKind::kOther)].add();
   if (trace_ && trace_->recording()) trace_->add(TraceKind::kDrain, 0, 0, 0);
 }

@@ -750,6 +750,7 @@ int x_open(sqlite3_vfs* vfs, const char* zname, sqlite3_file* pf, int flags, int
       engine = es == "softwrap"         ? SW_ENGINE_SOFTWRAP
                : es == "softwrap-local" ? SW_ENGINE_SOFTWRAP_LOCAL
                : es == "undo"           ? SW_ENGINE_UNDO
+               : es == "undo-themis"    ? SW_ENGINE_UNDO_THEMIS
                : es == "nonatomic"      ? SW_ENGINE_NONATOMIC
                                         : engine;
     }

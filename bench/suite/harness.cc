@@ -56,6 +56,7 @@ const char* engine_str(sw_engine_kind e) {
     case SW_ENGINE_SOFTWRAP: return "softwrap";
     case SW_ENGINE_SOFTWRAP_LOCAL: return "softwrap-local";
     case SW_ENGINE_UNDO: return "undo";
+    case SW_ENGINE_UNDO_THEMIS: return "undo-themis";
     case SW_ENGINE_NONATOMIC: return "nonatomic";
     default: return "default";
   }

@@ -84,7 +84,18 @@ typedef enum sw_engine_kind {
   SW_ENGINE_SOFTWRAP = 1,    /* global alias tables + redo log (the paper) */
   SW_ENGINE_SOFTWRAP_LOCAL = 2, /* per-thread alias table, recycled at close */
   SW_ENGINE_UNDO = 3,        /* undo log, PMDK style (baseline) */
-  SW_ENGINE_NONATOMIC = 4    /* durable but not atomic (baseline, control) */
+  SW_ENGINE_NONATOMIC = 4,   /* durable but not atomic (baseline, control) */
+  SW_ENGINE_UNDO_THEMIS = 5  /* undo log without the fences that order each
+                                streamed undo record before the store it
+                                protects: crash-consistent only where a
+                                non-temporal store persists before every later
+                                temporal store of its thread (the Themis
+                                persistency model).  No x86 CPU keeps that rule
+                                today, so on the x86, msync and scm-emu media
+                                sw_pool_create/sw_pool_open refuse it
+                                (SW_ENOTSUP) unless SW_CONFIG_THEMIS_IDEAL is
+                                set; it then runs, fast and NOT crash-safe: the
+                                Themis paper's "Ideal" upper bound. */
 } sw_engine_kind;
 
 typedef enum sw_medium_kind {
@@ -97,10 +108,11 @@ typedef enum sw_medium_kind {
 /* Options for create/open.  Zero-initialize and set what you need; zero
  * fields take defaults.  Environment variables override (so any program
  * can be switched without recompiling): SOFTWRAP_ENGINE
- * (softwrap|softwrap-local|undo|nonatomic), SOFTWRAP_MEDIUM
+ * (softwrap|softwrap-local|undo|undo-themis|nonatomic), SOFTWRAP_MEDIUM
  * (auto|x86|msync|scm-emu), SOFTWRAP_SCM_WRITE_NS, SOFTWRAP_SCM_SERIAL_NS,
  * SOFTWRAP_SCM_QUEUE (per-thread|shared), SOFTWRAP_ALIAS_ENTRIES,
- * SOFTWRAP_SHADOW_BUDGET_KIB. */
+ * SOFTWRAP_SHADOW_BUDGET_KIB, SOFTWRAP_THEMIS_IDEAL (1 sets, 0 clears
+ * SW_CONFIG_THEMIS_IDEAL). */
 typedef struct sw_config {
   sw_engine_kind engine;
   sw_medium_kind medium;
@@ -130,6 +142,14 @@ typedef struct sw_config {
 #define SW_CONFIG_SCM_SHARED_QUEUE 0x4u /* scm-emu: one write queue for all
                                            threads (default: one per thread,
                                            as in the papers' emulator) */
+#define SW_CONFIG_THEMIS_IDEAL 0x8u     /* let SW_ENGINE_UNDO_THEMIS run on a
+                                           medium that does not keep the
+                                           Themis rule (x86, msync, scm-emu):
+                                           the paper's "Ideal", for measuring
+                                           what the removed fences cost.  A
+                                           power failure may then leave a wrap
+                                           half done.  Without the flag such
+                                           an open fails with SW_ENOTSUP. */
 
 /* ------------------------------------------------------------------ pool */
 
@@ -137,14 +157,17 @@ typedef struct sw_pool sw_pool;
 
 /* Creates a pool file of `size` bytes (at least 8 MiB) at `path` and opens
  * it.  Fails with SW_EEXIST if the file exists (unless SW_CONFIG_OVERWRITE),
- * SW_EINVAL for a bad size/config, SW_EIO for OS errors.  cfg may be NULL. */
+ * SW_EINVAL for a bad size/config, SW_EIO for OS errors, SW_ENOTSUP for
+ * SW_ENGINE_UNDO_THEMIS on a medium without the Themis rule and without
+ * SW_CONFIG_THEMIS_IDEAL (no file is left behind).  cfg may be NULL. */
 SW_API sw_pool *sw_pool_create(const char *path, size_t size, const sw_config *cfg);
 
 /* Opens an existing pool and runs recovery.  Refuses (NULL) files that are
  * not softwrap pools (SW_EFOREIGN), of another layout version
  * (SW_EVERSION), truncated or with a bad header checksum (SW_ECORRUPT), or
- * already open in another process (SW_EBUSY).  Never writes to a file it
- * refused.  cfg may be NULL. */
+ * already open in another process (SW_EBUSY), and SW_ENGINE_UNDO_THEMIS on
+ * a medium without the Themis rule unless SW_CONFIG_THEMIS_IDEAL is set
+ * (SW_ENOTSUP).  Never writes to a file it refused.  cfg may be NULL. */
 SW_API sw_pool *sw_pool_open(const char *path, const sw_config *cfg);
 
 /* Retires everything, makes it durable, unmaps and frees the handle.
@@ -243,6 +266,10 @@ SW_API size_t sw_pusable_size(sw_pool *pool, const void *p);
 
 /* -------------------------------------------------------------- counters */
 
+/* Per-pool event counters.  New fields are only ever added at the end.
+ * Buckets of the removable-fence distance histograms: */
+#define SW_GAP_BUCKETS 96
+
 typedef struct sw_stats {
   uint64_t wraps;          /* outermost wraps committed */
   uint64_t aborts;         /* outermost wraps aborted */
@@ -253,7 +280,9 @@ typedef struct sw_stats {
   uint64_t flushes;        /* cache lines flushed (clwb/clflushopt/clflush) */
   uint64_t fences;         /* persist fences (pcommits on scm-emu) */
   uint64_t fences_commit;  /* ... of which at wrap commit */
-  uint64_t fences_log;     /* ... ordering a log record before a data store */
+  uint64_t fences_log;     /* ... ordering a streamed log record before the
+                              data store it protects (non-temporal ->
+                              temporal) */
   uint64_t fences_retire;  /* ... retirement / truncation */
   uint64_t home_writes;    /* stores to home locations */
   uint64_t alias_hits;
@@ -261,7 +290,41 @@ typedef struct sw_stats {
   uint64_t table_switches;
   uint64_t retire_ns;      /* time spent retiring alias tables */
   uint64_t retired_entries;
+  /* Fences by what they order, in the Themis paper's terms (section II-C):
+   *   non-temporal -> temporal:  fences_log (removable under Themis);
+   *   temporal -> non-temporal:  fences_data + fences_retire;
+   *   commit:                    fences_commit;
+   *   other:                     fences_other.
+   * The five fences_* fields sum to `fences`. */
+  uint64_t fences_data;    /* ... ordering flushed data before the log record
+                              that depends on it (undo: before the commit
+                              mark) */
+  uint64_t fences_other;   /* ... pool metadata, abort, recovery, close */
+  uint64_t fences_elided;  /* non-temporal -> temporal fences that
+                              SW_ENGINE_UNDO_THEMIS skipped (undo would have
+                              issued exactly these) */
+  /* Distance between consecutive removable (non-temporal -> temporal) fence
+   * points of a thread (where undo fences and undo-themis elides), the
+   * Themis paper's Fig. 10: histograms over SW_GAP_BUCKETS buckets (see
+   * sw_gap_bucket_low), in CPU cycles (the time-stamp counter; nanoseconds
+   * where there is none) and in persistent-memory events (loads, stores,
+   * streamed lines, flushed lines and fences of the thread).  Each thread's
+   * first point after a reset starts a new chain and adds no distance. */
+  uint64_t removable_gaps;  /* distances recorded (entries of each histogram) */
+  uint64_t removable_gap_cycles[SW_GAP_BUCKETS];
+  uint64_t removable_gap_events[SW_GAP_BUCKETS];
 } sw_stats;
+
+/* Smallest distance counted in bucket b of the removable_gap_* histograms
+ * (b < SW_GAP_BUCKETS): buckets 0..7 hold the distances 0..7, after that
+ * each power of two is split into four equal buckets (the last bucket also
+ * holds everything larger).  Bucket b spans [sw_gap_bucket_low(b),
+ * sw_gap_bucket_low(b + 1)). */
+static inline uint64_t sw_gap_bucket_low(unsigned b) {
+  if (b < 8) return b;
+  const unsigned e = 3 + (b - 8) / 4; /* 2^e <= distance < 2^(e+1) */
+  return ((uint64_t)(4 + (b - 8) % 4)) << (e - 2);
+}
 
 /* Sums the per-thread counters of the pool (retirement thread included). */
 SW_API int sw_pool_stats(sw_pool *pool, sw_stats *out);

@@ -2,6 +2,8 @@
 // assembly of the layers at create/open (medium, recovery, lanes, engine,
 // allocator).  Everything here is a thin shell over the engine; the one
 // place that decides what an address may be is check_user().
+#include <unistd.h>
+
 #include <atomic>
 #include <cstring>
 #include <memory>
@@ -205,6 +207,7 @@ sw_pool* assemble(std::unique_ptr<PoolFile> file, const ResolvedConfig& cfg) {
   mo.scm_shared_queue = (cfg.flags & SW_CONFIG_SCM_SHARED_QUEUE) != 0;
   p->medium = make_medium(mo, p->file->base(), p->file->size());
   if (!p->medium) return nullptr;
+  if (check_engine_medium(cfg, p->medium->properties()) != 0) return nullptr;
   RecoveryOptions ro;
   ro.redo_skip_commit_validation = cfg.redo_skip_commit_validation;
   if (recover(*p->file, *p->medium, &p->report, ro) != 0) return nullptr;
@@ -235,7 +238,9 @@ sw_pool* sw_pool_create(const char* path, size_t size, const sw_config* cfg) {
   if (resolve_config(cfg, &rc) != 0) return nullptr;
   auto file = PoolFile::create(path, size, rc);
   if (!file) return nullptr;
-  return assemble(std::move(file), rc);
+  sw_pool* p = assemble(std::move(file), rc);
+  if (!p) unlink(path);  // the new, empty file is ours: leave nothing behind
+  return p;
 }
 
 sw_pool* sw_pool_open(const char* path, const sw_config* cfg) {

@@ -290,7 +290,6 @@ struct Simulator::Impl {
     std::ostringstream s;
     s << "FAILURE engine=" << engine_kind_name(opt.engine) << " model=" << persistency_name(opt.model)
       << " workload=" << w->name << " seed=" << seed << " size=" << size;
-    if (opt.undo_elide_log_fence) s << " variant=undo-elide-log-fence";
     if (opt.redo_skip_commit_validation) s << " variant=redo-skip-commit-validation";
     s << "\n  crash point: event " << at.event << " of " << at.events << ", " << at.what << " \"" << at.label
       << "\"";
@@ -464,7 +463,6 @@ void Simulator::run(const Workload& w, uint64_t seed, uint32_t size, SimResult* 
   ResolvedConfig cfg;
   if (resolve_config(&c, &cfg) != 0) return I.fail_run(std::string("bad configuration: ") + sw_errormsg());
   cfg.engine = I.opt.engine;  // over any SOFTWRAP_ENGINE in the environment
-  cfg.undo_elide_log_fence = I.opt.undo_elide_log_fence;
   cfg.redo_skip_commit_validation = I.opt.redo_skip_commit_validation;
   I.cfg = cfg;
   uint8_t uuid[16];

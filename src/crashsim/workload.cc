@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "common/error.h"
+#include "crashsim/paper_workloads.h"
 
 namespace softwrap::crashsim {
 
@@ -148,13 +149,27 @@ void Driver::write(void* addr, const void* src, size_t n) {
   std::memcpy(m, src, n);
 }
 
-uint64_t Driver::load64(void* addr) {
-  const uint64_t v = sw_load64(p_, addr);
-  const unsigned char* m = mirror_at(sw_pool_offset(p_, addr), 8);
+uint64_t Driver::load64(void* addr) { return load(addr, 8); }
+
+uint64_t Driver::load(const void* addr, unsigned size) {
+  uint64_t v = 0;
+  switch (size) {
+    case 1: v = sw_load8(p_, addr); break;
+    case 2: v = sw_load16(p_, addr); break;
+    case 4: v = sw_load32(p_, addr); break;
+    default: v = sw_load64(p_, addr); break;
+  }
+  const unsigned char* m = mirror_at(sw_pool_offset(p_, addr), size);
   uint64_t want = 0;
-  if (m) std::memcpy(&want, m, 8);
-  if (!m || v != want) fail("sw_load64 returned a value the workload never stored");
+  if (m) std::memcpy(&want, m, size);  // little-endian
+  if (!m || v != want) fail("sw_load returned a value the workload never stored");
   return v;
+}
+
+void Driver::read(void* dst, const void* src, size_t n) {
+  if (sw_read(p_, dst, src, n) != 0) return fail("sw_read");
+  const unsigned char* m = mirror_at(sw_pool_offset(p_, src), n);
+  if (!m || std::memcmp(m, dst, n) != 0) fail("sw_read returned bytes the workload never wrote");
 }
 
 void* Driver::alloc(size_t n, size_t owned) {
@@ -396,6 +411,8 @@ const std::vector<Workload>& workloads() {
 
 const Workload* find_workload(const std::string& name) {
   for (const Workload& w : workloads())
+    if (name == w.name) return &w;
+  for (const Workload& w : registry_workloads())
     if (name == w.name) return &w;
   return nullptr;
 }

@@ -8,6 +8,8 @@
 //                   background retirement (full paper, section IV-A)
 //   softwrap-local  per-thread alias table, values go home at close (IV-D)
 //   undo            undo log, PMDK style (the papers' Undo Log baseline)
+//   undo-themis     undo without its non-temporal -> temporal fences (Themis
+//                   paper; safe only on media that keep the Themis rule)
 //   nonatomic       stores streamed home, one fence at close (baseline, control)
 #ifndef SOFTWRAP_ENGINE_ENGINE_H_
 #define SOFTWRAP_ENGINE_ENGINE_H_
@@ -25,6 +27,7 @@
 namespace softwrap {
 
 class Medium;
+struct MediumProperties;
 class Engine;
 class LaneSet;
 
@@ -110,9 +113,15 @@ class Engine {
 // Builds the engine cfg.engine names.  nullptr + thread error on failure.
 std::unique_ptr<Engine> make_softwrap_engine(const EngineEnv& env);
 std::unique_ptr<Engine> make_local_engine(const EngineEnv& env);
-std::unique_ptr<Engine> make_undo_engine(const EngineEnv& env);
+std::unique_ptr<Engine> make_undo_engine(const EngineEnv& env, bool themis);
 std::unique_ptr<Engine> make_nonatomic_engine(const EngineEnv& env);
 std::unique_ptr<Engine> make_engine(const EngineEnv& env);
+
+// Whether cfg.engine may run on a medium with these properties: 0, or
+// SW_ENOTSUP with a message for undo-themis on a medium that does not keep
+// the Themis rule without SW_CONFIG_THEMIS_IDEAL.  Called before recovery,
+// so a refused pool is never written.
+int check_engine_medium(const ResolvedConfig& cfg, const MediumProperties& medium);
 
 }  // namespace softwrap
 

@@ -35,6 +35,7 @@ class EngineTest : public ::testing::TestWithParam<Param> {
   sw_config cfg(uint32_t alias_entries = 0, uint64_t lane_size = 0) {
     sw_config c{};
     c.engine = GetParam().engine;
+    c.flags = softwrap::testing::engine_flags(c.engine);
     c.medium = SW_MEDIUM_X86;
     c.alias_entries = alias_entries;
     c.lane_size = lane_size;
@@ -290,5 +291,136 @@ TEST_P(EngineTest, WrapLeftOpenByAnExitingThreadIsRolledBack) {
 
 INSTANTIATE_TEST_SUITE_P(AllEngines, EngineTest, softwrap::testing::all_engines(),
                          softwrap::testing::EngineParamName());
+
+// Wraps of `stores` sw_store64 to distinct words plus one sw_write of 8
+// fresh words; the counters after them.
+sw_stats run_counted_wraps(sw_pool* p, int wraps, int stores) {
+  auto* a = static_cast<uint64_t*>(sw_pool_root(p, 64 * 1024));
+  EXPECT_NE(a, nullptr) << sw_errormsg();
+  EXPECT_EQ(sw_pool_stats_reset(p), 0);
+  uint64_t block[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+  for (int w = 0; w < wraps; ++w) {
+    EXPECT_EQ(sw_wrap_open(p), 0);
+    for (int k = 0; k < stores; ++k) sw_store64(p, &a[(w * 64 + k * 3) % 8192], w + k + 1);
+    EXPECT_EQ(sw_write(p, &a[8192 + w * 8], block, sizeof block), 0);
+    EXPECT_EQ(sw_wrap_close(p), 0) << sw_errormsg();
+  }
+  EXPECT_EQ(sw_pool_quiesce(p), 0);
+  sw_stats st{};
+  EXPECT_EQ(sw_pool_stats(p, &st), 0);
+  return st;
+}
+
+class FenceKindTest : public ::testing::TestWithParam<Param> {};
+
+// Fences are counted by kind, and the kinds add up: undo fences each undo
+// record (or run of records written by one sw_write) before its data
+// store, then the data before the commit mark, then the mark; undo-themis
+// issues none of the first kind and counts them as elided instead.
+TEST_P(FenceKindTest, FencesAreCountedByWhatTheyOrder) {
+  const std::string path = temp_pool((std::string("fk_") + GetParam().name).c_str());
+  unlink(path.c_str());
+  sw_config c{};
+  c.engine = GetParam().engine;
+  c.flags = softwrap::testing::engine_flags(c.engine);
+  c.medium = SW_MEDIUM_X86;
+  sw_pool* p = sw_pool_create(path.c_str(), 64 << 20, &c);
+  ASSERT_NE(p, nullptr) << sw_errormsg();
+  constexpr int kWraps = 50, kStores = 6;
+  const sw_stats st = run_counted_wraps(p, kWraps, kStores);
+  EXPECT_EQ(st.fences, st.fences_commit + st.fences_log + st.fences_retire + st.fences_data + st.fences_other);
+  EXPECT_EQ(st.fences_commit, uint64_t{kWraps});
+  const uint64_t points = kWraps * (kStores + 1);  // one per sw_store64 record, one per sw_write
+  uint64_t cycles = 0, events = 0;
+  for (unsigned b = 0; b < SW_GAP_BUCKETS; ++b) {
+    cycles += st.removable_gap_cycles[b];
+    events += st.removable_gap_events[b];
+  }
+  EXPECT_EQ(cycles, st.removable_gaps);
+  EXPECT_EQ(events, st.removable_gaps);
+  switch (GetParam().engine) {
+    case SW_ENGINE_UNDO:
+      EXPECT_EQ(st.fences_log, points);
+      EXPECT_EQ(st.fences_elided, 0u);
+      EXPECT_EQ(st.fences_data, uint64_t{kWraps});
+      EXPECT_EQ(st.removable_gaps, points - 1);
+      EXPECT_EQ(st.removable_gap_events[0], 0u) << "a record, a fence and a store lie between two points";
+      break;
+    case SW_ENGINE_UNDO_THEMIS:
+      EXPECT_EQ(st.fences_log, 0u) << "undo-themis issues no non-temporal -> temporal fence";
+      EXPECT_EQ(st.fences_elided, points);
+      EXPECT_EQ(st.fences_data, uint64_t{kWraps});
+      EXPECT_EQ(st.removable_gaps, points - 1);
+      break;
+    default:
+      EXPECT_EQ(st.fences_log + st.fences_elided + st.fences_data + st.removable_gaps, 0u);
+      break;
+  }
+  EXPECT_STREQ(sw_pool_engine_name(p), GetParam().name);
+  EXPECT_EQ(sw_pool_close(p), 0);
+  unlink(path.c_str());
+}
+
+INSTANTIATE_TEST_SUITE_P(AllEngines, FenceKindTest, softwrap::testing::all_engines(),
+                         softwrap::testing::EngineParamName());
+
+// undo-themis is refused on every real medium unless the caller opts in to
+// the paper's Ideal, by flag or environment; a refused create leaves no
+// file and a refused open leaves the file as it was.
+TEST(UndoThemis, RefusedOnRealMediaUnlessOptedIn) {
+  const std::string path = temp_pool("themis_guard");
+  unlink(path.c_str());
+  for (sw_medium_kind m : {SW_MEDIUM_X86, SW_MEDIUM_MSYNC, SW_MEDIUM_SCM_EMU}) {
+    sw_config c{};
+    c.engine = SW_ENGINE_UNDO_THEMIS;
+    c.medium = m;
+    EXPECT_EQ(sw_pool_create(path.c_str(), 16 << 20, &c), nullptr);
+    EXPECT_EQ(sw_errno(), SW_ENOTSUP);
+    EXPECT_NE(std::string(sw_errormsg()).find("Themis rule"), std::string::npos) << sw_errormsg();
+    EXPECT_NE(std::string(sw_errormsg()).find("SW_CONFIG_THEMIS_IDEAL"), std::string::npos) << sw_errormsg();
+    EXPECT_NE(access(path.c_str(), F_OK), 0) << "a refused create left its file";
+  }
+  // A pool made by undo, with a committed wrap, then opened as undo-themis.
+  sw_config u{};
+  u.engine = SW_ENGINE_UNDO;
+  u.medium = SW_MEDIUM_X86;
+  sw_pool* p = sw_pool_create(path.c_str(), 16 << 20, &u);
+  ASSERT_NE(p, nullptr) << sw_errormsg();
+  auto* a = static_cast<uint64_t*>(sw_pool_root(p, 64));
+  sw_store64(p, a, 42);
+  ASSERT_EQ(sw_pool_close(p), 0);
+  sw_config t{};
+  t.engine = SW_ENGINE_UNDO_THEMIS;
+  t.medium = SW_MEDIUM_X86;
+  EXPECT_EQ(sw_pool_open(path.c_str(), &t), nullptr);
+  EXPECT_EQ(sw_errno(), SW_ENOTSUP);
+  EXPECT_NE(std::string(sw_errormsg()).find("x86"), std::string::npos) << sw_errormsg();
+  setenv("SOFTWRAP_THEMIS_IDEAL", "1", 1);
+  p = sw_pool_open(path.c_str(), &t);
+  unsetenv("SOFTWRAP_THEMIS_IDEAL");
+  ASSERT_NE(p, nullptr) << sw_errormsg();
+  EXPECT_STREQ(sw_pool_engine_name(p), "undo-themis");
+  EXPECT_EQ(sw_load64(p, sw_pool_root(p, 0)), 42u);
+  ASSERT_EQ(sw_pool_close(p), 0);
+  t.flags = SW_CONFIG_THEMIS_IDEAL;
+  setenv("SOFTWRAP_THEMIS_IDEAL", "0", 1);  // the environment wins over the flag
+  EXPECT_EQ(sw_pool_open(path.c_str(), &t), nullptr);
+  EXPECT_EQ(sw_errno(), SW_ENOTSUP);
+  setenv("SOFTWRAP_THEMIS_IDEAL", "yes", 1);
+  EXPECT_EQ(sw_pool_open(path.c_str(), &t), nullptr);
+  EXPECT_EQ(sw_errno(), SW_EINVAL);
+  unsetenv("SOFTWRAP_THEMIS_IDEAL");
+  p = sw_pool_open(path.c_str(), &t);
+  ASSERT_NE(p, nullptr) << sw_errormsg();
+  EXPECT_EQ(sw_load64(p, sw_pool_root(p, 0)), 42u);
+  ASSERT_EQ(sw_pool_close(p), 0);
+  setenv("SOFTWRAP_ENGINE", "undo-themis", 1);
+  sw_config x{};
+  x.medium = SW_MEDIUM_X86;
+  EXPECT_EQ(sw_pool_open(path.c_str(), &x), nullptr) << "SOFTWRAP_ENGINE=undo-themis is guarded too";
+  EXPECT_EQ(sw_errno(), SW_ENOTSUP);
+  unsetenv("SOFTWRAP_ENGINE");
+  unlink(path.c_str());
+}
 
 }  // namespace

@@ -1,4 +1,5 @@
-// undo_engine.cc — the papers' baselines: Undo Log and Non-Atomic.
+// undo_engine.cc — the papers' baselines: Undo Log and Non-Atomic, and
+// the Themis paper's fence-elided undo log.
 //
 // Undo (PMDK style): before the first store of a wrap to an 8-byte word,
 // the word's old value is streamed to the lane's undo log and fenced
@@ -7,8 +8,17 @@
 // rule orders a non-temporal store before a later temporal one, not before
 // another non-temporal one).  Its line is flushed as soon as the wrap
 // stores to another line (WriteBehind), the last one at close; then a
-// fence, then the lane header records the generation as committed and is
-// fenced.  Abort and recovery copy the old values back.
+// fence (kDataOrder: the data before the commit mark), then the lane header
+// records the generation as committed and is fenced (kCommit).  Abort and
+// recovery copy the old values back.
+//
+// Undo-themis (Themis paper, section II-D): the same engine without the
+// kLogOrder fences and nothing else changed.  Each elided fence is counted
+// (fences_elided) and both variants record the distance between
+// consecutive such points (Fig. 10).  Correct only where a streamed store
+// persists before every later temporal store of its thread (Eq. 3);
+// check_engine_medium (engine.cc) keeps it off media that do not promise
+// that unless the caller opted in to the paper's "Ideal".
 //
 // Non-atomic: stores go home with temporal stores, each line flushed as
 // the wrap moves on (WriteBehind), the last at close; one fence.  Durable,
@@ -91,13 +101,13 @@ struct UndoThread {
 
 class UndoEngine final : public Engine {
  public:
-  explicit UndoEngine(const EngineEnv& env)
-      : pool_(env.pool), medium_(env.medium), lanes_(env.lanes), elide_log_fence_(env.cfg->undo_elide_log_fence) {
+  UndoEngine(const EngineEnv& env, bool themis)
+      : pool_(env.pool), medium_(env.medium), lanes_(env.lanes), themis_(themis) {
     for (uint32_t i = 0; i < lanes_->count(); ++i) {
       lanes_->lane(i).undo_gen = pool_->lane_header(i)->undo_committed_gen + 1;
     }
   }
-  const char* name() const override { return "undo"; }
+  const char* name() const override { return themis_ ? "undo-themis" : "undo"; }
   void attach(ThreadCtx& ctx) override { ctx.engine_state = new UndoThread(pool_, medium_); }
   void detach(ThreadCtx& ctx) override { delete st(ctx); }
 
@@ -112,7 +122,7 @@ class UndoEngine final : public Engine {
     UndoThread& t = *st(ctx);
     SW_TRACE_LABEL("undo:commit-data");
     t.dirty.flush(*medium_);
-    medium_->fence(FenceKind::kCommit);
+    medium_->fence(t.saved.empty() ? FenceKind::kCommit : FenceKind::kDataOrder);
     if (!t.saved.empty()) {
       SW_TRACE_LABEL("undo:commit-mark");
       t.writer.finish();
@@ -197,12 +207,17 @@ class UndoEngine final : public Engine {
   static UndoThread* st(ThreadCtx& ctx) { return static_cast<UndoThread*>(ctx.engine_state); }
 
   // The fence between an undo record (streamed) and the data store it
-  // protects (temporal): the only one the Themis rule makes unnecessary.
-  // ResolvedConfig::undo_elide_log_fence drops exactly this one (crash
-  // simulator control; the future Themis undo variant).
+  // protects (temporal): the only one the Themis rule makes unnecessary,
+  // and the only one undo-themis drops.
   void log_order_fence() {
     SW_TRACE_LABEL_DEFAULT("undo:log-order");
-    if (!elide_log_fence_) medium_->fence(FenceKind::kLogOrder);
+    Counters& c = counters();
+    c.removable_fence_point();
+    if (themis_) {
+      c.fences_elided.add();
+    } else {
+      medium_->fence(FenceKind::kLogOrder);
+    }
   }
 
   bool save(UndoThread& t, uint64_t off, size_t n) {
@@ -236,7 +251,7 @@ class UndoEngine final : public Engine {
   PoolFile* pool_;
   Medium* medium_;
   LaneSet* lanes_;
-  bool elide_log_fence_;
+  bool themis_;
 };
 
 class NonatomicEngine final : public Engine {
@@ -293,7 +308,9 @@ class NonatomicEngine final : public Engine {
 
 }  // namespace
 
-std::unique_ptr<Engine> make_undo_engine(const EngineEnv& env) { return std::make_unique<UndoEngine>(env); }
+std::unique_ptr<Engine> make_undo_engine(const EngineEnv& env, bool themis) {
+  return std::make_unique<UndoEngine>(env, themis);
+}
 std::unique_ptr<Engine> make_nonatomic_engine(const EngineEnv& env) {
   return std::make_unique<NonatomicEngine>(env);
 }

@@ -48,6 +48,12 @@ struct MediumProperties {
   bool auto_flush = false;      // caches are in the persistence domain (eADR)
   bool emulated_timing = false;  // scm-emu: flushes/streams cost Tw per line
   size_t atomic_width = 8;      // largest power-fail-atomic aligned store
+  // A non-temporal store persists before every later temporal store of the
+  // same thread, fence or not (the Themis rule, Eq. 3).  No x86 CPU
+  // promises it; the trace medium declares it because the order is the
+  // crash simulator's persistency model's to decide (its x86 model must
+  // catch undo-themis).  Required by the undo-themis engine.
+  bool themis_rule = false;
 };
 
 struct MediumOptions {

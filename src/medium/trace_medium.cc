@@ -163,10 +163,11 @@ TraceMedium::TraceMedium(void* base, size_t len, Trace* trace, WriteJournal* jou
   props_.auto_flush = false;
   props_.emulated_timing = false;
   props_.atomic_width = 8;
+  props_.themis_rule = true;  // the persistency model decides (medium.h)
   records_loads_ = trace != nullptr;
 }
 
-// Brackets one medium operation for the work measurement (trace.h).
+// Brackets one medium operation for the work measurement (trace_medium.h).
 class TraceMedium::SpanGuard {
  public:
   explicit SpanGuard(Trace* t) : t_(t && t->recording() ? t : nullptr) {

@@ -192,12 +192,14 @@ const char* engine_kind_name(sw_engine_kind k) {
     case SW_ENGINE_SOFTWRAP_LOCAL: return "softwrap-local";
     case SW_ENGINE_UNDO: return "undo";
     case SW_ENGINE_NONATOMIC: return "nonatomic";
+    case SW_ENGINE_UNDO_THEMIS: return "undo-themis";
   }
   return "?";
 }
 
 bool parse_engine_kind(const std::string& s, sw_engine_kind* out) {
-  for (sw_engine_kind k : {SW_ENGINE_SOFTWRAP, SW_ENGINE_SOFTWRAP_LOCAL, SW_ENGINE_UNDO, SW_ENGINE_NONATOMIC}) {
+  for (sw_engine_kind k :
+       {SW_ENGINE_SOFTWRAP, SW_ENGINE_SOFTWRAP_LOCAL, SW_ENGINE_UNDO, SW_ENGINE_UNDO_THEMIS, SW_ENGINE_NONATOMIC}) {
     if (s == engine_kind_name(k)) {
       *out = k;
       return true;
@@ -215,7 +217,7 @@ int resolve_config(const sw_config* cfg, ResolvedConfig* out) {
     std::underlying_type_t<sw_medium_kind> medium;
     std::memcpy(&engine, &cfg->engine, sizeof engine);
     std::memcpy(&medium, &cfg->medium, sizeof medium);
-    if (engine < SW_ENGINE_DEFAULT || engine > SW_ENGINE_NONATOMIC) {
+    if (engine < SW_ENGINE_DEFAULT || engine > SW_ENGINE_UNDO_THEMIS) {
       return set_error(SW_EINVAL, "sw_config.engine %lld is not an sw_engine_kind", static_cast<long long>(engine));
     }
     if (medium < SW_MEDIUM_AUTO || medium > SW_MEDIUM_SCM_EMU) {
@@ -260,7 +262,7 @@ int resolve_config(const sw_config* cfg, ResolvedConfig* out) {
   if (const char* v = env("SOFTWRAP_ENGINE")) {
     if (!parse_engine_kind(v, &r.engine)) {
       return set_error(SW_EINVAL, "environment variable SOFTWRAP_ENGINE='%s' is not one of "
-                       "softwrap, softwrap-local, undo, nonatomic", v);
+                       "softwrap, softwrap-local, undo, undo-themis, nonatomic", v);
     }
   }
   if (const char* v = env("SOFTWRAP_MEDIUM")) {
@@ -271,6 +273,16 @@ int resolve_config(const sw_config* cfg, ResolvedConfig* out) {
   }
   if (int rc = env_u32("SOFTWRAP_SCM_WRITE_NS", &r.scm_write_ns)) return rc;
   if (int rc = env_u32("SOFTWRAP_SCM_SERIAL_NS", &r.scm_serialize_ns)) return rc;
+  if (const char* v = env("SOFTWRAP_THEMIS_IDEAL")) {
+    if (std::strcmp(v, "1") == 0) {
+      r.flags |= SW_CONFIG_THEMIS_IDEAL;
+    } else if (std::strcmp(v, "0") == 0) {
+      r.flags &= ~SW_CONFIG_THEMIS_IDEAL;
+    } else {
+      return set_error(SW_EINVAL, "environment variable SOFTWRAP_THEMIS_IDEAL='%s' is not 1 (let undo-themis run "
+                       "on x86, msync and scm-emu as the Themis paper's Ideal) or 0", v);
+    }
+  }
   if (const char* v = env("SOFTWRAP_SCM_QUEUE")) {
     if (std::strcmp(v, "shared") == 0) {
       r.flags |= SW_CONFIG_SCM_SHARED_QUEUE;

@@ -27,7 +27,8 @@ struct PoolGeometry {
 };
 
 // Resolved configuration: sw_config with defaults filled in and environment
-// overrides applied (SOFTWRAP_ENGINE, SOFTWRAP_MEDIUM, SOFTWRAP_SCM_*).
+// overrides applied (SOFTWRAP_ENGINE, SOFTWRAP_MEDIUM, SOFTWRAP_SCM_*,
+// SOFTWRAP_THEMIS_IDEAL, ...).
 struct ResolvedConfig {
   sw_engine_kind engine = SW_ENGINE_SOFTWRAP;
   sw_medium_kind medium = SW_MEDIUM_AUTO;
@@ -42,14 +43,10 @@ struct ResolvedConfig {
   uint32_t lanes = 32;
   uint64_t lane_size = 0;
   uint32_t flags = 0;
-  // Internal knobs for the crash simulator's controls (never set from
-  // sw_config or the environment; see docs/crash-simulator.md):
-  //   undo_elide_log_fence: the undo engine skips the FenceKind::kLogOrder
-  //     fence between an undo record and the data store it protects —
-  //     correct only under the Themis rule (the future "Themis undo").
-  //   redo_skip_commit_validation: recovery accepts redo frames without a
-  //     valid trailer (count and checksum) — a deliberately broken variant.
-  bool undo_elide_log_fence = false;
+  // Internal knob for a crash simulator control (never set from sw_config
+  // or the environment; see docs/crash-simulator.md): recovery accepts redo
+  // frames without a valid trailer (count and checksum) — a deliberately
+  // broken variant.
   bool redo_skip_commit_validation = false;
 };
 // Returns 0 or SW_EINVAL (with message) for a bad value in cfg or the

@@ -77,6 +77,7 @@ static const char *engine_label(sw_engine_kind k) {
     case SW_ENGINE_SOFTWRAP: return "softwrap";
     case SW_ENGINE_SOFTWRAP_LOCAL: return "softwrap-local";
     case SW_ENGINE_UNDO: return "undo";
+    case SW_ENGINE_UNDO_THEMIS: return "undo-themis";
     case SW_ENGINE_NONATOMIC: return "nonatomic";
     default: return "default";
   }
@@ -446,6 +447,50 @@ static void test_create_errors(void) {
   unlink(path);
 }
 
+/* undo-themis from C: refused on this machine's medium without the opt-in
+ * (and no file left), the paper's Ideal with it: no non-temporal ->
+ * temporal fence issued, each one counted as elided, and the distances
+ * between them in the histograms. */
+static void test_undo_themis(void) {
+  char path[600];
+  path_in_dir("themis.pool", path, sizeof path);
+  unlink(path);
+  sw_config c = config_for(SW_ENGINE_UNDO_THEMIS);
+  prime_errno_nopool(SW_ENOTSUP);
+  CHECK(sw_pool_create(path, POOL_SIZE, &c) == NULL);
+  CHECK(sw_errno() == SW_ENOTSUP);
+  CHECK(strstr(sw_errormsg(), "SW_CONFIG_THEMIS_IDEAL") != NULL);
+  CHECK(access(path, F_OK) != 0);
+  c.flags = SW_CONFIG_THEMIS_IDEAL;
+  sw_pool *p = sw_pool_create(path, POOL_SIZE, &c);
+  REQUIRE(p != NULL);
+  CHECK(strcmp(sw_pool_engine_name(p), "undo-themis") == 0);
+  uint64_t *a = sw_pool_root(p, 64 * sizeof(uint64_t));
+  REQUIRE(a != NULL);
+  CHECK(sw_pool_stats_reset(p) == 0);
+  for (int w = 0; w < 10; w++) {
+    CHECK(sw_wrap_open(p) == 0);
+    for (int k = 0; k < 4; k++) sw_store64(p, &a[k * 8], (uint64_t)(w + k));
+    CHECK(sw_wrap_close(p) == 0);
+  }
+  sw_stats s;
+  memset(&s, 0xff, sizeof s);
+  CHECK(sw_pool_stats(p, &s) == 0);
+  CHECK_EQ_U64(s.fences_log, 0);
+  CHECK_EQ_U64(s.fences_elided, 40);
+  CHECK_EQ_U64(s.fences_data, 10);
+  CHECK_EQ_U64(s.fences_commit, 10);
+  CHECK_EQ_U64(s.fences, s.fences_commit + s.fences_log + s.fences_retire + s.fences_data + s.fences_other);
+  CHECK_EQ_U64(s.removable_gaps, 39);
+  uint64_t in_buckets = 0;
+  for (unsigned b = 0; b < SW_GAP_BUCKETS; b++) in_buckets += s.removable_gap_events[b];
+  CHECK_EQ_U64(in_buckets, 39);
+  CHECK_EQ_U64(sw_gap_bucket_low(8), 8);
+  CHECK_EQ_U64(sw_gap_bucket_low(12), 16);
+  CHECK(sw_pool_close(p) == 0);
+  unlink(path);
+}
+
 /* Creates a pool with a committed root value and returns its bytes. */
 static int make_pool_image(const char *path, unsigned char **img, size_t *len) {
   unlink(path);
@@ -753,6 +798,7 @@ int main(void) {
   test_open_refuses_bad_files();
   test_misuse();
   test_full_pool();
+  test_undo_themis();
   for (size_t i = 1; i < sizeof engines / sizeof engines[0]; i++) {
     int before = g_failed;
     test_oversized_wrap(engines[i]);

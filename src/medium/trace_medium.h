@@ -31,7 +31,8 @@
 //          *outside* the medium since its previous event, in ticks of the
 //          time-stamp counter (TSC; Trace::work_ticks_per_ns() converts) —
 //          cycles measured on the real run, not instructions counted (this
-//          machine's VM exposes no instruction counter).  The medium's own
+//          machine's VM exposes no instruction counter), less the cost of
+//          reading the counter (calibrated once).  The medium's own
 //          time (copying, journaling, recording, waiting for the trace's
 //          lock) is left out: a span starts when an operation enters the
 //          medium and ends when it leaves, and only the time between spans
@@ -97,6 +98,11 @@ class Trace {
   size_t mark(uint32_t marker, const char* label);
 
   const std::vector<TraceEvent>& events() const { return events_; }
+  // Moves the events out (the trace is empty after).
+  std::vector<TraceEvent> take_events() {
+    std::lock_guard<std::mutex> g(mu_);
+    return std::move(events_);
+  }
   size_t threads() const { return thread_ids_.size(); }
 
  private:
@@ -104,6 +110,7 @@ class Trace {
   bool recording_ = false;
   TraceOptions opts_;
   double ticks_per_ns_ = 0;
+  uint64_t overhead_ = 0;  // ticks of reading the clock, taken off each gap
   std::mutex mu_;
   std::vector<TraceEvent> events_;
   std::vector<uint64_t> thread_ids_;

@@ -168,6 +168,13 @@ bool Core::sb_store(const Op& op, Cycle now) {
     m_->store_performed(op);
     l1_.store(*l, tags_ ? wcb_.tail() : kNoTag);
     ++stats_.stores;
+    // The store now depends on the WCB's entries below its tag: have them
+    // drained rather than held for combining (our addition, see core.h).
+    if (tags_ && wcb_.tail() > drain_to_ && wcb_.head() != wcb_.tail()) {
+      drain_to_ = wcb_.tail();
+      ++drain_requests_;
+      kick_wcb(now);
+    }
     return true;
   }
   if (!victims_.empty()) {  // the fill's victim would have nowhere to go

@@ -17,10 +17,15 @@
 //   * A fence stalls the core until the store buffer is empty, every WCB
 //     entry is ACKed (the fence makes the WCB drain its partial entries)
 //     and every outstanding clwb has completed.
-// The WCB drains its head entry when it is complete, when a newer entry is
-// behind it, at a fence, during an overflow, when a writeback waits for it
-// (Themis: our addition, or a full WBB could wait forever for a partial
-// entry), or after wcb_idle_ns without a store to it.
+// The WCB holds a partial entry for combining, as x86 does: it drains its
+// head entry when it is complete, when a newer entry is behind it, at a
+// fence, during an overflow, or after wcb_idle_ns without a store to it.
+// Themis adds one signal the paper does not describe (its Fig. 11 waits
+// imply non-temporal stores are on their way when writebacks come): a
+// store tagged with tail t asks the WCB to drain the entries below t, and
+// so does a writeback waiting in the WBB (without it a full WBB could wait
+// for a partial entry that nothing drains).  The broken variant keeps this
+// signal and only ignores the DA pointers.
 #ifndef SOFTWRAP_THEMIS_CORE_H_
 #define SOFTWRAP_THEMIS_CORE_H_
 

@@ -24,13 +24,13 @@ Machine::Machine(const Config& cfg)
 
 Machine::~Machine() = default;
 
-bool simulate(const Config& cfg, const Program& p, double warmup_fraction, PersistObserver* obs, Stats* out,
+bool simulate(const Config& cfg, const Program& p, const RunOptions& o, PersistObserver* obs, Stats* out,
               std::string* why) {
   Machine m(cfg);
-  return m.run(p, warmup_fraction, obs, out, why);
+  return m.run(p, o, obs, out, why);
 }
 
-bool Machine::run(const Program& p, double warmup_fraction, PersistObserver* obs, Stats* out, std::string* why) {
+bool Machine::run(const Program& p, const RunOptions& o, PersistObserver* obs, Stats* out, std::string* why) {
   if (cfg_.cores == 0 || cfg_.cores > 8) {
     *why = "the machine has 1 to 8 cores";
     return false;
@@ -42,9 +42,21 @@ bool Machine::run(const Program& p, double warmup_fraction, PersistObserver* obs
   *out = Stats{};
   obs_ = obs;
   stats_ = out;
+  lines_.assign(p.footprint / 64 + 1, LineState{});
+  if (o.warm_llc) {
+    std::vector<bool> seen(lines_.size());
+    for (const auto& ops : p.threads) {
+      for (const Op& op : ops) {
+        if (op.kind != OpKind::kFence && !seen[op.line]) {
+          seen[op.line] = true;
+          llc_.fill(op.line);
+        }
+      }
+    }
+  }
   for (size_t t = 0; t < p.threads.size(); ++t) {
     const auto& ops = p.threads[t];
-    cores_[t]->set_program(&ops, static_cast<size_t>(std::floor(static_cast<double>(ops.size()) * warmup_fraction)));
+    cores_[t]->set_program(&ops, static_cast<size_t>(std::floor(static_cast<double>(ops.size()) * o.warmup_fraction)));
   }
   while (!q_.empty()) dispatch(q_.pop());
   out->cores.resize(p.threads.size());
@@ -107,10 +119,7 @@ void Machine::store_performed(const Op& op) {
   if (obs_) obs_->performed(op);
 }
 
-void Machine::dropped(unsigned core, uint64_t line) {
-  auto it = lines_.find(line);
-  if (it != lines_.end()) it->second.holders &= static_cast<uint8_t>(~(1u << core));
-}
+void Machine::dropped(unsigned core, uint64_t line) { lines_[line].holders &= static_cast<uint8_t>(~(1u << core)); }
 
 void Machine::request(unsigned core, uint64_t line, bool exclusive, Cycle now) {
   LineState& ls = lines_[line];

@@ -50,15 +50,23 @@ class PersistObserver {
   virtual void persisted_stream(uint32_t event) = 0;
 };
 
+struct RunOptions {
+  // Time is counted from each core's operation this far into its program.
+  double warmup_fraction = 0;
+  // Start with every line the program touches in the LLC (in order of
+  // first touch; LRU keeps the last ones if they do not all fit), as after
+  // the untraced setup that built the structure.  The L1s start empty.
+  bool warm_llc = false;
+};
+
 class Machine {
  public:
   explicit Machine(const Config& cfg);
   ~Machine();
 
   // Runs every thread of `p` on the core of its index until all are done.
-  // Time is counted from each core's operation warmup_fraction into its
-  // program.  False (and why) if the run cannot finish (a model bug).
-  bool run(const Program& p, double warmup_fraction, PersistObserver* obs, Stats* out, std::string* why);
+  // False (and why) if the run cannot finish (a model bug).
+  bool run(const Program& p, const RunOptions& o, PersistObserver* obs, Stats* out, std::string* why);
 
   // ---- for the cores
   EventQueue& events() { return q_; }
@@ -128,7 +136,7 @@ class Machine {
   PmController pm_;
   PersistObserver* obs_ = nullptr;
   Stats* stats_ = nullptr;
-  std::unordered_map<uint64_t, LineState> lines_;
+  std::vector<LineState> lines_;  // per line of the program's footprint
   std::unordered_map<uint64_t, std::vector<Waiter>> llc_waiters_;
   std::unordered_map<uint64_t, std::vector<FlushWaiter>> flush_waiters_;
   std::unordered_set<uint64_t> llc_forward_;  // lines a clwb wants sent on from the LLC
@@ -140,7 +148,7 @@ class Machine {
 };
 
 // Runs `p` on a machine of configuration `cfg` (see Machine::run).
-bool simulate(const Config& cfg, const Program& p, double warmup_fraction, PersistObserver* obs, Stats* out,
+bool simulate(const Config& cfg, const Program& p, const RunOptions& o, PersistObserver* obs, Stats* out,
               std::string* why);
 
 }  // namespace softwrap::themis

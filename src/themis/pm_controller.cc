@@ -18,6 +18,7 @@ PmController::Accept PmController::write(uint64_t line) {
   if (writes_ >= wq_cap_) return Accept::kFull;
   b.writes.push_back(line);
   ++writes_;
+  ++waiting_;
   return Accept::kQueued;
 }
 
@@ -27,11 +28,12 @@ PmController::Read PmController::read(uint64_t line, uint64_t id) {
   if (reads_ >= rq_cap_) return Read::kFull;
   b.reads.emplace_back(line, id);
   ++reads_;
+  ++waiting_;
   return Read::kQueued;
 }
 
 void PmController::start(Cycle now, std::vector<Started>* out) {
-  for (unsigned i = 0; i < banks_.size(); ++i) {
+  for (unsigned i = 0; i < banks_.size() && waiting_ > 0; ++i) {
     Bank& b = banks_[i];
     if (b.busy) continue;
     if (!b.reads.empty()) {
@@ -39,12 +41,14 @@ void PmController::start(Cycle now, std::vector<Started>* out) {
       b.read_id = b.reads.front().second;
       b.reads.pop_front();
       --reads_;
+      --waiting_;
       out->push_back({i, now + read_cycles_});
     } else if (!b.writes.empty()) {
       // The write leaves the merge window but keeps its slot until done.
       b.busy = true;
       b.busy_read = false;
       b.writes.pop_front();
+      --waiting_;
       out->push_back({i, now + write_cycles_});
     }
   }

@@ -63,6 +63,7 @@ class PmController {
   std::vector<Bank> banks_;
   size_t wq_cap_, rq_cap_;
   size_t writes_ = 0, reads_ = 0;
+  size_t waiting_ = 0;  // queued operations no bank has started
   Cycle write_cycles_, read_cycles_;
 };
 

@@ -1,6 +1,6 @@
 // test_trace.h — hand-built traces for the themis tests: the events the
 // trace medium would record, with their work given in cycles of the
-// simulated clock (read with ticks_per_ns = ghz, so one tick is one cycle).
+// simulated core (one tick is one cycle).
 #ifndef SOFTWRAP_THEMIS_TEST_TRACE_H_
 #define SOFTWRAP_THEMIS_TEST_TRACE_H_
 
@@ -37,7 +37,7 @@ struct TestTrace {
   Program program(bool drop_log_order_fences, unsigned cores = 4) const {
     ReadOptions o;
     o.drop_log_order_fences = drop_log_order_fences;
-    o.ticks_per_ns = o.ghz;
+    o.ticks_per_ns = 3;
     Program p;
     std::string why;
     if (!read_trace(ev, o, cores, &p, &why)) p.threads.clear();

@@ -14,8 +14,8 @@ size_t Program::ops() const {
 bool read_trace(const std::vector<TraceEvent>& events, const ReadOptions& o, unsigned cores, Program* out,
                 std::string* why) {
   *out = Program{};
-  const double cycles_per_tick = o.ticks_per_ns > 0 ? o.ghz / o.ticks_per_ns : 0;
-  const double cap = o.max_work_ns * o.ghz;
+  const double cycles_per_tick = o.ticks_per_ns > 0 ? o.cycles_per_tick : 0;
+  const double cap = o.max_work_ns * o.ticks_per_ns * o.cycles_per_tick;
   std::vector<double> carry;  // per thread: work of removed events
   for (size_t i = 0; i < events.size(); ++i) {
     const TraceEvent& e = events[i];

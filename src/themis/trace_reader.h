@@ -12,11 +12,12 @@
 //   kFlush   a clwb of one line;
 //   kFence   an sfence (kDrain too: a fence of the issuing core);
 //   kLoad    a load of one line (a load spanning lines is one per line).
-// Work becomes cycles of the simulated clock: ticks / (ticks per ns) * GHz,
-// i.e. the time this machine spent between the events, outside the
-// medium, replayed at the simulated clock as if the core were as fast.  A
-// gap longer than max_work_ns (a preemption, a page fault: the recording
-// machine is shared) is cut to it and counted.  The fences a design drops
+// Work becomes cycles of the simulated core: a TSC tick is taken as one
+// cycle (cycles_per_tick; the TSC runs at the recording CPU's nominal
+// clock), i.e. the simulated core runs the instructions between two events
+// in the cycles the recording core took.  A gap longer than max_work_ns (a
+// preemption, a page fault: the recording machine is shared) is cut to it
+// and counted.  The fences a design drops
 // (drop_log_order_fences: FenceKind::kLogOrder) and markers are removed,
 // their work moved to the next operation.
 #ifndef SOFTWRAP_THEMIS_TRACE_READER_H_
@@ -45,7 +46,7 @@ struct Op {
 
 struct ReadOptions {
   bool drop_log_order_fences = false;
-  double ghz = 3.0;
+  double cycles_per_tick = 1.0;
   double max_work_ns = 10000;
   // The trace's TSC ticks per ns (Trace::work_ticks_per_ns); 0: no work.
   double ticks_per_ns = 0;

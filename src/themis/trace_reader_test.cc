@@ -58,13 +58,14 @@ TEST(TraceReaderTest, WorkIsConvertedAndLongGapsAreCapped) {
   std::vector<TraceEvent> ev = {{TraceKind::kStore, 0, 0, 0, ~0ull, 1, "s", 2000},
                                 {TraceKind::kStore, 0, 0, 8, ~0ull, 1, "s", 2'000'000}};
   ReadOptions o;
-  o.ticks_per_ns = 2.0;  // a 2 GHz TSC: 2000 ticks = 1000 ns = 3000 cycles at 3 GHz
+  o.ticks_per_ns = 2.0;  // a 2 GHz TSC
   o.max_work_ns = 10000;
+  o.cycles_per_tick = 1.5;
   Program p;
   std::string why;
   ASSERT_TRUE(read_trace(ev, o, 4, &p, &why));
   EXPECT_EQ(p.threads[0][0].work, 3000u);
-  EXPECT_EQ(p.threads[0][1].work, 30000u);  // 1 ms cut to 10 us
+  EXPECT_EQ(p.threads[0][1].work, 30000u);  // 1 ms cut to 10 us: 20000 ticks
   EXPECT_EQ(p.capped_gaps, 1u);
   o.ticks_per_ns = 0;  // a trace without work
   ASSERT_TRUE(read_trace(ev, o, 4, &p, &why));

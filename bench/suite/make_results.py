@@ -22,6 +22,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import paper  # noqa: E402
+import themis_sim_results  # noqa: E402
 
 R = None  # results directory
 IMG_DIR = None  # <dir of the output file>/results: the plots, committed with the page
@@ -148,7 +149,7 @@ def header():
     w()
     loads = []
     for exp in ("fig4", "table2", "fig6", "fig7", "fig8", "fig9", "fig10", "fig11", "fig12", "workshop", "pmdk",
-                "btree", "fig16"):
+                "btree", "fig16", "themis-sim"):
         mm = meta(exp)
         if "loadavg_start" in mm:
             loads.append(f"{exp} {mm['loadavg_start'].split()[0]}")
@@ -203,7 +204,8 @@ def checks():
         return
     table(["check", "result"], rows)
     times = []
-    for exp in ("fig4", "table2", "fig6", "fig7", "fig8", "fig9", "fig10", "fig11", "fig12", "workshop", "pmdk"):
+    for exp in ("fig4", "table2", "fig6", "fig7", "fig8", "fig9", "fig10", "fig11", "fig12", "workshop", "pmdk",
+                "themis-sim"):
         s = meta(exp).get("seconds")
         if s:
             times.append(float(s))
@@ -1354,6 +1356,10 @@ def fig16():
     w()
 
 
+def themis_sim():
+    themis_sim_results.write(sys.modules[__name__])
+
+
 def main():
     global R, IMG_DIR
     if len(sys.argv) != 3:
@@ -1363,7 +1369,8 @@ def main():
     IMG_DIR = os.path.join(os.path.dirname(os.path.abspath(out)), "results")
     header()
     at = len(OUT)
-    for fn in (fig4, table2, fig6, fig7, fig8, fig9, fig10, fig11, fig12, workshop, pmdk, btree, fig16):
+    for fn in (fig4, table2, fig6, fig7, fig8, fig9, fig10, fig11, fig12, workshop, pmdk, btree, fig16,
+               themis_sim):
         fn()
     # The checks table comes first but includes the bars the sections check.
     body = OUT[at:]

@@ -112,3 +112,32 @@ FIG16 = {
     "softwrap_over_disk": 30,
     "claim_tw_ns": (1000, 2000),
 }
+
+# The Themis paper (themis-fenceless-persist-ordering.txt), section V, on
+# its gem5 model (Table I).  Stated in the text; Figs. 9, 11 and 12 carry no
+# data.
+THEMIS_SIM = {
+    # V-B: "Themis improves performance by as much as 87% (for PC) and by
+    # 45.8% on average across all workloads."
+    "mean_speedup": 1.458,
+    "max_speedup": 1.87,
+    "max_workload": "pc",
+    # "SPS, PC, and LL are the three best performing workloads with
+    # performance improvements ranging from 77.4% to 87%."
+    "best": ("sps", "pc", "ll"),
+    "best_range": (1.774, 1.87),
+    # "RB, TATP, and TPCC are the three worst performing workloads with
+    # performance improvements ranging from 12.8% to 20.6%."
+    "worst": ("rb", "tatp", "tpcc"),
+    "worst_range": (1.128, 1.206),
+    # "Themis almost completely bridges the gap between baseline and ideal."
+    # V-D: "Writebacks in LL and TATP see the longest delays (about 38
+    # cycles), while CQ and TPCC see the shortest delays."
+    "max_wait_cycles": 38,
+    # V-E: 0.5 KB (4-bit), 0.75 KB (6-bit), 1 KB (8-bit), 1.25 KB (10-bit)
+    # tail pointers: "very little performance variation".
+    "tail_kb": {4: 0.5, 6: 0.75, 8: 1.0, 10: 1.25},
+    # V-C (Fig. 10): best workloads have "only about 200 instructions"
+    # between consecutive removable fences.
+    "fence_distance_instructions": 200,
+}

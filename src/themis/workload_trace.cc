@@ -33,23 +33,16 @@ bool is_log_order_fence(const TraceEvent& e) {
   return e.kind == TraceKind::kFence && static_cast<FenceKind>(e.aux) == FenceKind::kLogOrder;
 }
 
-}  // namespace
-
-bool record_workload(const RecordSpec& spec, Recorded* out, std::string* why) {
-  const workloads::Info* info = workloads::find_workload(spec.workload);
-  if (!info) {
-    *why = "unknown workload '" + spec.workload + "' (known: " + workloads::workload_names() + ")";
-    return false;
-  }
-  const workloads::Params p = workloads::resolve(*info, spec.params);
+// One traced run of the workload on a fresh pool: setup untraced, then
+// `spec.transactions` per thread recorded with `o`, then verify().
+bool traced_run(const RecordSpec& spec, const workloads::Params& p, TraceOptions o, Trace* trace, std::string* why) {
   static std::atomic<unsigned> serial{0};
-  Trace trace;  // outlives the pool, whose medium records into it
   TempPool f;
   f.path = spec.pool_dir + "/softwrap-themis-sim-" + std::to_string(getpid()) + "-" + std::to_string(serial++) +
            ".pool";
   const sw_config cfg = workloads::workload_config(spec.engine, SW_MEDIUM_AUTO);
-  set_medium_factory(&trace_factory, &trace);
-  f.pool = sw_pool_create(f.path.c_str(), workloads::pool_bytes(*info, p), &cfg);
+  set_medium_factory(&trace_factory, trace);
+  f.pool = sw_pool_create(f.path.c_str(), workloads::pool_bytes(*workloads::find_workload(spec.workload), p), &cfg);
   set_medium_factory(nullptr, nullptr);
   if (!f.pool) {
     *why = "cannot create the pool " + f.path + ": " + sw_errormsg();
@@ -59,9 +52,9 @@ bool record_workload(const RecordSpec& spec, Recorded* out, std::string* why) {
     std::vector<workloads::ApiAccess> access(p.threads, workloads::ApiAccess(f.pool));
     std::unique_ptr<workloads::Workload> w = workloads::make_api_workload(spec.workload, &access, p);
     w->setup();
-    trace.start(TraceOptions{.loads = true, .work = true});
+    trace->start(o);
     workloads::run_threads(*w, spec.transactions);
-    trace.stop();
+    trace->stop();
     const std::string bad = w->verify();
     if (!bad.empty()) {
       *why = spec.workload + " failed its verify() after the traced run: " + bad;
@@ -71,8 +64,36 @@ bool record_workload(const RecordSpec& spec, Recorded* out, std::string* why) {
     *why = spec.workload + ": " + e.what();
     return false;
   }
-  out->events = trace.take_events();
-  out->ticks_per_ns = trace.work_ticks_per_ns();
+  return true;
+}
+
+}  // namespace
+
+bool record_workload(const RecordSpec& spec, Recorded* out, std::string* why) {
+  const workloads::Info* info = workloads::find_workload(spec.workload);
+  if (!info) {
+    *why = "unknown workload '" + spec.workload + "' (known: " + workloads::workload_names() + ")";
+    return false;
+  }
+  const workloads::Params p = workloads::resolve(*info, spec.params);
+  {
+    Trace trace;  // outlives the pool, whose medium records into it
+    if (!traced_run(spec, p, TraceOptions{.loads = true, .work = true}, &trace, why)) return false;
+    out->events = trace.take_events();
+    out->ticks_per_ns = trace.work_ticks_per_ns();
+  }
+  const unsigned passes = p.threads == 1 ? spec.work_passes : 0;
+  for (unsigned k = 0; k < passes; ++k) {
+    Trace trace;
+    if (!traced_run(spec, p, TraceOptions{.loads = true, .work_only = true}, &trace, why)) return false;
+    const std::vector<uint32_t> works = trace.take_works();
+    if (works.size() != out->events.size()) {
+      *why = spec.workload + ": the work pass saw " + std::to_string(works.size()) + " events, the traced run " +
+             std::to_string(out->events.size()) + " (the program is not deterministic)";
+      return false;
+    }
+    for (size_t i = 0; i < works.size(); ++i) out->events[i].work = std::min(out->events[i].work, works[i]);
+  }
   uint64_t data = 0;
   for (const TraceEvent& e : out->events) {
     if (e.kind == TraceKind::kStore && std::strcmp(e.label, "undo:data") == 0) ++data;

@@ -73,8 +73,10 @@ const Calibration& calibrate() {
   return c;
 }
 
+std::atomic<uint64_t> g_next_recording{1};
+
 struct Span {
-  const Trace* trace = nullptr;  // the trace last_end belongs to
+  uint64_t recording = 0;  // the Trace::start() that last_end belongs to
   uint64_t last_end = 0;
   uint32_t gap = 0;  // carried by the next event added
   bool used = false;  // an event took the gap (else the span counts as work)
@@ -86,11 +88,13 @@ thread_local Span tls_span;
 // ------------------------------------------------------------------ Trace
 
 void Trace::start(TraceOptions o) {
+  if (o.work_only) o.work = true;
   if (o.work && ticks_per_ns_ == 0) {
     ticks_per_ns_ = calibrate().ticks_per_ns;
     overhead_ = calibrate().overhead;
   }
   opts_ = o;
+  recording_id_ = g_next_recording.fetch_add(1);
   recording_ = true;
 }
 
@@ -99,7 +103,8 @@ void Trace::span_begin() {
   Span& s = tls_span;
   if (s.depth++ > 0) return;
   const uint64_t now = ticks();
-  const uint64_t gap = s.trace == this && now > s.last_end + overhead_ ? now - s.last_end - overhead_ : 0;
+  const uint64_t gap =
+      s.recording == recording_id_ && now > s.last_end + overhead_ ? now - s.last_end - overhead_ : 0;
   s.gap = gap > UINT32_MAX ? UINT32_MAX : static_cast<uint32_t>(gap);
   s.used = false;
 }
@@ -108,14 +113,15 @@ void Trace::span_end() {
   if (!opts_.work) return;
   Span& s = tls_span;
   if (s.depth == 0 || --s.depth > 0) return;
-  if (!s.used && s.trace == this) return;  // recorded nothing: its time stays in the next gap
-  s.trace = this;
+  if (!s.used && s.recording == recording_id_) return;  // recorded nothing: its time stays in the next gap
+  s.recording = recording_id_;
   s.last_end = ticks();
 }
 
 void Trace::clear() {
   std::lock_guard<std::mutex> g(mu_);
   events_.clear();
+  works_.clear();
   thread_ids_.clear();
 }
 
@@ -136,11 +142,19 @@ void Trace::add(TraceKind kind, uint64_t off, uint64_t mask, uint64_t val, uint3
     tls_span.used = true;
   }
   std::lock_guard<std::mutex> g(mu_);
+  if (opts_.work_only) {
+    works_.push_back(work);
+    return;
+  }
   events_.push_back(TraceEvent{kind, thread_index(), aux, off, mask, val, current_trace_label(), work});
 }
 
 size_t Trace::mark(uint32_t marker, const char* label) {
   std::lock_guard<std::mutex> g(mu_);
+  if (opts_.work_only) {
+    works_.push_back(0);
+    return works_.size() - 1;
+  }
   events_.push_back(TraceEvent{TraceKind::kMark, thread_index(), marker, 0, 0, 0, label, 0});
   return events_.size() - 1;
 }

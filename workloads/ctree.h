@@ -11,7 +11,7 @@
 // grandparent slot (1 store) and frees the leaf and its parent; of an
 // absent key it stores nothing.  Keys are mix64(k) for k uniform in
 // [0, 2 x scale) (setup inserts the even k), half the transactions insert,
-// half delete.  One DRAM lock serializes the tree.
+// half delete (keyed_set.h).  One DRAM lock serializes the tree.
 //
 // verify(): bits strictly decrease from the root down; every leaf's key has
 // the bit of each ancestor set as the branch taken to it, and agrees above
@@ -23,6 +23,7 @@
 #include <mutex>
 #include <vector>
 
+#include "keyed_set.h"
 #include "workload.h"
 
 namespace softwrap::workloads {
@@ -32,136 +33,20 @@ inline uint64_t ctree_heap_bytes(const Params& p) { return p.scale * 2 * 96 + 40
 inline const Info kCtreeInfo{"ctree", "CTree", "Themis, Table II", "inserts or deletes one key of a crit-bit tree",
                              nullptr, 1, "initial keys (key space: twice as many)", 100'000, 16, ctree_heap_bytes};
 
+// The crit-bit tree behind CTree (KeyedSet's structure, keyed_set.h).
 template <class A>
-class Ctree {
+class CritBitTree {
  public:
-  static const Info& info() { return kCtreeInfo; }
-  Ctree(std::vector<A>* access, const Params& p)
-      : acc_(*access), p_(resolve(info(), p)), rng_(thread_rngs(p_)), net_(p_.threads) {}
-  const Params& params() const { return p_; }
-
-  void setup() {
-    A& a = acc_[0];
-    {
-      Wrap<A> w(a);
-      root_ = static_cast<Root*>(a.root(sizeof(Root)));
-      a.store(&root_->keyspace, 2 * p_.scale);
-      w.commit();
-    }
-    keyspace_ = 2 * p_.scale;
-    in_wraps(a, p_.scale, 32, [&](uint64_t i) { insert(a, mix64(2 * i), i); });
-    Wrap<A> w(a);
-    a.store(&root_->magic, kMagic);
-    w.commit();
-    adopt();
-  }
-
-  void attach() {
-    root_ = find_root<A, Root>(acc_[0], kMagic, "CTree");
-    keyspace_ = acc_[0].load(&root_->keyspace);
-    adopt();
-  }
-
-  void run(uint32_t tid, uint64_t transactions) {
-    A& a = acc_[tid];
-    Rng& r = rng_[tid];
-    for (uint64_t t = 0; t < transactions; ++t) {
-      const bool ins = r.percent(50);
-      const uint64_t key = mix64(r.below(keyspace_)), value = r.next();
-      std::lock_guard<std::mutex> g(mu_);
-      Wrap<A> w(a);
-      const int delta = ins ? insert(a, key, value) : -erase(a, key);
-      w.commit();
-      net_.add(tid, delta);
-    }
-  }
-
-  std::string verify() {
-    uint64_t leaves = 0, nodes = 0;
-    std::vector<Step> path;
-    const uint64_t top = acc_[0].load(&root_->top);
-    std::string why = top ? check(top, path, &leaves, &nodes) : "";
-    if (why.empty() && leaves != expected()) why = mismatch("CTree: leaves", leaves, expected());
-    return why;
-  }
-
-  void damage() {
-    A& a = acc_[0];
-    Wrap<A> w(a);
-    const uint64_t top = a.load(&root_->top);
-    if (top == 0 || is_leaf(top)) {
-      a.store(&root_->top, uint64_t{0});  // the leaves counted no longer exist
-    } else {
-      Inner* n = inner(a, top);
-      a.store(&n->bit, a.load(&n->bit) + 1);
-    }
-    w.commit();
-  }
-
- private:
   static constexpr uint64_t kMagic = 0x43545245452D4342ull;  // "CTREE-CB"
   struct Root {
     uint64_t magic, keyspace, top;
   };
-  struct Inner {
-    uint64_t bit, child[2];
-  };
-  struct Leaf {
-    uint64_t key, value;
-  };
+  static const Info& info() { return kCtreeInfo; }
+  static uint64_t key(uint64_t k) { return mix64(k); }  // keys spread over all bits
 
-  struct Step {
-    uint64_t bit, dir, rep;  // an ancestor's crit bit, the branch taken, its leftmost leaf's key
-  };
-
-  // The subtree at `ref` below `path` (recursion depth <= 64: bits
-  // strictly decrease).
-  std::string check(uint64_t ref, std::vector<Step>& path, uint64_t* leaves, uint64_t* nodes) {
-    A& a = acc_[0];
-    if (++*nodes > 2 * expected() + 2) return "CTree: more nodes than the leaves allow (a cycle?)";
-    if (is_leaf(ref)) {
-      const uint64_t key = a.load(&leaf(a, ref)->key);
-      for (const Step& s : path) {
-        if (dir(key, s.bit) != s.dir) return "CTree: a leaf's key lacks the bit of the branch taken to it";
-        if (s.bit < 63 && ((key ^ s.rep) >> (s.bit + 1)) != 0) {
-          return "CTree: a leaf's key differs from its subtree's above the subtree's crit bit";
-        }
-      }
-      ++*leaves;
-      return "";
-    }
-    const Inner* n = inner(a, ref);
-    const uint64_t bit = a.load(&n->bit);
-    if (bit > 63 || (!path.empty() && bit >= path.back().bit)) {
-      return mismatch("CTree: crit bits must decrease down the tree; bit", bit,
-                      path.empty() ? 63 : path.back().bit - 1);
-    }
-    const uint64_t c[2] = {a.load(&n->child[0]), a.load(&n->child[1])};
-    if (c[0] == 0 || c[1] == 0) return "CTree: an internal node lacks a child";
-    uint64_t rep = c[0];
-    for (int guard = 0; !is_leaf(rep) && guard < 64; ++guard) rep = a.load(&inner(a, rep)->child[0]);
-    if (!is_leaf(rep)) return "CTree: no leaf below an internal node";
-    const uint64_t rep_key = a.load(&leaf(a, rep)->key);
-    for (uint64_t d = 0; d < 2; ++d) {
-      path.push_back({bit, d, rep_key});
-      std::string why = check(c[d], path, leaves, nodes);
-      path.pop_back();
-      if (!why.empty()) return why;
-    }
-    return "";
-  }
-
-  static bool is_leaf(uint64_t ref) { return ref & 1; }
-  Inner* inner(A& a, uint64_t ref) { return a.template ptr<Inner>(ref); }
-  Leaf* leaf(A& a, uint64_t ref) { return a.template ptr<Leaf>(ref & ~uint64_t{1}); }
-  static uint64_t dir(uint64_t key, uint64_t bit) { return (key >> bit) & 1; }
-
-  uint64_t new_leaf(A& a, uint64_t key, uint64_t value) {
-    auto* l = static_cast<Leaf*>(a.alloc(sizeof(Leaf)));
-    const Leaf init{key, value};
-    a.write(l, &init, sizeof init);
-    return a.off(l) | 1;
-  }
+  void create(A&, Root* r, uint64_t) { root_ = r; }
+  void open(A&, Root* r) { root_ = r; }
+  std::mutex& lock(uint64_t) { return mu_; }
 
   // 1 if the key is new, 0 if its value was replaced.
   int insert(A& a, uint64_t key, uint64_t value) {
@@ -226,12 +111,11 @@ class Ctree {
     return 1;
   }
 
-  void adopt() {
-    A& a = acc_[0];
+  uint64_t count(A& a) {
     uint64_t leaves = 0;
     std::vector<uint64_t> todo;
     if (const uint64_t top = a.load(&root_->top)) todo.push_back(top);
-    while (!todo.empty()) {
+    while (!todo.empty() && leaves < kWalkLimit) {
       const uint64_t r = todo.back();
       todo.pop_back();
       if (is_leaf(r)) {
@@ -241,19 +125,90 @@ class Ctree {
         todo.push_back(a.load(&inner(a, r)->child[1]));
       }
     }
-    base_ = leaves;
-    net_.clear();
+    return leaves;
   }
-  uint64_t expected() const { return static_cast<uint64_t>(static_cast<int64_t>(base_) + net_.sum()); }
 
-  std::vector<A>& acc_;
-  Params p_;
-  std::vector<Rng> rng_;
-  std::mutex mu_;
-  ThreadCounts net_;
-  uint64_t base_ = 0, keyspace_ = 0;
+  std::string check(A& a, uint64_t expect) {
+    uint64_t nodes = 0;
+    std::vector<Step> path;
+    const uint64_t top = a.load(&root_->top);
+    return top ? check(a, top, path, 2 * expect + 2, &nodes) : "";
+  }
+
+  void damage(A& a) {
+    const uint64_t top = a.load(&root_->top);
+    if (top == 0 || is_leaf(top)) {
+      a.store(&root_->top, uint64_t{0});  // the keys counted no longer exist
+    } else {
+      Inner* n = inner(a, top);
+      a.store(&n->bit, a.load(&n->bit) + 1);
+    }
+  }
+
+ private:
+  struct Inner {
+    uint64_t bit, child[2];
+  };
+  struct Leaf {
+    uint64_t key, value;
+  };
+  struct Step {
+    uint64_t bit, dir, rep;  // an ancestor's crit bit, the branch taken, its leftmost leaf's key
+  };
+
+  static bool is_leaf(uint64_t ref) { return ref & 1; }
+  static uint64_t dir(uint64_t key, uint64_t bit) { return (key >> bit) & 1; }
+  Inner* inner(A& a, uint64_t ref) { return a.template ptr<Inner>(ref); }
+  Leaf* leaf(A& a, uint64_t ref) { return a.template ptr<Leaf>(ref & ~uint64_t{1}); }
+
+  uint64_t new_leaf(A& a, uint64_t key, uint64_t value) {
+    auto* l = static_cast<Leaf*>(a.alloc(sizeof(Leaf)));
+    const Leaf init{key, value};
+    a.write(l, &init, sizeof init);
+    return a.off(l) | 1;
+  }
+
+  // The subtree at `ref` below `path` (recursion depth <= 64: bits
+  // strictly decrease).
+  std::string check(A& a, uint64_t ref, std::vector<Step>& path, uint64_t max_nodes, uint64_t* nodes) {
+    if (++*nodes > max_nodes) return "CTree: more nodes than the keys allow (a cycle?)";
+    if (is_leaf(ref)) {
+      const uint64_t key = a.load(&leaf(a, ref)->key);
+      for (const Step& s : path) {
+        if (dir(key, s.bit) != s.dir) return "CTree: a leaf's key lacks the bit of the branch taken to it";
+        if (s.bit < 63 && ((key ^ s.rep) >> (s.bit + 1)) != 0) {
+          return "CTree: a leaf's key differs from its subtree's above the subtree's crit bit";
+        }
+      }
+      return "";
+    }
+    const Inner* n = inner(a, ref);
+    const uint64_t bit = a.load(&n->bit);
+    if (bit > 63 || (!path.empty() && bit >= path.back().bit)) {
+      return mismatch("CTree: crit bits must decrease down the tree; bit", bit,
+                      path.empty() ? 63 : path.back().bit - 1);
+    }
+    const uint64_t c[2] = {a.load(&n->child[0]), a.load(&n->child[1])};
+    if (c[0] == 0 || c[1] == 0) return "CTree: an internal node lacks a child";
+    uint64_t rep = c[0];
+    for (int guard = 0; !is_leaf(rep) && guard < 64; ++guard) rep = a.load(&inner(a, rep)->child[0]);
+    if (!is_leaf(rep)) return "CTree: no leaf below an internal node";
+    const uint64_t rep_key = a.load(&leaf(a, rep)->key);
+    for (uint64_t d = 0; d < 2; ++d) {
+      path.push_back({bit, d, rep_key});
+      std::string why = check(a, c[d], path, max_nodes, nodes);
+      path.pop_back();
+      if (!why.empty()) return why;
+    }
+    return "";
+  }
+
   Root* root_ = nullptr;
+  std::mutex mu_;  // one lock for the tree
 };
+
+template <class A>
+using Ctree = KeyedSet<A, CritBitTree<A>>;
 
 }  // namespace softwrap::workloads
 

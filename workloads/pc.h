@@ -47,12 +47,7 @@ class Pc {
       w.commit();
     }
     keys_ = n;
-    const std::vector<uint64_t> zero(kChunk, 0);
-    for (uint64_t i = 0; i < n; i += kChunk) {
-      Wrap<A> w(a);
-      a.write(buckets_ + i, zero.data(), std::min(kChunk, n - i) * 8);
-      w.commit();
-    }
+    write_words(a, buckets_, n, [](uint64_t) { return uint64_t{0}; });
     in_wraps(a, n, 32, [&](uint64_t k) {
       uint64_t* head = &buckets_[bucket_of(k)];
       auto* e = static_cast<Entry*>(a.alloc(sizeof(Entry)));
@@ -140,7 +135,6 @@ class Pc {
 
  private:
   static constexpr uint64_t kMagic = 0x50432D4341434845ull;  // "PC-CACHE"
-  static constexpr uint64_t kChunk = 512;
   struct Root {
     uint64_t magic, keys, buckets;
   };

@@ -10,8 +10,8 @@
 // present key splices the node out (a few stores) and rebalances; of an
 // absent key it stores nothing.  So transactions range from 0 to a few
 // dozen stores.  Keys are uniform in [0, 2 x scale) (setup inserts the
-// even ones), half the transactions insert, half delete.  One DRAM lock
-// serializes the tree.
+// even ones), half the transactions insert, half delete (keyed_set.h).
+// One DRAM lock serializes the tree.
 //
 // verify(): keys in order, every child's parent link, a black root, no red
 // node with a red child, the same number of black nodes on every path,
@@ -22,6 +22,7 @@
 #include <mutex>
 #include <vector>
 
+#include "keyed_set.h"
 #include "workload.h"
 
 namespace softwrap::workloads {
@@ -31,85 +32,55 @@ inline uint64_t rbtree_heap_bytes(const Params& p) { return p.scale * 2 * 64 + 4
 inline const Info kRbtreeInfo{"rb", "RB", "Themis, Table II", "inserts or deletes one key of a red-black tree",
                               nullptr, 1, "initial keys (key space: twice as many)", 100'000, 16, rbtree_heap_bytes};
 
+// The red-black tree behind RB (KeyedSet's structure, keyed_set.h).
 template <class A>
-class Rbtree {
+class RedBlackTree {
  public:
-  static const Info& info() { return kRbtreeInfo; }
-  Rbtree(std::vector<A>* access, const Params& p)
-      : acc_(*access), p_(resolve(info(), p)), rng_(thread_rngs(p_)), net_(p_.threads) {}
-  const Params& params() const { return p_; }
-
-  void setup() {
-    A& a = acc_[0];
-    {
-      Wrap<A> w(a);
-      root_ = static_cast<Root*>(a.root(sizeof(Root)));
-      a.store(&root_->keyspace, 2 * p_.scale);
-      w.commit();
-    }
-    keyspace_ = 2 * p_.scale;
-    Rng r(p_.seed);
-    std::vector<uint64_t> keys(p_.scale);
-    for (uint64_t i = 0; i < keys.size(); ++i) keys[i] = 2 * i;
-    for (uint64_t i = keys.size(); i > 1; --i) std::swap(keys[i - 1], keys[r.below(i)]);  // not a sorted build
-    in_wraps(a, keys.size(), 32, [&](uint64_t i) { insert(a, keys[i], i); });
-    Wrap<A> w(a);
-    a.store(&root_->magic, kMagic);
-    w.commit();
-    adopt();
-  }
-
-  void attach() {
-    root_ = find_root<A, Root>(acc_[0], kMagic, "RB");
-    keyspace_ = acc_[0].load(&root_->keyspace);
-    adopt();
-  }
-
-  void run(uint32_t tid, uint64_t transactions) {
-    A& a = acc_[tid];
-    Rng& r = rng_[tid];
-    for (uint64_t t = 0; t < transactions; ++t) {
-      const bool ins = r.percent(50);
-      const uint64_t key = r.below(keyspace_), value = r.next();
-      std::lock_guard<std::mutex> g(mu_);
-      Wrap<A> w(a);
-      const int delta = ins ? insert(a, key, value) : -erase(a, key);
-      w.commit();
-      net_.add(tid, delta);
-    }
-  }
-
-  std::string verify() {
-    A& a = acc_[0];
-    const uint64_t t = top(a);
-    uint64_t nodes = 0;
-    std::string why;
-    if (t != 0) {
-      if (color(a, t) != kBlack) return "RB: the root is red";
-      if (parent(a, t) != 0) return "RB: the root has a parent";
-      check(t, 0, ~uint64_t{0}, &nodes, &why);
-    }
-    if (why.empty() && nodes != expected()) why = mismatch("RB: nodes", nodes, expected());
-    return why;
-  }
-
-  void damage() {
-    A& a = acc_[0];
-    Wrap<A> w(a);
-    if (top(a) == 0) insert(a, 0, 0);
-    set(a, top(a), kColor, kRed);
-    w.commit();
-  }
-
- private:
   static constexpr uint64_t kMagic = 0x52422D5452454531ull;  // "RB-TREE1"
-  static constexpr uint64_t kRed = 1, kBlack = 0;
-  // Word indexes in a node; kRoot addresses Root::top through node 0.
-  enum Field : unsigned { kKey = 0, kValue, kLeft, kRight, kParent, kColor, kFields, kRoot = 99 };
   struct Root {
     uint64_t magic, keyspace, top;
   };
+  static const Info& info() { return kRbtreeInfo; }
+  static uint64_t key(uint64_t k) { return k; }
 
+  void create(A&, Root* r, uint64_t) { root_ = r; }
+  void open(A&, Root* r) { root_ = r; }
+  std::mutex& lock(uint64_t) { return mu_; }
+
+  uint64_t count(A& a) {
+    uint64_t n = 0;
+    std::vector<uint64_t> todo;
+    if (const uint64_t t = top(a)) todo.push_back(t);
+    while (!todo.empty() && n < kWalkLimit) {
+      const uint64_t x = todo.back();
+      todo.pop_back();
+      ++n;
+      if (const uint64_t l = left(a, x)) todo.push_back(l);
+      if (const uint64_t r = right(a, x)) todo.push_back(r);
+    }
+    return n;
+  }
+
+  std::string check(A& a, uint64_t expect) {
+    const uint64_t t = top(a);
+    if (t == 0) return "";
+    if (color(a, t) != kBlack) return "RB: the root is red";
+    if (parent(a, t) != 0) return "RB: the root has a parent";
+    uint64_t nodes = 0;
+    std::string why;
+    check(a, t, 0, ~uint64_t{0}, expect + 2, &nodes, &why);
+    return why;
+  }
+
+  void damage(A& a) {
+    if (top(a) == 0) insert(a, 0, 0);
+    set(a, top(a), kColor, kRed);
+  }
+
+ private:
+  static constexpr uint64_t kRed = 1, kBlack = 0;
+  // Word indexes in a node; kRoot addresses Root::top through node 0.
+  enum Field : unsigned { kKey = 0, kValue, kLeft, kRight, kParent, kColor, kFields, kRoot = 99 };
   uint64_t* word(A& a, uint64_t n, unsigned f) {
     return f == kRoot ? &root_->top : a.template ptr<uint64_t>(n) + f;
   }
@@ -146,6 +117,7 @@ class Rbtree {
     set(a, x, kParent, y);
   }
 
+ public:
   int insert(A& a, uint64_t key, uint64_t value) {
     uint64_t y = 0, x = top(a);
     while (x != 0) {
@@ -170,6 +142,7 @@ class Rbtree {
     return 1;
   }
 
+ private:
   void insert_fixup(A& a, uint64_t z) {
     for (uint64_t p = parent(a, z); p != 0 && color(a, p) == kRed; p = parent(a, z)) {
       const uint64_t g = parent(a, p);  // p is red, so not the root
@@ -196,6 +169,7 @@ class Rbtree {
     if (color(a, t) != kBlack) set(a, t, kColor, kBlack);
   }
 
+ public:
   int erase(A& a, uint64_t key) {
     uint64_t z = top(a);
     while (z != 0) {
@@ -238,6 +212,7 @@ class Rbtree {
     return 1;
   }
 
+ private:
   void erase_fixup(A& a, uint64_t x, uint64_t xp) {
     while (x != top(a) && color(a, x) == kBlack) {
       const unsigned side = x == left(a, xp) ? kLeft : kRight;
@@ -273,14 +248,14 @@ class Rbtree {
 
   // Black height of the subtree at n with keys in [lo, hi]; 0 and *why on
   // a violation.
-  uint64_t check(uint64_t n, uint64_t lo, uint64_t hi, uint64_t* nodes, std::string* why, unsigned depth = 0) {
-    A& a = acc_[0];
+  uint64_t check(A& a, uint64_t n, uint64_t lo, uint64_t hi, uint64_t max_nodes, uint64_t* nodes, std::string* why,
+                 unsigned depth = 0) {
     if (n == 0) return 1;
     if (depth > 128) {  // a balanced tree of 2^64 nodes is not that deep
       *why = "RB: a path is longer than a red-black tree allows";
       return 0;
     }
-    if (++*nodes > expected() + 1) {
+    if (++*nodes > max_nodes) {
       *why = "RB: more nodes than inserted (a cycle?)";
       return 0;
     }
@@ -305,9 +280,9 @@ class Rbtree {
       *why = "RB: key " + std::to_string(k) + " has a child where no key fits";
       return 0;
     }
-    const uint64_t hl = l ? check(l, lo, k - 1, nodes, why, depth + 1) : 1;
+    const uint64_t hl = l ? check(a, l, lo, k - 1, max_nodes, nodes, why, depth + 1) : 1;
     if (hl == 0) return 0;
-    const uint64_t hr = r ? check(r, k + 1, hi, nodes, why, depth + 1) : 1;
+    const uint64_t hr = r ? check(a, r, k + 1, hi, max_nodes, nodes, why, depth + 1) : 1;
     if (hr == 0) return 0;
     if (hl != hr) {
       *why = "RB: paths below key " + std::to_string(k) + " have different black counts";
@@ -316,31 +291,12 @@ class Rbtree {
     return hl + (c == kBlack);
   }
 
-  void adopt() {
-    A& a = acc_[0];
-    uint64_t n = 0;
-    std::vector<uint64_t> todo;
-    if (const uint64_t t = top(a)) todo.push_back(t);
-    while (!todo.empty() && n <= (uint64_t{1} << 32)) {
-      const uint64_t x = todo.back();
-      todo.pop_back();
-      ++n;
-      if (const uint64_t l = left(a, x)) todo.push_back(l);
-      if (const uint64_t r = right(a, x)) todo.push_back(r);
-    }
-    base_ = n;
-    net_.clear();
-  }
-  uint64_t expected() const { return static_cast<uint64_t>(static_cast<int64_t>(base_) + net_.sum()); }
-
-  std::vector<A>& acc_;
-  Params p_;
-  std::vector<Rng> rng_;
-  std::mutex mu_;
-  ThreadCounts net_;
-  uint64_t base_ = 0, keyspace_ = 0;
+  std::mutex mu_;  // one lock for the tree
   Root* root_ = nullptr;
 };
+
+template <class A>
+using Rbtree = KeyedSet<A, RedBlackTree<A>>;
 
 }  // namespace softwrap::workloads
 

@@ -45,7 +45,7 @@ double parallel(uint32_t threads, F&& body) {
 
 size_t pool_bytes(const Info& info, const Params& p) {
   const uint64_t heap = info.heap_bytes(p);
-  const uint64_t bytes = 2 * heap + (48ull << 20);
+  const uint64_t bytes = 2 * heap + (16ull << 20);
   return static_cast<size_t>((bytes + (1 << 20) - 1) & ~uint64_t{(1 << 20) - 1});
 }
 

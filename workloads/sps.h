@@ -41,15 +41,7 @@ class Sps {
       a.store(&root_->array, a.off(arr_));
       w.commit();
     }
-    std::vector<uint64_t> chunk;
-    for (uint64_t i = 0; i < n; i += kChunk) {
-      const uint64_t m = std::min(kChunk, n - i);
-      chunk.resize(m);
-      for (uint64_t k = 0; k < m; ++k) chunk[k] = i + k;
-      Wrap<A> w(a);
-      a.write(arr_ + i, chunk.data(), m * 8);
-      w.commit();
-    }
+    write_words(a, arr_, n, [](uint64_t i) { return i; });
     Wrap<A> w(a);
     a.store(&root_->magic, kMagic);  // last: a half-built pool is not adopted
     w.commit();
@@ -113,7 +105,7 @@ class Sps {
 
  private:
   static constexpr uint64_t kMagic = 0x5350532D41525259ull;  // "SPS-ARRY"
-  static constexpr uint64_t kChunk = 512;                    // entries per setup wrap and verify read
+  static constexpr uint64_t kChunk = 512;                    // entries per verify read
   struct Root {
     uint64_t magic, n, array;
   };

@@ -71,11 +71,7 @@ class Tatp {
       while (slots[h] != 0) h = (h + 1) & (slots_n_ - 1);
       slots[h] = i + 1;
     });
-    for (uint64_t i = 0; i < slots_n_; i += kChunk) {
-      Wrap<A> w(a);
-      a.write(index_ + i, &slots[i], std::min(kChunk, slots_n_ - i) * 8);
-      w.commit();
-    }
+    write_words(a, index_, slots_n_, [&](uint64_t i) { return slots[i]; });
     Wrap<A> w(a);
     a.store(&root_->magic, kMagic);
     w.commit();
@@ -142,7 +138,6 @@ class Tatp {
 
  private:
   static constexpr uint64_t kMagic = 0x544154502D535542ull;  // "TATP-SUB"
-  static constexpr uint64_t kChunk = 512;
   struct Subscriber {
     uint64_t s_id;
     char sub_nbr[16];  // 15 digits and a NUL

@@ -47,6 +47,9 @@ struct Params {
 };
 
 inline constexpr uint32_t kMaxThreads = 64;
+// Walks that count a structure's entries stop here, so that a corrupt
+// (cyclic) structure cannot hang attach(); verify() says what is wrong.
+inline constexpr uint64_t kWalkLimit = uint64_t{1} << 32;
 
 struct Info {
   const char* name;   // registry key, lower case ("cq")
@@ -198,6 +201,21 @@ void in_wraps(A& a, uint64_t n, uint64_t per_wrap, F&& f) {
   for (uint64_t i = 0; i < n;) {
     Wrap<A> w(a);
     for (uint64_t end = std::min(n, i + per_wrap); i < end; ++i) f(i);
+    w.commit();
+  }
+}
+
+// Writes value(i) to dst[i] for i in [0, n), 512 words to a wrap (setup
+// of arrays: every byte a new object will be read back as).
+template <class A, class F>
+void write_words(A& a, uint64_t* dst, uint64_t n, F&& value) {
+  constexpr uint64_t kChunk = 512;
+  std::vector<uint64_t> chunk;
+  for (uint64_t i = 0; i < n; i += kChunk) {
+    chunk.resize(std::min(kChunk, n - i));
+    for (uint64_t k = 0; k < chunk.size(); ++k) chunk[k] = value(i + k);
+    Wrap<A> w(a);
+    a.write(dst + i, chunk.data(), chunk.size() * 8);
     w.commit();
   }
 }

@@ -22,7 +22,8 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import paper  # noqa: E402
-import themis_sim_results  # noqa: E402
+import results_themis  # noqa: E402
+import results_themis_sim  # noqa: E402
 
 R = None  # results directory
 IMG_DIR = None  # <dir of the output file>/results: the plots, committed with the page
@@ -94,16 +95,17 @@ def k(x):
     return f"{x / 1e3:,.1f}k"
 
 
-def image(exp):
+def image(exp, name=None):
     """Copies the plot next to the page (results/ itself is not committed)."""
-    src = os.path.join(R, exp, exp + ".png")
+    name = name or exp
+    src = os.path.join(R, exp, name + ".png")
     if not os.path.exists(src):
         w(f"*(no plot: {src} missing — is /usr/bin/python3 with matplotlib installed?)*")
         w()
         return
     os.makedirs(IMG_DIR, exist_ok=True)
-    shutil.copyfile(src, os.path.join(IMG_DIR, exp + ".png"))
-    w(f"![{exp}](results/{exp}.png)")
+    shutil.copyfile(src, os.path.join(IMG_DIR, name + ".png"))
+    w(f"![{name}](results/{name}.png)")
     w()
 
 
@@ -149,7 +151,7 @@ def header():
     w()
     loads = []
     for exp in ("fig4", "table2", "fig6", "fig7", "fig8", "fig9", "fig10", "fig11", "fig12", "workshop", "pmdk",
-                "btree", "fig16", "themis-sim"):
+                "btree", "fig16", "themis", "themis-sim"):
         mm = meta(exp)
         if "loadavg_start" in mm:
             loads.append(f"{exp} {mm['loadavg_start'].split()[0]}")
@@ -192,7 +194,7 @@ def checks():
     w("## The issue's acceptance checks")
     w()
     rows = []
-    for exp, name in (("table2", "meta"), ("pmdk", "pmdk_meta")):
+    for exp, name in (("table2", "meta"), ("pmdk", "pmdk_meta"), ("themis", "meta")):
         if True:
             for key, v in meta(exp, name).items():
                 if key.startswith("check: "):
@@ -205,7 +207,7 @@ def checks():
     table(["check", "result"], rows)
     times = []
     for exp in ("fig4", "table2", "fig6", "fig7", "fig8", "fig9", "fig10", "fig11", "fig12", "workshop", "pmdk",
-                "themis-sim"):
+                "themis", "themis-sim"):
         s = meta(exp).get("seconds")
         if s:
             times.append(float(s))
@@ -1356,10 +1358,6 @@ def fig16():
     w()
 
 
-def themis_sim():
-    themis_sim_results.write(sys.modules[__name__])
-
-
 def main():
     global R, IMG_DIR
     if len(sys.argv) != 3:
@@ -1369,9 +1367,10 @@ def main():
     IMG_DIR = os.path.join(os.path.dirname(os.path.abspath(out)), "results")
     header()
     at = len(OUT)
-    for fn in (fig4, table2, fig6, fig7, fig8, fig9, fig10, fig11, fig12, workshop, pmdk, btree, fig16,
-               themis_sim):
+    for fn in (fig4, table2, fig6, fig7, fig8, fig9, fig10, fig11, fig12, workshop, pmdk, btree, fig16):
         fn()
+    results_themis.themis(sys.modules[__name__])
+    results_themis_sim.themis_sim(sys.modules[__name__])
     # The checks table comes first but includes the bars the sections check.
     body = OUT[at:]
     del OUT[at:]

@@ -41,6 +41,8 @@ int crashtest_command(const std::vector<std::string>& args);
 void crashtest_usage(FILE* out);
 int bench_command(const std::vector<std::string>& args);
 void bench_usage(FILE* out);
+int workload_command(const std::vector<std::string>& args);
+void workload_usage(FILE* out);
 
 // Options of one command: `--name value`, `--name=value` or a boolean
 // `--name`; `--` ends options.  -h/--help is always accepted as a flag.

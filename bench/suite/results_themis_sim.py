@@ -1,10 +1,10 @@
-"""themis_sim_results.py — the Themis hardware simulator's section of
+"""results_themis_sim.py — the Themis hardware simulator's section of
 docs/results.md (`softwrap bench themis-sim`: Figs. 9, 11, 12, section V-E
 and the persist-order check), written by make_results.py.
 
 Approach: as every section of make_results.py, each sentence about a
 difference is derived from the CSV files of the run, beside the paper's
-stated numbers (paper.THEMIS_SIM); the explanations point at the
+stated numbers (paper.THEMIS); the explanations point at the
 sensitivity runs that measure them.  `mr` is the make_results module (its
 w/table/section/image/shortfall/check helpers).
 """
@@ -17,12 +17,12 @@ def _mean(xs):
     return sum(xs) / len(xs) if xs else 0.0
 
 
-def write(mr):
+def themis_sim(mr):
     d = mr.section("Themis Figs. 9, 11, 12, V-E — the simulated hardware", "themis-sim",
                    name="fig9", how="run `softwrap bench themis-sim`")
     if not d:
         return
-    p = paper.THEMIS_SIM
+    p = paper.THEMIS
     m = mr.meta("themis-sim")
     f = mr.f
     w = mr.w
@@ -51,8 +51,8 @@ def write(mr):
                      f"{f(r, 'ideal_speedup'):.2f}x", f"{f(r, 'themis_vs_ideal_pct'):+.1f} %"])
     rows.append(["**mean**", "", "", "", f"**{_mean(th):.2f}x**", f"**{_mean(idl):.2f}x**",
                  f"{100 * (_mean(idl) / _mean(th) - 1):+.1f} %"])
-    rows.append(["paper", "", "", "≈ 200 instructions (best)", f"{p['mean_speedup']:.3f}x mean, "
-                 f"{p['max_speedup']:.2f}x max (PC)", "", "\"almost completely bridges the gap\""])
+    rows.append(["paper", "", "", "≈ 200 instructions (best)", f"{p['fig9_avg']:.3f}x mean, "
+                 f"{p['fig9_max']:.2f}x max (PC)", "", "\"almost completely bridges the gap\""])
     mr.table(["workload", "stores/tx", "removable fences/tx", "work cycles per removable fence",
               "Themis over Baseline", "Ideal over Baseline", "Themis cycles vs Ideal"], rows)
     mr.image("themis-sim")
@@ -60,7 +60,7 @@ def write(mr):
     best = [r["workload"] for r in ranked[:3]]
     worst = [r["workload"] for r in ranked[-3:]]
     lab = {r["workload"]: r["label"] for r in d}
-    w(f"- **Average:** Themis {100 * (_mean(th) - 1):+.1f} % over Baseline (paper {100 * (p['mean_speedup'] - 1):+.1f} %), "
+    w(f"- **Average:** Themis {100 * (_mean(th) - 1):+.1f} % over Baseline (paper {100 * (p['fig9_avg'] - 1):+.1f} %), "
       f"Ideal {100 * (_mean(idl) - 1):+.1f} %. Best three here: {', '.join(lab[x] for x in best)} "
       f"(paper: SPS, PC, LL, +77.4–87 %); worst three: {', '.join(lab[x] for x in worst)} "
       "(paper: RB, TATP, TPCC, +12.8–20.6 %).")
@@ -76,13 +76,13 @@ def write(mr):
           "*instructions* between them on an 8-wide out-of-order core, i.e. well under 200 cycles: its "
           "fences weigh more. With our measured work scaled by 1/4 (the sensitivity runs), Themis gains "
           f"{100 * (s_th - 1):+.1f} % on average and Ideal {100 * (s_id - 1):+.1f} % (paper: "
-          f"{100 * (p['mean_speedup'] - 1):+.1f} %).")
+          f"{100 * (p['fig9_avg'] - 1):+.1f} %).")
     def per(rs, k):
         return _mean([f(r, k) for r in rs])
     bw = [r for r in d if r["workload"] in best]
     ww = [r for r in d if r["workload"] in worst]
-    same_best = [lab[x] for x in best if x in p["best"]]
-    same_worst = [lab[x] for x in worst if x in p["worst"]]
+    same_best = [lab[x] for x in best if x in p["fig9_best"]]
+    same_worst = [lab[x] for x in worst if x in p["fig9_worst"]]
     w(f"- **What separates best from worst:** our best three log {per(bw, 'removable_fences_per_tx'):.1f} "
       f"words per transaction on average, the worst three {per(ww, 'removable_fences_per_tx'):.1f}: with few "
       "removable fences per transaction, the commit (two fences that stay, each waiting for a flush) "
@@ -118,7 +118,7 @@ def write(mr):
     mr.table(["workload", "writebacks that waited", "median", "99th percentile", "max"], rows)
     mx = max(f(r, "wait_max") for r in d)
     w(f"The paper: most writebacks do not wait, some wait a few tens of cycles, at most about "
-      f"{p['max_wait_cycles']} (LL, TATP). Here too most do not wait; those that do wait up to {mx:.0f} "
+      f"{p['fig11_max_wait_cycles']} (LL, TATP). Here too most do not wait; those that do wait up to {mx:.0f} "
       "cycles: the ACK round trip (120 cycles) less the time since the record left the WCB, more when "
       "the WCB's link or the controller's queue is busy. A store "
       "tagged with the tail also asks the WCB to send the entries below its tag at once (our addition, "
@@ -152,7 +152,7 @@ def write(mr):
             rs = mr.sel(tw, bits=bits)
             if not rs:
                 continue
-            rows.append([f"{bits} bits", f"{p['tail_kb'][int(bits)]} KB",
+            rows.append([f"{bits} bits", f"{p['ve_tail_kb'][int(bits)]} KB",
                          f"{_mean([f(r, 'overflows_per_1k_allocations') for r in rs]):.1f}",
                          f"{_mean([f(r, 'speedup') for r in rs]):.3f}x",
                          f"{max(abs(f(r, 'vs_6bit_pct')) for r in rs):.2f} %"])

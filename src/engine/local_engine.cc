@@ -53,7 +53,7 @@ struct LocalThread {
 class LocalEngine final : public Engine {
  public:
   explicit LocalEngine(const EngineEnv& env)
-      : pool_(env.pool), medium_(env.medium), lanes_(env.lanes), capacity_(env.cfg->alias_entries),
+      : pool_(env.pool), medium_(env.medium), load_(env.medium), lanes_(env.lanes), capacity_(env.cfg->alias_entries),
         page_size_(env.cfg->shadow_page_size), inflight_(new std::atomic<uint64_t>[env.lanes->count()]) {
     persisted_ = pool_->meta()->retired_seq;
     seq_.store(persisted_);
@@ -144,7 +144,7 @@ class LocalEngine final : public Engine {
 
   void read(ThreadCtx& ctx, void* dst, uint64_t off, size_t n) override {
     counters().loads.add();
-    medium_->load(pool_->at(off), n);
+    load_(pool_->at(off), n);
     std::memcpy(dst, pool_->at(off), n);
     if (ctx.depth == 0) return;
     LocalThread& t = *st(ctx);
@@ -219,7 +219,7 @@ class LocalEngine final : public Engine {
   static LocalThread* st(ThreadCtx& ctx) { return static_cast<LocalThread*>(ctx.engine_state); }
 
   uint64_t home_word(uint64_t w) const {
-    medium_->load(pool_->at(w), 8);
+    load_(pool_->at(w), 8);
     return __atomic_load_n(reinterpret_cast<const uint64_t*>(pool_->at(w)), __ATOMIC_RELAXED);
   }
 
@@ -346,6 +346,7 @@ class LocalEngine final : public Engine {
 
   PoolFile* pool_;
   Medium* medium_;
+  LoadTap load_;
   LaneSet* lanes_;
   uint32_t capacity_;
   size_t page_size_;

@@ -138,7 +138,7 @@ struct UndoThread {
 class UndoEngine final : public Engine {
  public:
   UndoEngine(const EngineEnv& env, bool themis)
-      : pool_(env.pool), medium_(env.medium), lanes_(env.lanes), themis_(themis) {
+      : pool_(env.pool), medium_(env.medium), load_(env.medium), lanes_(env.lanes), themis_(themis) {
     for (uint32_t i = 0; i < lanes_->count(); ++i) {
       lanes_->lane(i).undo_gen = pool_->lane_header(i)->undo_committed_gen + 1;
     }
@@ -188,7 +188,7 @@ class UndoEngine final : public Engine {
 
   uint64_t load(ThreadCtx&, uint64_t off, unsigned size) override {
     counters().loads.add();
-    medium_->load(pool_->at(off), size);
+    load_(pool_->at(off), size);
     return load_home(pool_->at(off), size);
   }
 
@@ -208,7 +208,7 @@ class UndoEngine final : public Engine {
 
   void read(ThreadCtx&, void* dst, uint64_t off, size_t n) override {
     counters().loads.add();
-    medium_->load(pool_->at(off), n);
+    load_(pool_->at(off), n);
     std::memcpy(dst, pool_->at(off), n);
   }
 
@@ -259,7 +259,7 @@ class UndoEngine final : public Engine {
   bool save(UndoThread& t, uint64_t off, size_t n) {
     SW_TRACE_LABEL_DEFAULT("undo:record");
     if (off + n > pool_->size()) n = pool_->size() - off;
-    medium_->load(pool_->at(off), n);  // the old value (append and t.old read it)
+    load_(pool_->at(off), n);  // the old value (append and t.old read it)
     if (!t.writer.append(off, n)) return false;
     t.saved.push_back({off, n, t.old.size()});
     t.old.insert(t.old.end(), pool_->at(off), pool_->at(off) + n);
@@ -286,13 +286,14 @@ class UndoEngine final : public Engine {
 
   PoolFile* pool_;
   Medium* medium_;
+  LoadTap load_;
   LaneSet* lanes_;
   bool themis_;
 };
 
 class NonatomicEngine final : public Engine {
  public:
-  explicit NonatomicEngine(const EngineEnv& env) : pool_(env.pool), medium_(env.medium) {}
+  explicit NonatomicEngine(const EngineEnv& env) : pool_(env.pool), medium_(env.medium), load_(env.medium) {}
   const char* name() const override { return "nonatomic"; }
   void attach(ThreadCtx& ctx) override { ctx.engine_state = new WriteBehind; }
   void detach(ThreadCtx& ctx) override { delete st(ctx); }
@@ -311,7 +312,7 @@ class NonatomicEngine final : public Engine {
   }
   uint64_t load(ThreadCtx&, uint64_t off, unsigned size) override {
     counters().loads.add();
-    medium_->load(pool_->at(off), size);
+    load_(pool_->at(off), size);
     return load_home(pool_->at(off), size);
   }
   void store(ThreadCtx& ctx, uint64_t off, uint64_t v, unsigned size) override {
@@ -323,7 +324,7 @@ class NonatomicEngine final : public Engine {
   }
   void read(ThreadCtx&, void* dst, uint64_t off, size_t n) override {
     counters().loads.add();
-    medium_->load(pool_->at(off), n);
+    load_(pool_->at(off), n);
     std::memcpy(dst, pool_->at(off), n);
   }
   void write(ThreadCtx& ctx, uint64_t off, const void* src, size_t n) override {
@@ -340,6 +341,7 @@ class NonatomicEngine final : public Engine {
   static WriteBehind* st(ThreadCtx& ctx) { return static_cast<WriteBehind*>(ctx.engine_state); }
   PoolFile* pool_;
   Medium* medium_;
+  LoadTap load_;
 };
 
 }  // namespace

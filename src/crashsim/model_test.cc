@@ -254,15 +254,21 @@ struct Required {
   }
 };
 
+// Replays f's events into a model of persistency p that reports to r.
+Model replay(Fixture& f, Persistency p, Required& r) {
+  Model m(f.mem.data(), kSize, p, 0, nullptr);
+  r.attach(m);
+  for (size_t i = 0; i < f.ev.size(); ++i) m.step(f.ev[i], i);
+  return m;
+}
+
 TEST(ModelCheckTest, ThemisRequiresEarlierStreamsOfATemporalStoreThatPersists) {
   Fixture f;
   f.stream(0, 128, 1);  // seq 0
   f.stream(1, 256, 2);  // seq 1: another thread's, not required
   f.store(0, 0, 3);     // seq 2
-  Model m(f.mem.data(), kSize, Persistency::kThemis, 0, nullptr);
   Required r;
-  r.attach(m);
-  for (size_t i = 0; i < f.ev.size(); ++i) m.step(f.ev[i], i);
+  Model m = replay(f, Persistency::kThemis, r);
   m.persist_line(0, 1);
   ASSERT_EQ(r.calls.size(), 1u);
   EXPECT_EQ(r.calls[0], std::make_pair(uint64_t{0}, uint64_t{2}));
@@ -276,10 +282,8 @@ TEST(ModelCheckTest, ThemisIsKeptWhenTheStreamPersistsFirst) {
   Fixture f;
   f.stream(0, 128, 1);
   f.store(0, 0, 3);
-  Model m(f.mem.data(), kSize, Persistency::kThemis, 0, nullptr);
   Required r;
-  r.attach(m);
-  for (size_t i = 0; i < f.ev.size(); ++i) m.step(f.ev[i], i);
+  Model m = replay(f, Persistency::kThemis, r);
   m.persist_stream(0, 0);
   m.persist_line(0, 1);
   EXPECT_TRUE(r.calls.empty());
@@ -291,10 +295,8 @@ TEST(ModelCheckTest, X86RequiresNothingOfATemporalStoreWithoutFence) {
   Fixture f;
   f.stream(0, 128, 1);
   f.store(0, 0, 3);
-  Model m(f.mem.data(), kSize, Persistency::kX86, 0, nullptr);
   Required r;
-  r.attach(m);
-  for (size_t i = 0; i < f.ev.size(); ++i) m.step(f.ev[i], i);
+  Model m = replay(f, Persistency::kX86, r);
   m.persist_line(0, 1);
   EXPECT_TRUE(r.calls.empty());
   EXPECT_EQ(f.word(128), 0u);  // still pending

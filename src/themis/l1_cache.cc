@@ -1,6 +1,8 @@
 // l1_cache.cc — L1 lookup, LRU replacement and tail tags (Fig. 6).
 #include "themis/l1_cache.h"
 
+#include "themis/lru.h"
+
 namespace softwrap::themis {
 
 L1Cache::L1Cache(unsigned kib, unsigned ways)
@@ -40,25 +42,12 @@ Writeback L1Cache::clean(Line& l) {
 }
 
 const L1Cache::Line* L1Cache::victim(uint64_t line) const {
-  const Line* s = set_of(line);
-  const Line* v = &s[0];
-  for (unsigned w = 0; w < ways_; ++w) {
-    if (!s[w].valid) return nullptr;
-    if (s[w].used < v->used) v = &s[w];
-  }
-  return v;
+  const Line* v = lru_way(set_of(line), ways_);
+  return v->valid ? v : nullptr;
 }
 
 std::optional<L1Cache::Evicted> L1Cache::fill(uint64_t line, bool exclusive, bool dirty) {
-  Line* s = set_of(line);
-  Line* v = &s[0];
-  for (unsigned w = 0; w < ways_; ++w) {
-    if (!s[w].valid) {
-      v = &s[w];
-      break;
-    }
-    if (s[w].used < v->used) v = &s[w];
-  }
+  Line* v = lru_way(set_of(line), ways_);
   std::optional<Evicted> out;
   if (v->valid) out = Evicted{v->line, v->dirty, tag(*v)};
   *v = Line{line, true, dirty, exclusive, kNoTag, 0, ++clock_};

@@ -1,6 +1,8 @@
 // llc.cc — LLC lookup, LRU replacement and dirty versions.
 #include "themis/llc.h"
 
+#include "themis/lru.h"
+
 namespace softwrap::themis {
 
 Llc::Llc(uint64_t kib, unsigned ways) : sets_(kib * 1024 / 64 / ways), ways_(ways), lines_(sets_ * ways) {}
@@ -27,15 +29,7 @@ bool Llc::dirty(uint64_t line) const {
 }
 
 std::optional<LineWrite> Llc::allocate(uint64_t line, Line** out) {
-  Line* s = &lines_[(line % sets_) * ways_];
-  Line* v = &s[0];
-  for (unsigned w = 0; w < ways_; ++w) {
-    if (!s[w].valid) {
-      v = &s[w];
-      break;
-    }
-    if (s[w].used < v->used) v = &s[w];
-  }
+  Line* v = lru_way(&lines_[(line % sets_) * ways_], ways_);
   std::optional<LineWrite> victim;
   if (v->valid && v->dirty) victim = LineWrite{v->line, v->version};
   *v = Line{line, 0, ++clock_, true, false};

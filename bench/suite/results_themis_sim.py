@@ -74,9 +74,11 @@ def themis_sim(mr):
           f"fences, here {fence:.0f} cycles on average (the cycles this machine's core measured between "
           "the events, each taken as one simulated cycle). The paper's best workloads have about 200 "
           "*instructions* between them on an 8-wide out-of-order core, fewer than 200 cycles whenever it "
-          "retires more than one instruction a cycle: its fences weigh more. With our measured work scaled by 1/4 (the sensitivity runs), Themis gains "
+          "retires more than one instruction a cycle: its fences weigh more. With our measured work "
+          "scaled by 1/4 (the sensitivity runs), Themis gains "
           f"{100 * (s_th - 1):+.1f} % on average and Ideal {100 * (s_id - 1):+.1f} % (paper: "
           f"{100 * (p['fig9_avg'] - 1):+.1f} %).")
+
     def per(rs, k):
         return _mean([f(r, k) for r in rs])
     bw = [r for r in d if r["workload"] in best]

@@ -24,6 +24,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import paper  # noqa: E402
 import results_kv  # noqa: E402
 import results_themis  # noqa: E402
+import results_themis_sim  # noqa: E402
 
 R = None  # results directory
 IMG_DIR = None  # <dir of the output file>/results: the plots, committed with the page
@@ -154,7 +155,7 @@ def header():
     w()
     loads = []
     for exp in ("fig4", "table2", "fig6", "fig7", "fig8", "fig9", "fig10", "fig11", "fig12", "workshop", "pmdk",
-                "btree", "kv", "fig16", "themis"):
+                "btree", "kv", "fig16", "themis", "themis-sim"):
         mm = meta(exp)
         if "loadavg_start" in mm:
             loads.append(f"{exp} {mm['loadavg_start'].split()[0]}")
@@ -210,7 +211,7 @@ def checks():
     table(["check", "result"], rows)
     times = []
     for exp in ("fig4", "table2", "fig6", "fig7", "fig8", "fig9", "fig10", "fig11", "fig12", "workshop", "pmdk",
-                "themis"):
+                "themis", "themis-sim"):
         s = meta(exp).get("seconds")
         if s:
             times.append(float(s))
@@ -1375,6 +1376,7 @@ def main():
                lambda: results_kv.kv(sys.modules[__name__]), fig16):
         fn()
     results_themis.themis(sys.modules[__name__])
+    results_themis_sim.themis_sim(sys.modules[__name__])
     # The checks table comes first but includes the bars the sections check.
     body = OUT[at:]
     del OUT[at:]

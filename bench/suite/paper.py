@@ -145,4 +145,12 @@ THEMIS = {
     # higher".
     "fig10_best_instructions": 200,
     "fig10_shown": ("sps", "pc", "tatp", "tpcc"),
+    # Section V-B: "Themis improves performance by as much as 87% (for PC)".
+    "fig9_max": 1.87,
+    # Section V-D (Fig. 11): "Writebacks in LL and TATP see the longest
+    # delays (about 38 cycles), while CQ and TPCC see the shortest delays."
+    "fig11_max_wait_cycles": 38,
+    # Section V-E: "0.5KB (4-bit tail pointer), 0.75KB (6-bit), 1KB (8-bit),
+    # and 1.25KB (10-bit). And found very little performance variation".
+    "ve_tail_kb": {4: 0.5, 6: 0.75, 8: 1.0, 10: 1.25},
 }

@@ -582,12 +582,88 @@ def one_row(data, **kw):
     return sel[0] if sel else None
 
 
+def themis_sim(d):
+    f9 = read(os.path.join(d, "fig9.csv"))
+    f11 = read(os.path.join(d, "fig11.csv"))
+    f12 = read(os.path.join(d, "fig12.csv"))
+    tw = read(os.path.join(d, "tail_width.csv"))
+    p = paper.THEMIS
+    fig, axes = plt.subplots(1, 4, figsize=(24, 4.8))
+    fig.suptitle("Themis on the simulated machine (Table I): Figs. 9, 11, 12 and section V-E")
+    # Fig. 9: speedup over Baseline.
+    ax = axes[0]
+    names = [r["label"] for r in f9] + ["mean"]
+    th = [num(r, "themis_speedup") for r in f9]
+    idl = [num(r, "ideal_speedup") for r in f9]
+    th.append(sum(th) / len(th))
+    idl.append(sum(idl) / len(idl))
+    xs = range(len(names))
+    ax.bar([x - 0.2 for x in xs], th, 0.4, color="tab:green", label="Themis")
+    ax.bar([x + 0.2 for x in xs], idl, 0.4, color="tab:gray", label="Ideal")
+    for i, r in enumerate(f9):
+        if r["workload"] in p["fig9_best"]:
+            ax.plot([i, i], p["fig9_best_range"], color="black", linewidth=2)
+        if r["workload"] in p["fig9_worst"]:
+            ax.plot([i, i], p["fig9_worst_range"], color="black", linewidth=2)
+    ax.plot([len(f9)], [p["fig9_avg"]], **dict(PAPER_STYLE, label="paper: Themis (ranges as stated)"))
+    ax.axhline(1, color="gray", linewidth=0.6)
+    ax.set_xticks(list(xs))
+    ax.set_xticklabels(names, rotation=45)
+    ax.set_ylabel("speedup over Baseline")
+    ax.set_title("Fig. 9")
+    ax.legend(fontsize=7)
+    # Fig. 11: how long writebacks waited in the WBB (Themis).
+    ax = axes[1]
+    edges = [0, 1, 21, 41, 61, 81, 101, 121, 10**9]
+    labels = ["0", "1-20", "21-40", "41-60", "61-80", "81-100", "101-120", ">120"]
+    bottoms = [0.0] * len(f9)
+    for b in range(len(labels)):
+        fr = []
+        for r in f9:
+            rs = rows(f11, workload=r["workload"])
+            tot = sum(num(x, "writebacks") for x in rs) or 1
+            n = sum(num(x, "writebacks") for x in rs if edges[b] <= num(x, "wait_from") < edges[b + 1])
+            fr.append(100 * n / tot)
+        ax.bar(range(len(f9)), fr, bottom=bottoms, label=labels[b])
+        bottoms = [a + c for a, c in zip(bottoms, fr)]
+    ax.set_xticks(range(len(f9)))
+    ax.set_xticklabels([r["label"] for r in f9], rotation=45)
+    ax.set_ylabel("% of writebacks")
+    ax.set_title(f"Fig. 11: cycles a writeback waited (paper: at most ~{p['fig11_max_wait_cycles']})")
+    ax.legend(fontsize=6, title="cycles", title_fontsize=7)
+    # Fig. 12: speedup against stores per transaction.
+    ax = axes[2]
+    for wl in sorted({r["workload"] for r in f12}):
+        xs2, ys = series(f12, "stores_per_tx", "themis_speedup", workload=wl)
+        ax.plot(xs2, ys, marker="o", label=f"{wl} Themis")
+        xs2, ys = series(f12, "stores_per_tx", "ideal_speedup", workload=wl)
+        ax.plot(xs2, ys, linestyle=":", color=ax.lines[-1].get_color(), label=f"{wl} Ideal")
+    ax.set_xscale("log")
+    ax.set_xlabel("stores per transaction")
+    ax.set_ylabel("speedup over Baseline")
+    ax.set_title("Fig. 12")
+    ax.legend(fontsize=7)
+    # Section V-E: tail pointer width.
+    ax = axes[3]
+    for i, bits in enumerate((4, 6, 8, 10)):
+        ys = [num(one, "speedup") for r in f9 for one in rows(tw, workload=r["workload"], bits=str(bits))]
+        ax.bar([x + (i - 1.5) * 0.2 for x in range(len(f9))], ys, 0.2,
+               label=f"{bits}-bit ({p['ve_tail_kb'][bits]} KB)")
+    ax.axhline(1, color="gray", linewidth=0.6)
+    ax.set_xticks(range(len(f9)))
+    ax.set_xticklabels([r["label"] for r in f9], rotation=45)
+    ax.set_ylabel("Themis speedup over Baseline")
+    ax.set_title("Section V-E: tail pointer width")
+    ax.legend(fontsize=7)
+    save(fig, d, "themis-sim")
+
+
 def main():
     if len(sys.argv) != 2:
         sys.exit("usage: plot.py RESULTS/<experiment>")
     d = sys.argv[1].rstrip("/")
     name = os.path.basename(d)
-    fn = globals().get(name)
+    fn = globals().get(name.replace("-", "_"))
     if fn is None:
         sys.exit(f"plot.py: no plot for '{name}'")
     fn(d)

@@ -94,6 +94,7 @@ const std::vector<Experiment>& experiments() {
       {"pmdk", "PMDK peer: array update with pmemobj transactions vs softwrap", run_pmdk},
       {"themis", "Themis Figs. 3/8/10: undo without its log-order fences (Ideal) on the paper's nine workloads",
        run_themis},
+      {"themis-sim", "Themis Figs. 9, 11, 12, V-E: the simulated hardware on the workloads' traces", run_themis_sim},
   };
   return kAll;
 }

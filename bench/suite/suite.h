@@ -47,6 +47,7 @@ void run_fig12(Context& ctx);
 void run_workshop(Context& ctx);
 void run_pmdk(Context& ctx);
 void run_themis(Context& ctx);
+void run_themis_sim(Context& ctx);
 
 }  // namespace softwrap::bench
 

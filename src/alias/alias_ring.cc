@@ -28,6 +28,7 @@ namespace softwrap {
 AliasRing::AliasRing(const ResolvedConfig& cfg, PoolFile* pool, Medium* medium)
     : pool_(pool),
       medium_(medium),
+      load_(medium),
       limit_(std::min<uint32_t>(std::max<uint32_t>(cfg.max_alias_tables, 2), kMaxRing)),
       ring_(std::bit_ceil(limit_)),
       threshold_(std::max<uint32_t>(cfg.alias_entries / cfg.retire_divisor, 1)),
@@ -143,6 +144,7 @@ uint64_t AliasRing::lookup_word(uint64_t w) {
     if (g == 0) break;
   }
   counters().alias_misses.add();
+  load_(pool_->at(w), 8);
   const uint64_t home = __atomic_load_n(reinterpret_cast<const uint64_t*>(pool_->at(w)), __ATOMIC_RELAXED);
   if (have == 0) return home;
   for (unsigned b = 0; b < 8; ++b) {
@@ -156,6 +158,7 @@ void AliasRing::visible_bytes(uint64_t off, size_t n, uint64_t below_gen, unsign
   // after this point is still overlaid (its values are the ones home got),
   // one retired before it has its values in the home bytes read below.
   const uint64_t r = readable_gen_.load();
+  load_(pool_->at(off), n);
   relaxed_copy(out, pool_->at(off), n);
   const uint64_t hint = AliasTable::page_hint(off & ~(uint64_t{page_size_} - 1));
   for (uint64_t g = r; g < below_gen; ++g) {

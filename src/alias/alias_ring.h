@@ -40,11 +40,11 @@
 
 #include "alias/alias_table.h"
 #include "common/counters.h"
+#include "medium/medium.h"
 #include "pool/pool.h"
 
 namespace softwrap {
 
-class Medium;
 
 struct WrapTag {
   uint64_t active;    // a
@@ -139,6 +139,7 @@ class AliasRing {
 
   PoolFile* pool_;
   Medium* medium_;
+  LoadTap load_;
   uint32_t limit_;  // tables in use at most (sw_config.max_alias_tables)
   uint32_t ring_;   // slots: limit_ rounded up to a power of two
   uint32_t threshold_;

@@ -59,7 +59,7 @@ struct LocalThread {
 class LocalEngine final : public Engine {
  public:
   explicit LocalEngine(const EngineEnv& env)
-      : pool_(env.pool), medium_(env.medium), lanes_(env.lanes), alloc_(env.alloc), capacity_(env.cfg->alias_entries),
+      : pool_(env.pool), medium_(env.medium), load_(env.medium), lanes_(env.lanes), alloc_(env.alloc), capacity_(env.cfg->alias_entries),
         page_size_(env.cfg->shadow_page_size), spill_bytes_(env.cfg->spill_bytes),
         wcl_((env.cfg->flags & SW_CONFIG_WCL) != 0),
         inflight_(new std::atomic<uint64_t>[env.lanes->count()]) {
@@ -211,6 +211,7 @@ class LocalEngine final : public Engine {
 
   void read(ThreadCtx& ctx, void* dst, uint64_t off, size_t n) override {
     counters().loads.add();
+    load_(pool_->at(off), n);
     std::memcpy(dst, pool_->at(off), n);
     if (ctx.depth == 0) return;
     LocalThread& t = *st(ctx);
@@ -383,6 +384,7 @@ class LocalEngine final : public Engine {
 
 
   uint64_t home_word(uint64_t w) const {
+    load_(pool_->at(w), 8);
     return __atomic_load_n(reinterpret_cast<const uint64_t*>(pool_->at(w)), __ATOMIC_RELAXED);
   }
 
@@ -505,6 +507,7 @@ class LocalEngine final : public Engine {
 
   PoolFile* pool_;
   Medium* medium_;
+  LoadTap load_;
   LaneSet* lanes_;
   Allocator* alloc_;
   uint32_t capacity_;

@@ -72,7 +72,7 @@ struct UndoThread {
 class UndoEngine final : public Engine {
  public:
   UndoEngine(const EngineEnv& env, bool themis)
-      : pool_(env.pool), medium_(env.medium), lanes_(env.lanes), alloc_(env.alloc), themis_(themis),
+      : pool_(env.pool), medium_(env.medium), load_(env.medium), lanes_(env.lanes), alloc_(env.alloc), themis_(themis),
         wcl_((env.cfg->flags & SW_CONFIG_WCL) != 0) {
     for (uint32_t i = 0; i < lanes_->count(); ++i) {
       lanes_->lane(i).undo_gen = pool_->lane_header(i)->undo_committed_gen + 1;
@@ -123,6 +123,7 @@ class UndoEngine final : public Engine {
 
   uint64_t load(ThreadCtx&, uint64_t off, unsigned size) override {
     counters().loads.add();
+    load_(pool_->at(off), size);
     return load_home(pool_->at(off), size);
   }
 
@@ -146,6 +147,7 @@ class UndoEngine final : public Engine {
 
   void read(ThreadCtx&, void* dst, uint64_t off, size_t n) override {
     counters().loads.add();
+    load_(pool_->at(off), n);
     std::memcpy(dst, pool_->at(off), n);
   }
 
@@ -209,6 +211,7 @@ class UndoEngine final : public Engine {
   bool save(UndoThread& t, uint64_t off, size_t n) {
     SW_TRACE_LABEL_DEFAULT("undo:record");
     if (off + n > pool_->size()) n = pool_->size() - off;
+    load_(pool_->at(off), n);  // the old value (append reads it)
     return t.writer.append(off, n);
   }
 
@@ -261,6 +264,7 @@ class UndoEngine final : public Engine {
 
   PoolFile* pool_;
   Medium* medium_;
+  LoadTap load_;
   LaneSet* lanes_;
   Allocator* alloc_;
   bool themis_;
@@ -269,7 +273,7 @@ class UndoEngine final : public Engine {
 
 class NonatomicEngine final : public Engine {
  public:
-  explicit NonatomicEngine(const EngineEnv& env) : pool_(env.pool), medium_(env.medium) {}
+  explicit NonatomicEngine(const EngineEnv& env) : pool_(env.pool), medium_(env.medium), load_(env.medium) {}
   const char* name() const override { return "nonatomic"; }
   void attach(ThreadCtx& ctx) override { ctx.engine_state = new WriteBehind; }
   void detach(ThreadCtx& ctx) override { delete st(ctx); }
@@ -288,6 +292,7 @@ class NonatomicEngine final : public Engine {
   }
   uint64_t load(ThreadCtx&, uint64_t off, unsigned size) override {
     counters().loads.add();
+    load_(pool_->at(off), size);
     return load_home(pool_->at(off), size);
   }
   void store(ThreadCtx& ctx, uint64_t off, uint64_t v, unsigned size) override {
@@ -299,6 +304,7 @@ class NonatomicEngine final : public Engine {
   }
   void read(ThreadCtx&, void* dst, uint64_t off, size_t n) override {
     counters().loads.add();
+    load_(pool_->at(off), n);
     std::memcpy(dst, pool_->at(off), n);
   }
   void write(ThreadCtx& ctx, uint64_t off, const void* src, size_t n) override {
@@ -315,6 +321,7 @@ class NonatomicEngine final : public Engine {
   static WriteBehind* st(ThreadCtx& ctx) { return static_cast<WriteBehind*>(ctx.engine_state); }
   PoolFile* pool_;
   Medium* medium_;
+  LoadTap load_;
 };
 
 }  // namespace

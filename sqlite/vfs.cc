@@ -57,14 +57,16 @@ SQLITE_EXTENSION_INIT1
 
 #include "softwrap/softwrap.h"
 #include "softwrap/sqlite.h"
+#include "vfs_params.h"
 
 namespace {
+
+using softwrap::sqlite_vfs::OpenParams;
 
 constexpr uint64_t kMagic = 0x50415257534c5153ull;  // "SQLSWRAP"
 constexpr int kMaxFiles = 32;
 constexpr int kNameMax = 232;
 constexpr uint64_t kBlock = 256 * 1024;  // one pool heap chunk: no header waste
-constexpr uint64_t kDefaultPoolSize = 128ull << 20;
 
 struct Dirent {
   char name[kNameMax];
@@ -140,6 +142,9 @@ struct File {
   bool is_main;
   char* db_path;  // main db: key into g_dbs
   pthread_t wrap_thread;
+  // refused open (see "refused opens")
+  char* refusal;
+  int refusal_code;
 };
 
 // ------------------------------------------------------------- pool storage
@@ -376,26 +381,6 @@ int delete_slot(Pool* P, int slot) {
 
 // ------------------------------------------------------------ pool registry
 
-uint64_t parse_size(const char* s, uint64_t dflt) {
-  if (s == nullptr || *s == '\0') return dflt;
-  char* end = nullptr;
-  unsigned long long v = strtoull(s, &end, 10);
-  switch (*end) {
-    case 'k': case 'K': v <<= 10; break;
-    case 'm': case 'M': v <<= 20; break;
-    case 'g': case 'G': v <<= 30; break;
-    default: break;
-  }
-  return v != 0 ? v : dflt;
-}
-
-std::string absolute(const std::string& p) {
-  if (!p.empty() && p[0] == '/') return p;
-  char cwd[4096];
-  if (getcwd(cwd, sizeof cwd) == nullptr) return p;
-  return std::string(cwd) + "/" + p;
-}
-
 // Opens (or creates) a pool, or takes another reference.  g_mu held.
 int pool_acquire(const std::string& path, uint64_t size, const sw_config& cfg_in, bool create, Pool** out) {
   if (auto it = g_pools.find(path); it != g_pools.end()) {
@@ -408,17 +393,19 @@ int pool_acquire(const std::string& path, uint64_t size, const sw_config& cfg_in
   sw_pool* p = nullptr;
   if (stat(path.c_str(), &sb) == 0) {
     p = sw_pool_open(path.c_str(), &cfg);
+    if (p == nullptr) set_err("softwrap vfs: cannot open pool %s: %s", path.c_str(), sw_errormsg());
   } else if (create) {
     p = sw_pool_create(path.c_str(), size, &cfg);
+    if (p == nullptr) {
+      set_err("softwrap vfs: cannot create pool %s (poolsize=%llu, lanes=%u, lanesize=%llu): %s", path.c_str(),
+              static_cast<unsigned long long>(size), cfg.lanes, static_cast<unsigned long long>(cfg.lane_size),
+              sw_errormsg());
+    }
   } else {
-    set_err("softwrap vfs: no pool %s", path.c_str());
+    set_err("softwrap vfs: no pool %s, and the open does not create one (no SQLITE_OPEN_CREATE)", path.c_str());
     return SQLITE_CANTOPEN;
   }
-  if (p == nullptr) {
-    const int code = sw_errno();
-    set_err("softwrap vfs: pool %s: %s", path.c_str(), sw_errormsg());
-    return code == SW_EBUSY ? SQLITE_BUSY : SQLITE_CANTOPEN;
-  }
+  if (p == nullptr) return sw_errno() == SW_EBUSY ? SQLITE_BUSY : SQLITE_CANTOPEN;
   auto* root = static_cast<Root*>(sw_pool_root(p, sizeof(Root)));
   if (root == nullptr || (sw_load64(p, &root->magic) != 0 && sw_load64(p, &root->magic) != kMagic)) {
     set_err("softwrap vfs: pool %s holds something other than SQLite files", path.c_str());
@@ -719,6 +706,79 @@ const sqlite3_io_methods kMemMethods = {
     1, m_close, m_read, m_write, m_truncate, m_sync, m_size, m_lock, m_lock, m_check_reserved,
     m_file_control, p_sector_size, p_device_chars, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr};
 
+// ------------------------------------------------------------ refused opens
+//
+// SQLite turns a failed xOpen of a main database into its bare "unable to
+// open database file": a VFS cannot hand it a message.  So when the open
+// of a main database fails for a reason we can explain (a URI parameter
+// that is not understood, a pool that cannot be created or opened), xOpen
+// succeeds with a refused file that holds the message and the result code.
+// It reads as an empty file (SQLite reads the header while it opens) and
+// fails every lock, write and sync.  The auto-extension,
+// which SQLite runs at the end of every sqlite3_open*, finds it and fails
+// the open with the message (report_refusal): sqlite3_open_v2 returns the
+// code and sqlite3_errmsg() the message, which is what the sqlite3 shell
+// prints and Python raises.  An ATTACH runs no auto-extension: it fails at
+// its first lock with SQLITE_CANTOPEN (SQLITE_BUSY for a pool another
+// process holds) and SQLite's text for it.  Every refusal also goes to
+// sqlite3_log.
+
+int r_close(sqlite3_file* pf) {
+  std::free(reinterpret_cast<File*>(pf)->refusal);
+  return SQLITE_OK;
+}
+int r_read(sqlite3_file*, void* buf, int n, sqlite3_int64) {
+  std::memset(buf, 0, static_cast<size_t>(n));
+  return SQLITE_IOERR_SHORT_READ;
+}
+// BUSY stays BUSY ("database is locked"); a bad parameter's SQLITE_ERROR
+// would read "SQL logic error" at an ATTACH: it fails as a file that cannot
+// be opened.
+int r_fail(sqlite3_file* pf) {
+  return reinterpret_cast<File*>(pf)->refusal_code == SQLITE_BUSY ? SQLITE_BUSY : SQLITE_CANTOPEN;
+}
+int r_write(sqlite3_file* pf, const void*, int, sqlite3_int64) { return r_fail(pf); }
+int r_truncate(sqlite3_file* pf, sqlite3_int64) { return r_fail(pf); }
+int r_sync(sqlite3_file* pf, int) { return r_fail(pf); }
+int r_size(sqlite3_file*, sqlite3_int64* out) {
+  *out = 0;
+  return SQLITE_OK;
+}
+int r_lock(sqlite3_file* pf, int) { return r_fail(pf); }
+int r_unlock(sqlite3_file*, int) { return SQLITE_OK; }
+
+const sqlite3_io_methods kRefusedMethods = {
+    1, r_close, r_read, r_write, r_truncate, r_sync, r_size, r_lock, r_unlock, m_check_reserved,
+    m_file_control, p_sector_size, p_device_chars, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr};
+
+int refuse(File* f, int code) {  // the message is in t_err
+  sqlite3_log(code, "%s", t_err.c_str());
+  f->refusal = strdup(t_err.c_str());
+  f->refusal_code = code;
+  f->base.pMethods = &kRefusedMethods;
+  return SQLITE_OK;
+}
+
+void refusal_function(sqlite3_context* ctx, int, sqlite3_value**) {
+  const auto* f = static_cast<const File*>(sqlite3_user_data(ctx));
+  sqlite3_result_error(ctx, f->refusal, -1);
+  sqlite3_result_error_code(ctx, f->refusal_code);
+}
+
+// If the connection's main database is a refused file, leaves its message
+// and code as the connection's error (a failing statement is the one way
+// an extension can set both) and returns true.
+bool report_refusal(sqlite3* db) {
+  sqlite3_file* file = nullptr;
+  if (sqlite3_file_control(db, "main", SQLITE_FCNTL_FILE_POINTER, &file) != SQLITE_OK || file == nullptr ||
+      file->pMethods != &kRefusedMethods) {
+    return false;
+  }
+  sqlite3_create_function(db, "softwrap_refused_open", 0, SQLITE_UTF8, file, refusal_function, nullptr, nullptr);
+  sqlite3_exec(db, "SELECT softwrap_refused_open()", nullptr, nullptr, nullptr);
+  return true;
+}
+
 // ------------------------------------------------------------ VFS methods
 
 int x_open(sqlite3_vfs* vfs, const char* zname, sqlite3_file* pf, int flags, int* out_flags) {
@@ -738,34 +798,14 @@ int x_open(sqlite3_vfs* vfs, const char* zname, sqlite3_file* pf, int flags, int
   std::string key;
   std::string dbpath = zname;
   if (main_db) {
-    const char* pool_param = sqlite3_uri_parameter(zname, "pool");
-    if (pool_param == nullptr) pool_param = std::getenv("SOFTWRAP_SQLITE_POOL");
-    const std::string pool_path =
-        (pool_param != nullptr && *pool_param != '\0') ? absolute(pool_param) : dbpath;
-    uint64_t size = parse_size(std::getenv("SOFTWRAP_SQLITE_POOL_SIZE"), kDefaultPoolSize);
-    size = parse_size(sqlite3_uri_parameter(zname, "poolsize"), size);
-    sw_engine_kind engine = f->kind == kScmVfs ? SW_ENGINE_NONATOMIC : SW_ENGINE_DEFAULT;
-    if (const char* e = sqlite3_uri_parameter(zname, "engine"); e != nullptr) {
-      const std::string es = e;
-      engine = es == "softwrap"         ? SW_ENGINE_SOFTWRAP
-               : es == "softwrap-local" ? SW_ENGINE_SOFTWRAP_LOCAL
-               : es == "undo"           ? SW_ENGINE_UNDO
-               : es == "nonatomic"      ? SW_ENGINE_NONATOMIC
-                                        : engine;
+    OpenParams op;
+    const bool create = (flags & SQLITE_OPEN_CREATE) != 0;
+    auto uri = [zname](const char* k) { return sqlite3_uri_parameter(zname, k); };
+    if (!softwrap::sqlite_vfs::parse_open_params(uri, dbpath, f->kind == kScmVfs, &op, &t_err)) {
+      return refuse(f, SQLITE_ERROR);
     }
-    sw_config cfg{};
-    cfg.engine = engine;
-    // Creation: few lanes (one per concurrently committing connection) and
-    // large ones, because one SQLite transaction is one wrap.
-    // One shadow page per SQLite page (4 KiB default): a page read or write
-    // is then one alias lookup per table instead of four.
-    cfg.shadow_page_size = static_cast<uint32_t>(parse_size(sqlite3_uri_parameter(zname, "shadowpage"), 4096));
-    cfg.lanes = static_cast<uint32_t>(parse_size(sqlite3_uri_parameter(zname, "lanes"), 8));
-    cfg.lane_size = std::min<uint64_t>(std::max<uint64_t>(size / 4 / cfg.lanes, 1ull << 20), 64ull << 20);
-    cfg.lane_size = parse_size(sqlite3_uri_parameter(zname, "lanesize"), cfg.lane_size) / 4096 * 4096;
-    if (int rc = pool_acquire(pool_path, size, cfg, (flags & SQLITE_OPEN_CREATE) != 0, &P); rc != SQLITE_OK) {
-      return rc;
-    }
+    if (int rc = pool_acquire(op.pool_path, op.pool_size, op.cfg, create, &P); rc != SQLITE_OK) return refuse(f, rc);
+    const std::string& pool_path = op.pool_path;
     key = pool_path == dbpath ? std::string("db") : dbpath;
   } else {
     std::string db, sfx;
@@ -781,14 +821,14 @@ int x_open(sqlite3_vfs* vfs, const char* zname, sqlite3_file* pf, int flags, int
   int slot = find_slot(P, key);
   if (slot < 0) {
     if ((flags & SQLITE_OPEN_CREATE) == 0) {
-      set_err("softwrap vfs: no file %s in pool %s", key.c_str(), P->path.c_str());
-      pool_release(P);
-      return SQLITE_CANTOPEN;
+      set_err("softwrap vfs: no file %s in pool %s, and the open does not create one (no SQLITE_OPEN_CREATE)",
+              key.c_str(), P->path.c_str());
+    } else {
+      slot = create_slot(P, key);
     }
-    slot = create_slot(P, key);
     if (slot < 0) {
       pool_release(P);
-      return SQLITE_CANTOPEN;
+      return main_db ? refuse(f, SQLITE_CANTOPEN) : SQLITE_CANTOPEN;
     }
   }
   f->pool = P;
@@ -855,7 +895,7 @@ int x_access(sqlite3_vfs* vfs, const char* zname, int flags, int* out) {
 }
 
 int x_full_pathname(sqlite3_vfs*, const char* zname, int n, char* out) {
-  const std::string p = absolute(zname);
+  const std::string p = softwrap::sqlite_vfs::absolute_path(zname);
   if (p.size() + 1 > static_cast<size_t>(n)) return SQLITE_CANTOPEN;
   std::memcpy(out, p.c_str(), p.size() + 1);
   return SQLITE_OK;
@@ -903,6 +943,7 @@ sqlite3_vfs g_scm_vfs = make_vfs("scm", kScmVfs);
 // Auto-extension: every new connection whose main database lives in the
 // softwrap VFS keeps its rollback journal in memory.
 int auto_init(sqlite3* db, const char**, const sqlite3_api_routines*) {
+  if (report_refusal(db)) return SQLITE_OK;
   sqlite3_vfs* v = nullptr;
   if (sqlite3_file_control(db, "main", SQLITE_FCNTL_VFS_POINTER, &v) == SQLITE_OK && v == &g_softwrap_vfs) {
     // The pragma needs a SHARED lock; another connection may hold the file
@@ -919,9 +960,12 @@ int auto_init(sqlite3* db, const char**, const sqlite3_api_routines*) {
   return SQLITE_OK;
 }
 
-}  // namespace
 
-extern "C" int sw_sqlite_register(int make_default) {
+// Registers the VFSes once; makes "softwrap" the default when asked to or
+// when SOFTWRAP_SQLITE_DEFAULT=1.  *err says why it failed, if it can.
+int register_vfs(bool make_default, std::string* err) {
+  bool env_default = false;
+  if (!softwrap::sqlite_vfs::default_vfs_from_env(&env_default, err)) return SQLITE_ERROR;
   static std::once_flag once;
   static int rc = SQLITE_OK;
   std::call_once(once, [] {
@@ -939,18 +983,48 @@ extern "C" int sw_sqlite_register(int make_default) {
           reinterpret_cast<void*>(auto_init)));
     }
   });
-  if (rc == SQLITE_OK && make_default) return sqlite3_vfs_register(&g_softwrap_vfs, 1);
+  if (rc != SQLITE_OK) {
+    *err = "softwrap vfs: registering the VFSes failed (no \"unix\" VFS to build on?)";
+    return rc;
+  }
+  if (make_default || env_default) return sqlite3_vfs_register(&g_softwrap_vfs, 1);
+  return SQLITE_OK;
+}
+
+}  // namespace
+
+extern "C" int sw_sqlite_register(int make_default) {
+  std::string err;
+  const int rc = register_vfs(make_default != 0, &err);
+  if (rc != SQLITE_OK && !err.empty()) sqlite3_log(rc, "%s", err.c_str());
   return rc;
 }
 
 #ifdef SW_SQLITE_EXTENSION
-extern "C" __attribute__((visibility("default"))) int sqlite3_swsqlite_init(sqlite3* db, char** err,
-                                                                            const sqlite3_api_routines* api) {
+namespace {
+int load_extension(sqlite3* db, char** err, const sqlite3_api_routines* api, bool make_default) {
   SQLITE_EXTENSION_INIT2(api);
-  const int rc = sw_sqlite_register(0);
-  if (rc != SQLITE_OK) return rc;
+  std::string why;
+  if (const int rc = register_vfs(make_default, &why); rc != SQLITE_OK) {
+    if (err != nullptr && !why.empty()) *err = sqlite3_mprintf("%s", why.c_str());
+    return rc;
+  }
   // The connection that loads us was opened before the auto-extension existed.
   auto_init(db, nullptr, api);
   return SQLITE_OK_LOAD_PERMANENTLY;
+}
+}  // namespace
+
+// The entry point SQLite derives from the file name swsqlite.so.
+extern "C" __attribute__((visibility("default"))) int sqlite3_swsqlite_init(sqlite3* db, char** err,
+                                                                            const sqlite3_api_routines* api) {
+  return load_extension(db, err, api, false);
+}
+
+// Named explicitly (".load swsqlite sqlite3_swsqlite_default_init"): also
+// makes "softwrap" the default VFS.
+extern "C" __attribute__((visibility("default"))) int sqlite3_swsqlite_default_init(
+    sqlite3* db, char** err, const sqlite3_api_routines* api) {
+  return load_extension(db, err, api, true);
 }
 #endif

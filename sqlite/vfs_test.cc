@@ -88,6 +88,15 @@ class VfsTest : public ::testing::TestWithParam<const char*> {
 TEST_P(VfsTest, PersistsAcrossReopenAndUsesTheRightJournal) {
   sqlite3* db = open(uri("a.db"));
   EXPECT_EQ(one(db, "PRAGMA journal_mode"), is_softwrap() ? "memory" : "delete");
+  // softwrap: 16 MiB of dirty pages (4 KiB plus SQLite's page header)
+  // before a spill into the wrap; SQLite's default is its 2 MB cache.
+  const int spill = std::stoi(one(db, "PRAGMA cache_spill"));
+  if (is_softwrap()) {
+    EXPECT_GT(spill, 3900);
+    EXPECT_LE(spill, 4096);
+  } else {
+    EXPECT_LT(spill, 1000);
+  }
   ASSERT_EQ(exec(db, "CREATE TABLE t(k INTEGER PRIMARY KEY, v TEXT)"), SQLITE_OK);
   ASSERT_EQ(exec(db, "INSERT INTO t SELECT value, hex(randomblob(200)) FROM " + series(2000) + ""), SQLITE_OK)
       << sqlite3_errmsg(db) << " / " << vfs_error();
@@ -114,12 +123,16 @@ TEST_P(VfsTest, RollbackWorksAlsoAfterTheCacheSpilled) {
   const std::string sum = one(db, "SELECT sum(length(v)) || ':' || hex(md5) FROM t, (SELECT group_concat(hex(v)) AS md5 FROM t)");
   ASSERT_EQ(exec(db, "BEGIN; UPDATE t SET v = zeroblob(50); INSERT INTO t VALUES(1000, 'x'); ROLLBACK"), SQLITE_OK);
   EXPECT_EQ(one(db, "SELECT count(*) FROM t"), "100");
-  // A transaction larger than the page cache writes pages before COMMIT.
-  ASSERT_EQ(exec(db, "PRAGMA cache_size=10"), SQLITE_OK);
+  // A transaction larger than the page cache writes pages before COMMIT
+  // (the VFS's own spill threshold lowered too).
+  ASSERT_EQ(exec(db, "PRAGMA cache_size=10; PRAGMA cache_spill=10"), SQLITE_OK);
+  int spills = 0, hi = 0;
   ASSERT_EQ(exec(db, "BEGIN; INSERT INTO t SELECT value + 1000, randomblob(300) FROM " + series(3000) + "; "
                      "UPDATE t SET v = zeroblob(10) WHERE k <= 100"),
             SQLITE_OK)
       << sqlite3_errmsg(db);
+  ASSERT_EQ(sqlite3_db_status(db, SQLITE_DBSTATUS_CACHE_SPILL, &spills, &hi, 0), SQLITE_OK);
+  EXPECT_GT(spills, 0) << "the transaction did not spill";
   ASSERT_EQ(exec(db, "ROLLBACK"), SQLITE_OK) << sqlite3_errmsg(db);
   EXPECT_EQ(one(db, "SELECT count(*) FROM t"), "100");
   EXPECT_EQ(one(db, "SELECT sum(length(v)) || ':' || hex(md5) FROM t, (SELECT group_concat(hex(v)) AS md5 FROM t)"), sum);

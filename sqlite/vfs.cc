@@ -1,15 +1,12 @@
 // vfs.cc — the "softwrap" and "scm" SQLite VFSes (docs/sqlite.md).
 //
-// Storage.  A pool holds a small directory in its root object: kMaxFiles
-// entries, each with a name, a size and a table of 256 KiB blocks (one
-// pool heap extent each; the table doubles when it fills).  Every access to
-// pool memory goes through the softwrap API (sw_read/sw_write/sw_load64/
-// sw_pmalloc), so metadata and data changes join the wrap that is open on
-// the calling thread and a file grows, shrinks or is created atomically
-// with the data written into it.  Bytes past a file's size read as zero; a
-// write past the end zero-fills the gap explicitly.  Overwrites are compared
-// with the current contents and only changed 64-byte lines are written, and
-// pools are opened with 4 KiB shadow pages (SQLite's page size).
+// Storage (vfs_store.h).  A pool holds a directory of files in its root
+// object; a file is a table of 256 KiB blocks.  Every access to pool memory
+// goes through the softwrap API, so metadata and data changes join the wrap
+// that is open on the calling thread; each open file's size and block
+// addresses are also kept in DRAM (FileMap).  Overwrites write only the
+// words that changed, and pools are opened with 4 KiB shadow pages
+// (SQLite's page size).
 //
 // Wraps.  "softwrap": the first xWrite/xTruncate of a transaction opens a
 // wrap on the calling thread and remembers that in the file handle; SQLite's
@@ -51,6 +48,7 @@ SQLITE_EXTENSION_INIT1
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -58,29 +56,11 @@ SQLITE_EXTENSION_INIT1
 #include "softwrap/softwrap.h"
 #include "softwrap/sqlite.h"
 #include "vfs_params.h"
+#include "vfs_store.h"
 
 namespace {
 
-using softwrap::sqlite_vfs::OpenParams;
-
-constexpr uint64_t kMagic = 0x50415257534c5153ull;  // "SQLSWRAP"
-constexpr int kMaxFiles = 32;
-constexpr int kNameMax = 232;
-constexpr uint64_t kBlock = 256 * 1024;  // one pool heap chunk: no header waste
-
-struct Dirent {
-  char name[kNameMax];
-  uint64_t in_use;
-  uint64_t size;
-  uint64_t nblocks;    // blocks allocated (may exceed what size needs)
-  uint64_t table_off;  // pool offset of uint64_t[table_cap] block offsets
-  uint64_t table_cap;
-};
-struct Root {
-  uint64_t magic;
-  uint64_t version;
-  Dirent ents[kMaxFiles];
-};
+using namespace softwrap::sqlite_vfs;  // NOLINT(google-build-using-namespace): the VFS's own parts
 
 enum Kind { kSoftwrapVfs = 0, kScmVfs = 1 };
 
@@ -95,10 +75,12 @@ void set_err(const char* fmt, ...) {
 }
 
 struct Pool;
-// Per-process lock state of one stored file.
+// Per-process state of one open stored file: its DRAM map and SQLite's
+// lock state.
 struct Shared {
   Pool* pool;
   int slot;
+  std::unique_ptr<FileMap> map;
   int refs = 0;
   int n_shared = 0;
   void* reserved = nullptr;
@@ -135,7 +117,6 @@ struct File {
   // pool file
   Pool* pool;
   Shared* sh;
-  Dirent* d;
   int lock;
   bool wrap_open;
   bool delete_on_close;
@@ -147,164 +128,13 @@ struct File {
   int refusal_code;
 };
 
-// ------------------------------------------------------------- pool storage
+// ------------------------------------------------------------- directory
 
-uint64_t ld(Pool* P, const uint64_t* a) { return sw_load64(P->p, a); }
-// Metadata words go through sw_write (shadow pages), not sw_store64: an
-// alias table holding any word entry makes every sw_read of a range look
-// up each 8-byte word of it in that table, which made page reads ~2x slower.
-void st(Pool* P, uint64_t* a, uint64_t v) { sw_write(P->p, a, &v, sizeof v); }
-char* block_ptr(Pool* P, Dirent* d, uint64_t i) {
-  auto* t = static_cast<uint64_t*>(sw_pool_ptr(P->p, ld(P, &d->table_off)));
-  return static_cast<char*>(sw_pool_ptr(P->p, ld(P, &t[i])));
-}
+uint64_t ld(Pool* P, const uint64_t* a) { return load_word(P->p, a); }
 
 int sw_to_sqlite(int code, int dflt) {
   if (code == SW_ENOSPC || code == SW_ETOOBIG) return SQLITE_FULL;
   return dflt;
-}
-
-// Makes sure blocks [0, need) exist.  In the caller's wrap.
-int ensure_blocks(Pool* P, Dirent* d, uint64_t need) {
-  const uint64_t have = ld(P, &d->nblocks);
-  if (need <= have) return 0;
-  const uint64_t cap = ld(P, &d->table_cap);
-  if (need > cap) {
-    uint64_t ncap = cap != 0 ? cap * 2 : 64;
-    while (ncap < need) ncap *= 2;
-    auto* nt = static_cast<uint64_t*>(sw_pmalloc(P->p, ncap * 8));
-    if (nt == nullptr) return sw_errno();
-    void* old = sw_pool_ptr(P->p, ld(P, &d->table_off));
-    if (have != 0) {
-      std::vector<uint64_t> tmp(have);
-      if (int rc = sw_read(P->p, tmp.data(), old, have * 8); rc != 0) return rc;
-      if (int rc = sw_write(P->p, nt, tmp.data(), have * 8); rc != 0) return rc;
-    }
-    st(P, &d->table_off, sw_pool_offset(P->p, nt));
-    st(P, &d->table_cap, ncap);
-    if (old != nullptr && sw_pfree(P->p, old) != 0) return sw_errno();
-  }
-  auto* t = static_cast<uint64_t*>(sw_pool_ptr(P->p, ld(P, &d->table_off)));
-  for (uint64_t i = have; i < need; ++i) {
-    void* b = sw_pmalloc(P->p, kBlock);
-    if (b == nullptr) return sw_errno();
-    st(P, &t[i], sw_pool_offset(P->p, b));
-    st(P, &d->nblocks, i + 1);
-  }
-  return 0;
-}
-
-// Applies fn(pool_ptr, len, done) over [off, off+n) of a file whose blocks
-// exist.
-template <class Fn>
-int for_range(Pool* P, Dirent* d, uint64_t off, uint64_t n, Fn fn) {
-  uint64_t done = 0;
-  while (done < n) {
-    const uint64_t o = off + done;
-    const uint64_t bi = o / kBlock, bo = o % kBlock;
-    const uint64_t len = std::min(n - done, kBlock - bo);
-    if (int rc = fn(block_ptr(P, d, bi) + bo, len, done); rc != 0) return rc;
-    done += len;
-  }
-  return 0;
-}
-
-// SQLite rewrites whole pages to change a few bytes.  Comparing with the
-// current contents (DRAM speed: aliases or home) and writing only the
-// 8-byte words that differ keeps the log, the alias tables and the home
-// writes of retirement proportional to what changed (the write-combined
-// logging paper's read-and-compare, at word granularity).  Runs of changed
-// words separated by at most kGapWords unchanged words are written as one
-// range: a range record's header costs as much as two words.
-int write_changed_lines(Pool* P, char* dst, const char* src, uint64_t n) {
-  constexpr uint64_t kGapWords = 2;
-  char old[4096];
-  uint64_t done = 0;
-  while (done < n) {
-    const uint64_t len = std::min<uint64_t>(n - done, sizeof old);
-    if (int rc = sw_read(P->p, old, dst + done, len); rc != 0) return rc;
-    // Word boundaries follow the pool address; the first and last word may
-    // be partial.
-    auto word_end = [&](uint64_t i) {
-      const uint64_t a = reinterpret_cast<uintptr_t>(dst + done + i);
-      return std::min<uint64_t>(len, i + (8 - a % 8));
-    };
-    auto differs = [&](uint64_t i, uint64_t e) { return std::memcmp(old + i, src + done + i, e - i) != 0; };
-    uint64_t i = 0;
-    while (i < len) {
-      uint64_t e = word_end(i);
-      if (!differs(i, e)) {
-        i = e;
-        continue;
-      }
-      // [i, j) is the run; extend it over changed words and short gaps.
-      uint64_t j = e, gap = 0;
-      for (uint64_t k = e; k < len && gap <= kGapWords;) {
-        const uint64_t ke = word_end(k);
-        if (differs(k, ke)) {
-          j = ke;
-          gap = 0;
-        } else {
-          ++gap;
-        }
-        k = ke;
-      }
-      if (int rc = sw_write(P->p, dst + done + i, src + done + i, j - i); rc != 0) return rc;
-      i = j;
-    }
-    done += len;
-  }
-  return 0;
-}
-
-// Writes n bytes at off (extending and zero-filling); in the caller's wrap.
-int store_write(Pool* P, Dirent* d, uint64_t off, const void* src, uint64_t n) {
-  const uint64_t size = ld(P, &d->size);
-  const uint64_t end = off + n;
-  if (int rc = ensure_blocks(P, d, (std::max(end, size) + kBlock - 1) / kBlock); rc != 0) return rc;
-  if (off > size) {
-    int rc = for_range(P, d, size, off - size,
-                       [&](char* p, uint64_t len, uint64_t) { return sw_memset(P->p, p, 0, len); });
-    if (rc != 0) return rc;
-  }
-  // Bytes already in the file: only the 64-byte lines that change.
-  const uint64_t overlap = off < size ? std::min(end, size) - off : 0;
-  int rc = for_range(P, d, off, overlap, [&](char* p, uint64_t len, uint64_t done) {
-    return write_changed_lines(P, p, static_cast<const char*>(src) + done, len);
-  });
-  if (rc != 0) return rc;
-  rc = for_range(P, d, off + overlap, n - overlap, [&](char* p, uint64_t len, uint64_t done) {
-    return sw_write(P->p, p, static_cast<const char*>(src) + overlap + done, len);
-  });
-  if (rc != 0) return rc;
-  if (end > size) st(P, &d->size, end);
-  return 0;
-}
-
-// Reads; returns the number of bytes that were inside the file.
-uint64_t store_read(Pool* P, Dirent* d, uint64_t off, void* dst, uint64_t n, int* err) {
-  const uint64_t size = ld(P, &d->size);
-  const uint64_t avail = off < size ? std::min(n, size - off) : 0;
-  *err = for_range(P, d, off, avail, [&](char* p, uint64_t len, uint64_t done) {
-    return sw_read(P->p, static_cast<char*>(dst) + done, p, len);
-  });
-  if (avail < n) std::memset(static_cast<char*>(dst) + avail, 0, n - avail);
-  return avail;
-}
-
-int store_truncate(Pool* P, Dirent* d, uint64_t n) {
-  const uint64_t size = ld(P, &d->size);
-  if (n < size) {
-    st(P, &d->size, n);
-    return 0;
-  }
-  if (n == size) return 0;
-  if (int rc = ensure_blocks(P, d, (n + kBlock - 1) / kBlock); rc != 0) return rc;
-  int rc = for_range(P, d, size, n - size,
-                     [&](char* p, uint64_t len, uint64_t) { return sw_memset(P->p, p, 0, len); });
-  if (rc != 0) return rc;
-  st(P, &d->size, n);
-  return 0;
 }
 
 // A wrap of its own for directory changes (nested into an open one).
@@ -345,11 +175,8 @@ int create_slot(Pool* P, const std::string& key) {
     char name[kNameMax] = {};
     std::memcpy(name, key.data(), key.size());
     sw_write(P->p, d->name, name, kNameMax);
-    st(P, &d->size, 0);
-    st(P, &d->nblocks, 0);
-    st(P, &d->table_off, 0);
-    st(P, &d->table_cap, 0);
-    st(P, &d->in_use, 1);
+    for (uint64_t* a : {&d->size, &d->nblocks, &d->table_off, &d->table_cap}) store_word(P->p, a, 0);
+    store_word(P->p, &d->in_use, 1);
     if (w.close() != 0) {
       set_err("softwrap vfs: creating %s: %s", key.c_str(), sw_errormsg());
       return -1;
@@ -365,14 +192,7 @@ int delete_slot(Pool* P, int slot) {
   Dirent* d = &P->root->ents[slot];
   DirWrap w(P);
   if (w.rc != 0) return w.rc;
-  const uint64_t nb = ld(P, &d->nblocks);
-  for (uint64_t i = 0; i < nb; ++i) sw_pfree(P->p, block_ptr(P, d, i));
-  if (ld(P, &d->table_off) != 0) sw_pfree(P->p, sw_pool_ptr(P->p, ld(P, &d->table_off)));
-  st(P, &d->in_use, 0);
-  st(P, &d->size, 0);
-  st(P, &d->nblocks, 0);
-  st(P, &d->table_off, 0);
-  st(P, &d->table_cap, 0);
+  free_file(P->p, d);  // a failure fails the wrap, and its close says so
   const int rc = w.close();
   // Whether or not the wrap committed, re-read the names from the pool.
   load_names(P);
@@ -446,6 +266,7 @@ Shared* shared_acquire(Pool* P, int slot) {  // g_mu held
     s = new Shared;
     s->pool = P;
     s->slot = slot;
+    s->map = std::make_unique<FileMap>(P->p, &P->root->ents[slot]);
   }
   s->refs++;
   return s;
@@ -518,15 +339,19 @@ int commit(File* f) {
   f->wrap_open = false;
   if (sw_wrap_close(p) != 0) {
     set_err("softwrap vfs: commit failed: %s", sw_errormsg());
+    f->sh->map->reload();  // the wrap was rolled back
     return SQLITE_IOERR_FSYNC;
   }
   return SQLITE_OK;
 }
 
+// The wrap's writes touched this file only (its journal is a DRAM file),
+// and SQLite's EXCLUSIVE lock, still held, keeps others from reading it.
 void abort_wrap(File* f) {
   if (f->kind != kSoftwrapVfs || !f->wrap_open) return;
   if (same_thread(f)) sw_wrap_abort(f->pool->p);
   f->wrap_open = false;
+  f->sh->map->reload();
 }
 
 // ------------------------------------------------------------ pool file I/O
@@ -534,9 +359,8 @@ void abort_wrap(File* f) {
 int p_close(sqlite3_file* pf);
 int p_read(sqlite3_file* pf, void* buf, int n, sqlite3_int64 off) {
   auto* f = reinterpret_cast<File*>(pf);
-  int err = 0;
-  const uint64_t got = store_read(f->pool, f->d, static_cast<uint64_t>(off), buf, static_cast<uint64_t>(n), &err);
-  if (err != 0) {
+  uint64_t got = 0;
+  if (f->sh->map->read(static_cast<uint64_t>(off), buf, static_cast<uint64_t>(n), &got) != 0) {
     set_err("softwrap vfs: read: %s", sw_errormsg());
     return SQLITE_IOERR_READ;
   }
@@ -546,7 +370,7 @@ int p_read(sqlite3_file* pf, void* buf, int n, sqlite3_int64 off) {
 int p_write(sqlite3_file* pf, const void* buf, int n, sqlite3_int64 off) {
   auto* f = reinterpret_cast<File*>(pf);
   if (int rc = begin_write(f, SQLITE_IOERR_WRITE); rc != SQLITE_OK) return rc;
-  if (int rc = store_write(f->pool, f->d, static_cast<uint64_t>(off), buf, static_cast<uint64_t>(n)); rc != 0) {
+  if (int rc = f->sh->map->write(static_cast<uint64_t>(off), buf, static_cast<uint64_t>(n)); rc != 0) {
     set_err("softwrap vfs: write: %s", sw_errormsg());
     return sw_to_sqlite(rc, SQLITE_IOERR_WRITE);
   }
@@ -556,7 +380,7 @@ int p_write(sqlite3_file* pf, const void* buf, int n, sqlite3_int64 off) {
 int p_truncate(sqlite3_file* pf, sqlite3_int64 size) {
   auto* f = reinterpret_cast<File*>(pf);
   if (int rc = begin_write(f, SQLITE_IOERR_TRUNCATE); rc != SQLITE_OK) return rc;
-  if (int rc = store_truncate(f->pool, f->d, static_cast<uint64_t>(size)); rc != 0) {
+  if (int rc = f->sh->map->truncate(static_cast<uint64_t>(size)); rc != 0) {
     set_err("softwrap vfs: truncate: %s", sw_errormsg());
     return sw_to_sqlite(rc, SQLITE_IOERR_TRUNCATE);
   }
@@ -567,7 +391,7 @@ int p_sync(sqlite3_file* pf, int) { return commit(reinterpret_cast<File*>(pf)); 
 
 int p_size(sqlite3_file* pf, sqlite3_int64* out) {
   auto* f = reinterpret_cast<File*>(pf);
-  *out = static_cast<sqlite3_int64>(ld(f->pool, &f->d->size));
+  *out = static_cast<sqlite3_int64>(f->sh->map->size());
   return SQLITE_OK;
 }
 
@@ -833,7 +657,6 @@ int x_open(sqlite3_vfs* vfs, const char* zname, sqlite3_file* pf, int flags, int
   }
   f->pool = P;
   f->sh = shared_acquire(P, slot);
-  f->d = &P->root->ents[slot];
   f->lock = SQLITE_LOCK_NONE;
   f->delete_on_close = (flags & SQLITE_OPEN_DELETEONCLOSE) != 0;
   f->is_main = main_db;

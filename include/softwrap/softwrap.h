@@ -20,7 +20,8 @@
  * SW_E* code on failure; functions returning pointers give NULL.  In both
  * cases sw_errormsg() describes the last failure of the calling thread.
  * Functions returning values (sw_load*) cannot fail loudly: on misuse they
- * return 0 and set the thread's error (see sw_errno()).
+ * return 0 and set the thread's error (see sw_errno()), or abort in strict
+ * mode (below).
  *
  * Concurrency: many threads may run wraps on one pool at once.  Isolation
  * is the caller's, as in the SoftWrAP paper: two wraps that are open at the
@@ -34,6 +35,34 @@
  * Persistent data must refer to other persistent data by offset
  * (sw_pool_offset / sw_pool_ptr), because the mapping address may change
  * between runs.
+ *
+ * Plain stores: write pool memory only through sw_store*, sw_write,
+ * sw_memset and the allocation functions.  A plain C store (`*p = v`,
+ * memset, memcpy) into the mapping is part of no wrap, under every engine:
+ * it is not atomic, not durable (nothing flushes it) and, under the
+ * default engine `softwrap`, a word that has a live alias (stored by a
+ * wrap whose values are not yet retired home) is overwritten later by
+ * retirement, so the plain store is silently lost.  To initialise fresh
+ * memory use sw_pzalloc, sw_memset or sw_write (inside a wrap or as a wrap
+ * of their own).  Plain *loads* are fine under `undo`, `nonatomic` and
+ * `softwrap-local` (values are home by the time a wrap closes); under
+ * `softwrap` they see the newest committed values only after
+ * sw_pool_quiesce.  Strict mode (below) reports a plain store that
+ * retirement would overwrite.
+ *
+ * Strict mode (SW_CONFIG_STRICT, or SOFTWRAP_STRICT=1 in the environment):
+ * API misuse aborts the process with a message and a backtrace instead of
+ * only setting the thread's error — an address outside the pool or
+ * misaligned, a NULL or closed pool, closing or aborting without an open
+ * wrap, a store outside a wrap on a pool opened with
+ * SW_CONFIG_REQUIRE_WRAP, sw_pfree of something not allocated, closing or
+ * quiescing a pool while a wrap is open, a store to a word that another
+ * thread's open wrap has stored to ("close before you unlock" broken), and,
+ * under `softwrap`, a plain store to a word with a live alias (found when
+ * retirement compares home with the value it had when aliased).  Failures
+ * that are not misuse (pool full, I/O errors, a wrap too large, a busy
+ * pool file) are reported as usual.  Strict mode costs a lock per stored
+ * word; off (the default), misuse checks cost nothing on the fast path.
  */
 #ifndef SOFTWRAP_SOFTWRAP_H_
 #define SOFTWRAP_SOFTWRAP_H_
@@ -100,7 +129,8 @@ typedef enum sw_medium_kind {
  * (softwrap|softwrap-local|undo|nonatomic), SOFTWRAP_MEDIUM
  * (auto|x86|msync|scm-emu), SOFTWRAP_SCM_WRITE_NS, SOFTWRAP_SCM_SERIAL_NS,
  * SOFTWRAP_SCM_QUEUE (per-thread|shared), SOFTWRAP_ALIAS_ENTRIES,
- * SOFTWRAP_SHADOW_BUDGET_KIB. */
+ * SOFTWRAP_SHADOW_BUDGET_KIB, SOFTWRAP_STRICT (1|0: set or clear
+ * SW_CONFIG_STRICT), SOFTWRAP_REQUIRE_WRAP (1|0: SW_CONFIG_REQUIRE_WRAP). */
 typedef struct sw_config {
   sw_engine_kind engine;
   sw_medium_kind medium;
@@ -130,6 +160,12 @@ typedef struct sw_config {
 #define SW_CONFIG_SCM_SHARED_QUEUE 0x4u /* scm-emu: one write queue for all
                                            threads (default: one per thread,
                                            as in the papers' emulator) */
+#define SW_CONFIG_STRICT 0x8u           /* misuse aborts the process with a
+                                           message (see the top of this file) */
+#define SW_CONFIG_REQUIRE_WRAP 0x10u    /* stores, writes and allocations
+                                           outside a wrap are refused
+                                           (SW_ENOWRAP) instead of being wraps
+                                           of their own */
 
 /* ------------------------------------------------------------------ pool */
 
@@ -148,18 +184,28 @@ SW_API sw_pool *sw_pool_create(const char *path, size_t size, const sw_config *c
 SW_API sw_pool *sw_pool_open(const char *path, const sw_config *cfg);
 
 /* Retires everything, makes it durable, unmaps and frees the handle.
- * REQUIRES: no thread has a wrap open on the pool (else SW_EBUSY and the
- * pool stays open). */
+ * May be called from any thread, including from atexit handlers and from
+ * destructors of static and thread_local objects, and after threads that
+ * used the pool have exited (a wrap a thread left open when it exited was
+ * rolled back then).  REQUIRES: no thread has a wrap open on the pool (else
+ * SW_EBUSY and the pool stays open).  SW_EINVAL for a handle that is not an
+ * open pool (closed already).  A process that exits without closing leaves
+ * a pool that the next open recovers (committed wraps survive). */
 SW_API int sw_pool_close(sw_pool *pool);
 
 /* Returns the root object, allocating and zeroing `size` bytes the first
- * time (durably, in a wrap of its own or the caller's).  Later calls return
+ * time (durably, in a wrap of its own or the caller's; a wrap of its own
+ * even under SW_CONFIG_REQUIRE_WRAP).  Later calls return
  * the same object; asking for more than its size fails (NULL, SW_EINVAL).
  * size 0 returns the existing root or NULL. */
 SW_API void *sw_pool_root(sw_pool *pool, size_t size);
 
 /* Retires all aliases so that plain (non-sw_load) reads see the newest
- * committed values.  REQUIRES: no open wraps on the pool. */
+ * committed values.  Until the next wrap stores to a word, nothing
+ * overwrites it, so a single-threaded program may also read-modify-write
+ * it with plain stores then — but those stores are neither atomic nor
+ * durable (nothing flushes them).  REQUIRES: no open wraps on the pool
+ * (else SW_EBUSY). */
 SW_API int sw_pool_quiesce(sw_pool *pool);
 
 /* Offset of a pool address (0 for NULL) and the reverse (NULL for 0). */
@@ -212,15 +258,16 @@ SW_API uint32_t sw_load32(sw_pool *pool, const void *addr);
 SW_API uint64_t sw_load64(sw_pool *pool, const void *addr);
 
 /* Stores join the calling thread's open wrap; outside a wrap a store is a
- * wrap of its own.  Misuse sets the thread's error and stores nothing. */
+ * wrap of its own (or SW_ENOWRAP under SW_CONFIG_REQUIRE_WRAP).  Misuse sets
+ * the thread's error and stores nothing (strict mode: aborts). */
 SW_API void sw_store8(sw_pool *pool, void *addr, uint8_t v);
 SW_API void sw_store16(sw_pool *pool, void *addr, uint16_t v);
 SW_API void sw_store32(sw_pool *pool, void *addr, uint32_t v);
 SW_API void sw_store64(sw_pool *pool, void *addr, uint64_t v);
 
-/* Copies n bytes pool -> DRAM (read) or DRAM -> pool (write, in the wrap),
- * any alignment; softwrap stages them in shadow pages.  Return 0 or an
- * SW_E* code. */
+/* Copies n bytes pool -> DRAM (read) or DRAM -> pool (write, in the wrap,
+ * or as a wrap of its own outside one), any alignment; softwrap stages them
+ * in shadow pages.  Return 0 or an SW_E* code. */
 SW_API int sw_read(sw_pool *pool, void *dst, const void *src, size_t n);
 SW_API int sw_write(sw_pool *pool, void *dst, const void *src, size_t n);
 /* Like sw_write with a constant byte. */
@@ -230,14 +277,35 @@ SW_API int sw_memset(sw_pool *pool, void *dst, int c, size_t n);
 
 /* Allocates n bytes (16-byte aligned, uninitialized) in the calling
  * thread's open wrap: if the wrap aborts or a crash interrupts it, the
- * allocation never happened.  NULL with SW_ENOWRAP outside a wrap,
- * SW_ENOSPC when the pool is full, SW_EINVAL for n == 0. */
+ * allocation never happened.  Outside a wrap the allocation is a wrap of
+ * its own (SW_ENOWRAP under SW_CONFIG_REQUIRE_WRAP) — but a block whose
+ * only reference is a DRAM pointer is leaked by a crash before the wrap
+ * that stores its offset into the pool commits; sw_pmalloc_slot does both
+ * in one wrap.  Initialise the block with sw_write/sw_memset/sw_store*
+ * (not plain stores; see the top of this file).  NULL with SW_ENOSPC when
+ * the pool is full, SW_EINVAL for n == 0, SW_EABORTED if the open wrap
+ * has failed. */
 SW_API void *sw_pmalloc(sw_pool *pool, size_t n);
-/* As sw_pmalloc, zero-filled. */
+/* As sw_pmalloc, zero-filled (in the same wrap). */
 SW_API void *sw_pzalloc(sw_pool *pool, size_t n);
-/* Frees in the open wrap (takes effect when it commits).  NULL is a no-op;
- * a pointer not returned by sw_pmalloc fails with SW_EINVAL. */
+/* Leak-free allocation (PMDK's pmemobj_alloc with a destination): in one
+ * wrap (the caller's, or one of its own), allocates n bytes and stores the
+ * new block's pool offset into the 8-byte persistent word *slot (in the
+ * pool, 8-byte aligned).  After a crash either the block exists and *slot
+ * holds its offset, or neither.  *slot's previous value is overwritten (a
+ * block it referred to is not freed).  Returns the block, or NULL as
+ * sw_pmalloc (and SW_ERANGE / SW_EINVAL for a bad slot). */
+SW_API void *sw_pmalloc_slot(sw_pool *pool, uint64_t *slot, size_t n);
+/* As sw_pmalloc_slot, zero-filled. */
+SW_API void *sw_pzalloc_slot(sw_pool *pool, uint64_t *slot, size_t n);
+/* Frees in the open wrap (takes effect when it commits), or in a wrap of
+ * its own outside one.  NULL is a no-op; a pointer not returned by
+ * sw_pmalloc (or already freed) fails with SW_EINVAL. */
 SW_API int sw_pfree(sw_pool *pool, void *p);
+/* Frees the block whose pool offset *slot holds and stores 0 into *slot,
+ * in one wrap; a slot holding 0 is a no-op.  SW_EINVAL if *slot holds
+ * something that is not a live allocation. */
+SW_API int sw_pfree_slot(sw_pool *pool, uint64_t *slot);
 /* Usable size of an allocation. */
 SW_API size_t sw_pusable_size(sw_pool *pool, const void *p);
 

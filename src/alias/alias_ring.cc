@@ -13,10 +13,12 @@
 
 #include <algorithm>
 #include <bit>
+#include <cstdio>
 #include <cstring>
 #include <utility>
 
 #include "common/clock.h"
+#include "common/error.h"
 #include "common/relaxed_copy.h"
 #include "medium/medium.h"
 #include "medium/trace_label.h"
@@ -33,9 +35,10 @@ AliasRing::AliasRing(const ResolvedConfig& cfg, PoolFile* pool, Medium* medium)
       shadow_budget_(uint64_t{cfg.shadow_budget_kib} << 10),
       base_capacity_(cfg.alias_entries),
       inline_retire_(cfg.flags & SW_CONFIG_NO_RETIRE_THREAD),
+      strict_(cfg.flags & SW_CONFIG_STRICT),
       slots_(new std::atomic<AliasTable*>[ring_]),
       colours_(new Colour[size_t{ring_} * ring_]) {
-  for (uint32_t i = 0; i < 2; ++i) tables_.push_back(std::make_unique<AliasTable>(cfg.alias_entries, page_size_));
+  for (uint32_t i = 0; i < 2; ++i) tables_.push_back(std::make_unique<AliasTable>(cfg.alias_entries, page_size_, strict_));
   for (uint32_t i = 0; i < ring_; ++i) slots_[i].store(nullptr);
   slots_[0].store(tables_[0].get());
   spare_.push_back(tables_[1].get());
@@ -180,7 +183,7 @@ bool AliasRing::try_switch_locked(bool overflow) {
     }
   }
   if (!pick) {
-    tables_.push_back(std::make_unique<AliasTable>(want, page_size_));
+    tables_.push_back(std::make_unique<AliasTable>(want, page_size_, strict_));
     pick = tables_.back().get();
   }
   slots_[ng % ring_].store(pick, std::memory_order_release);
@@ -319,7 +322,47 @@ bool AliasRing::step_locked(std::unique_lock<std::mutex>& lk) {
   return false;
 }
 
+// Strict mode: before a table goes home, every byte it is about to write
+// must still hold, at home, the value it had when the table aliased it
+// (older tables are home by now, and retirement is home's only writer).
+// A difference is a plain store that retirement would overwrite.
+void AliasRing::check_home_unchanged(AliasTable& t) {
+  auto report = [&](uint64_t off, uint64_t was, uint64_t home) {
+    char msg[512];
+    std::snprintf(msg, sizeof msg,
+                  "pool memory at offset 0x%llx (address %p) was changed by a plain store (not sw_store/"
+                  "sw_write) while a wrap's value for it was waiting to be retired: it held 0x%llx when the "
+                  "wrap aliased it and holds 0x%llx now, and retirement would overwrite it with the wrapped "
+                  "value.  Write pool memory only with sw_store*/sw_write/sw_memset (see softwrap.h)",
+                  static_cast<unsigned long long>(off), static_cast<void*>(pool_->at(off)),
+                  static_cast<unsigned long long>(was), static_cast<unsigned long long>(home));
+    strict_abort(msg);
+  };
+  t.for_each([&](AliasEntry& e) {
+    if (!(e.meta.load(std::memory_order_acquire) & kMetaValid)) return;
+    const uint64_t k = e.key.load(std::memory_order_relaxed);
+    if (k & 1) {
+      char* page = reinterpret_cast<char*>(e.value.load(std::memory_order_relaxed));
+      const char* base = t.page_base(page);
+      const uint64_t po = k & ~uint64_t{1};
+      page_dirty_runs(page, page_size_, [&](size_t off, size_t len) {
+        const auto* home = reinterpret_cast<const unsigned char*>(pool_->at(po + off));
+        for (size_t i = 0; i < len; ++i) {
+          const unsigned char h = __atomic_load_n(home + i, __ATOMIC_RELAXED);
+          if (h != static_cast<unsigned char>(base[off + i])) {
+            report(po + off + i, static_cast<unsigned char>(base[off + i]), h);
+          }
+        }
+      });
+    } else {
+      const uint64_t h = __atomic_load_n(reinterpret_cast<const uint64_t*>(pool_->at(k)), __ATOMIC_RELAXED);
+      if (h != t.word_base(&e)) report(k, t.word_base(&e), h);
+    }
+  });
+}
+
 void AliasRing::retire(AliasTable& t) {
+  if (strict_) check_home_unchanged(t);
   CountersScope scope(&retire_counters_);
   SW_TRACE_LABEL("retire:home");
   const uint64_t t0 = now_ns();

@@ -62,6 +62,9 @@ class AliasRing {
   uint64_t readable_gen() const { return readable_gen_.load(std::memory_order_seq_cst); }
   AliasTable& table(uint64_t gen) { return *slots_[gen & (ring_ - 1)].load(std::memory_order_acquire); }
   size_t page_size() const { return page_size_; }
+  // Strict mode: tables keep base values and retirement checks home against
+  // them before writing (a plain store there would be overwritten).
+  bool strict() const { return strict_; }
 
   // Word value visible to a reader (newest table first, then home).  The
   // caller is inside enter()/leave().
@@ -123,6 +126,7 @@ class AliasRing {
   bool try_switch_locked(bool overflow);
   bool step_locked(std::unique_lock<std::mutex>& lk);
   void retire(AliasTable& t);
+  void check_home_unchanged(AliasTable& t);
   void persist_retired_seq(uint64_t s);
   void retirer_main();
   void wake();
@@ -136,6 +140,7 @@ class AliasRing {
   uint64_t shadow_budget_;
   uint32_t base_capacity_;
   bool inline_retire_;
+  bool strict_;
   // slots_[gen % ring_] is the table of a live generation.  The table
   // objects themselves are owned by tables_ (freed with the ring: unpinned
   // readers of counts, in throttle and after_commit, may still hold one)

@@ -54,16 +54,18 @@ void PageArena::reset() {
   used_in_last_ = blocks_.empty() ? kPagesPerBlock : 0;
 }
 
-AliasTable::AliasTable(uint32_t capacity, size_t page_size)
+AliasTable::AliasTable(uint32_t capacity, size_t page_size, bool keep_base)
     : mask_(capacity - 1),
       page_size_(page_size),
+      keep_base_(keep_base),
       page_mask_(~(uint64_t{page_size} - 1)),
       filter_mask_(std::max<uint64_t>(uint64_t{capacity} * 4, 4096) - 1),
       filter_(new std::atomic<uint64_t>[(filter_mask_ + 1) / 64]),
       word_filter_(new std::atomic<uint64_t>[(filter_mask_ + 1) / 64]),
       entries_(new AliasEntry[capacity]),
       used_(new std::atomic<uint32_t>[capacity]),
-      arena_(page_alloc_size(page_size)) {
+      base_(keep_base ? new uint64_t[capacity] : nullptr),
+      arena_(page_alloc_size(page_size) + (keep_base ? page_size : 0)) {
   filter_clear_all();
 }
 

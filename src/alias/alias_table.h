@@ -69,7 +69,11 @@ const char* table_state_name(TableState s);
 
 class AliasTable {
  public:
-  AliasTable(uint32_t capacity, size_t page_size);
+  // keep_base: strict mode (api/strict.h) — the table also keeps, for each
+  // word key and each shadow page, the value the word or page had (through
+  // older tables, else home) when the key was inserted, so retirement can
+  // tell whether home was changed behind the engine's back.
+  AliasTable(uint32_t capacity, size_t page_size, bool keep_base = false);
 
   uint32_t capacity() const { return mask_ + 1; }
   uint32_t count() const { return count_.load(std::memory_order_relaxed); }
@@ -133,6 +137,11 @@ class AliasTable {
     return uint64_t{pages_.load(std::memory_order_relaxed)} * page_alloc_size(page_size_);
   }
   size_t page_size() const { return page_size_; }
+  bool keeps_base() const { return keep_base_; }
+  // keep_base only: the word's value when entry e was inserted, and the
+  // page_size bytes of a shadow page's base (after its mask).
+  uint64_t& word_base(const AliasEntry* e) { return base_[static_cast<size_t>(e - entries_.get())]; }
+  char* page_base(char* page) const { return page + page_alloc_size(page_size_); }
   std::atomic<bool> has_pages{false};
   std::atomic<bool> has_words{false};  // softwrap-local's shortcut; global tables use word_filter_
 
@@ -165,6 +174,7 @@ class AliasTable {
 
   uint32_t mask_;
   size_t page_size_;
+  bool keep_base_;
   uint64_t page_mask_;  // clears the in-page bits of a key (and a page key's tag bit)
   uint64_t filter_mask_;
   Filter filter_;       // pages of all keys
@@ -175,6 +185,7 @@ class AliasTable {
   std::unique_ptr<std::atomic<uint32_t>[]> used_;
   std::atomic<uint32_t> count_{0};
   std::atomic<uint32_t> pages_{0};
+  std::unique_ptr<uint64_t[]> base_;  // keep_base only, per slot
   PageArena arena_;
 };
 

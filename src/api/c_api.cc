@@ -2,6 +2,7 @@
 // assembly of the layers at create/open (medium, recovery, lanes, engine,
 // allocator).  Everything here is a thin shell over the engine; the one
 // place that decides what an address may be is check_user().
+#include <algorithm>
 #include <atomic>
 #include <cstring>
 #include <memory>
@@ -11,6 +12,7 @@
 #include "api/attach.h"
 #include "api/runtime.h"
 #include "common/error.h"
+#include "common/thread_state.h"
 #include "recovery/recovery.h"
 
 using namespace softwrap;
@@ -19,37 +21,61 @@ namespace {
 
 std::atomic<uint64_t> g_next_pool_id{1};
 
+// Pools open in this process.  Leaked on purpose (never destroyed), so a
+// pool closed by an exit handler or a static destructor still finds it.
+// Its mutex also keeps a pool from being closed while an exiting thread
+// rolls back a wrap it left open there.
+struct LivePools {
+  std::mutex mu;
+  std::vector<sw_pool*> pools;
+  bool has(const sw_pool* p) const { return std::find(pools.begin(), pools.end(), p) != pools.end(); }
+};
+LivePools& live_pools() {
+  static LivePools* r = new LivePools;
+  return *r;
+}
+
 struct TlsSlot {
   sw_pool* pool = nullptr;
-  uint64_t id = 0;
+  uint64_t id = 0;  // pool ids are never reused: a slot of a closed pool never matches
   ThreadCtx* ctx = nullptr;
-  std::weak_ptr<int> alive;
 };
 
-int end_outer(sw_pool* p, ThreadCtx& c, bool abort);
-
-// Per-thread cache of contexts; on thread exit the contexts of pools still
-// open are handed back for reuse, after rolling back a wrap the thread left
-// open (it can never be closed: wraps belong to their thread).  The pool
-// cannot go away meanwhile: sw_pool_close refuses while a wrap is open.
+// Per-thread cache of contexts.  Trivially destructible, so it is never
+// destroyed before its thread is gone: code running in thread_local
+// destructors, exit handlers and static destructors can still use pools.
 struct TlsCache {
   static constexpr int kSlots = 8;
   TlsSlot slot[kSlots];
-  ~TlsCache() {
-    for (TlsSlot& s : slot) {
-      if (!s.ctx || !s.alive.lock()) continue;
-      if (s.ctx->depth > 0) {
-        tls_counters = &s.ctx->counters;
-        end_outer(s.pool, *s.ctx, true);
+};
+thread_local constinit TlsCache tls_cache;
+
+int end_outer(sw_pool* p, ThreadCtx& c, bool abort);
+
+// Hands the thread's contexts back when the thread exits (thread_state.h:
+// after the thread's C++ thread_local destructors; never for the main
+// thread, whose contexts simply stay owned), after rolling back a wrap the
+// thread left open (it can never be closed: wraps belong to their thread).
+struct ContextReaper {
+  ~ContextReaper() {
+    LivePools& live = live_pools();
+    std::lock_guard<std::mutex> g(live.mu);
+    for (TlsSlot& s : tls_cache.slot) {
+      if (s.ctx && live.has(s.pool) && s.pool->id == s.id) {
+        if (s.ctx->depth > 0) {
+          tls_counters = &s.ctx->counters;
+          end_outer(s.pool, *s.ctx, true);
+        }
+        s.ctx->owned.store(false, std::memory_order_release);
       }
-      s.ctx->owned.store(false, std::memory_order_release);
+      s = TlsSlot{};
     }
-    tls_counters = scratch_counters();
+    tls_counters = nullptr;
   }
 };
-thread_local TlsCache tls_cache;
 
 ThreadCtx& slow_ctx(sw_pool* p) {
+  ThreadState<ContextReaper>::get();  // this thread now holds contexts
   ThreadCtx* ctx = nullptr;
   {
     std::lock_guard<std::mutex> g(p->ctx_mu);
@@ -70,7 +96,7 @@ ThreadCtx& slow_ctx(sw_pool* p) {
   }
   // Evict the last slot; move the new one to the front.
   for (int i = TlsCache::kSlots - 1; i > 0; --i) tls_cache.slot[i] = tls_cache.slot[i - 1];
-  tls_cache.slot[0] = TlsSlot{p, p->id, ctx, p->alive};
+  tls_cache.slot[0] = TlsSlot{p, p->id, ctx};
   return *ctx;
 }
 
@@ -94,21 +120,38 @@ inline ThreadCtx& ctx_of(sw_pool* p) {
   return *c;
 }
 
-// Validates a user address range; returns its offset or sets the error.
-inline bool check_user(sw_pool* p, const void* addr, size_t n, unsigned align, uint64_t* off) {
+// Validates a user address range; returns its offset or reports misuse.
+inline bool check_user(sw_pool* p, const char* fn, const void* addr, size_t n, unsigned align, uint64_t* off) {
   const uintptr_t a = reinterpret_cast<uintptr_t>(addr), b = reinterpret_cast<uintptr_t>(p->file->base());
   const uint64_t size = p->file->size();
   if (a < b + p->user_lo || a - b > size || n > size - (a - b)) {
-    set_error(SW_ERANGE, "address %p (+%zu bytes) is outside the pool's heap [%p, %p)", addr, n,
-              static_cast<void*>(p->file->base() + p->user_lo), static_cast<void*>(p->file->base() + size));
+    misuse(p->strict, SW_ERANGE, "%s: address %p (+%zu bytes) is outside the pool's heap [%p, %p)", fn, addr, n,
+           static_cast<void*>(p->file->base() + p->user_lo), static_cast<void*>(p->file->base() + size));
     return false;
   }
   if (align > 1 && (a & (align - 1))) {
-    set_error(SW_EINVAL, "address %p is not aligned to %u bytes", addr, align);
+    misuse(p->strict, SW_EINVAL, "%s: address %p is not aligned to %u bytes", fn, addr, align);
     return false;
   }
   *off = a - b;
   return true;
+}
+
+#define SW_NEED_POOL(p, fn, ret) \
+  do {                                                                              \
+    if (!(p)) return misuse(process_strict(), SW_EINVAL, "%s: pool is NULL", fn), ret; \
+  } while (0)
+
+// Strict mode: the words [off, off+n) join the calling wrap's claims; a
+// word another thread's open wrap holds is misuse.
+void claim(sw_pool* p, ThreadCtx& c, const char* fn, uint64_t off, uint64_t n) {
+  uint64_t w;
+  if (p->claims->claim(off, n, &c, &c.claims, &w)) return;
+  misuse(true, SW_EINVAL,
+         "%s: the 8-byte word at pool offset 0x%llx (address %p) was stored to by another thread's wrap that is "
+         "still open: two wraps open at once must not touch the same word unless the caller serializes them "
+         "with a lock released only after sw_wrap_close (\"close before you unlock\")",
+         fn, static_cast<unsigned long long>(w), static_cast<void*>(p->file->at(w)));
 }
 
 int begin_outer(sw_pool* p, ThreadCtx& c) {
@@ -152,6 +195,7 @@ int end_outer(sw_pool* p, ThreadCtx& c, bool abort) {
       c.counters.aborts.add();
     }
   }
+  if (p->claims) p->claims->release(&c, &c.claims);
   c.fail_code = 0;
   p->lanes->release(c.lane);
   c.lane = ~0u;
@@ -164,11 +208,55 @@ inline void after_mutation(ThreadCtx& c) {
   if (c.fail_code && !c.abort_actions.empty()) c.run_abort_actions();
 }
 
+// Runs body() — engine calls that change the pool, returning false on
+// failure with the thread error set — in the calling thread's open wrap,
+// or, when none is open, in a wrap of its own: committed if body succeeds,
+// rolled back if not (an allocation outside a wrap is a wrap of its own,
+// like a store).  Returns whether body, and the commit of an own wrap,
+// succeeded.
+template <class Body>
+bool in_wrap(sw_pool* p, ThreadCtx& c, const char* fn, Body&& body, bool always_may_own = false) {
+  const bool own = c.depth == 0;
+  if (own) {
+    if (p->require_wrap && !always_may_own) {
+      return misuse(p->strict, SW_ENOWRAP, "%s outside a wrap (the pool was opened with SW_CONFIG_REQUIRE_WRAP)",
+                    fn),
+             false;
+    }
+    if (begin_outer(p, c) != 0) return false;
+  } else if (c.fail_code) {
+    return set_error(SW_EABORTED, "%s: the open wrap has failed (%s) and was rolled back", fn,
+                     sw_strerror(c.fail_code)),
+           false;
+  }
+  bool ok = body();
+  after_mutation(c);
+  ok = ok && c.fail_code == 0;
+  if (!own) return ok;
+  if (!ok) {
+    const int code = last_error() ? last_error() : c.fail_code;
+    const std::string msg = last_error_message();
+    end_outer(p, c, true);
+    set_error(code, "%s", msg.c_str());
+    return false;
+  }
+  return end_outer(p, c, false) == 0;
+}
+
+// Writes n copies of byte ch at off in the open wrap (no n-byte buffer).
+void fill(sw_pool* p, ThreadCtx& c, uint64_t off, int ch, size_t n) {
+  unsigned char chunk[4096];
+  std::memset(chunk, ch, std::min(n, sizeof chunk));
+  for (size_t done = 0; done < n && !c.fail_code; done += sizeof chunk) {
+    p->engine->write(c, off + done, chunk, std::min(sizeof chunk, n - done));
+  }
+}
+
 template <class T>
 T load_n(sw_pool* p, const void* addr) {
   uint64_t off;
-  if (!p) return set_error(SW_EINVAL, "pool is NULL"), T{0};
-  if (!check_user(p, addr, sizeof(T), sizeof(T), &off)) return T{0};
+  SW_NEED_POOL(p, "sw_load", T{0});
+  if (!check_user(p, "sw_load", addr, sizeof(T), sizeof(T), &off)) return T{0};
   ThreadCtx& c = ctx_of(p);
   return static_cast<T>(p->engine->load(c, off, sizeof(T)));
 }
@@ -176,16 +264,22 @@ T load_n(sw_pool* p, const void* addr) {
 template <class T>
 void store_n(sw_pool* p, void* addr, T v) {
   uint64_t off;
-  if (!p) return (void)set_error(SW_EINVAL, "pool is NULL");
-  if (!check_user(p, addr, sizeof(T), sizeof(T), &off)) return;
+  SW_NEED_POOL(p, "sw_store", (void)0);
+  if (!check_user(p, "sw_store", addr, sizeof(T), sizeof(T), &off)) return;
   ThreadCtx& c = ctx_of(p);
   if (c.depth == 0) {  // a wrap of its own
+    if (p->require_wrap) {
+      misuse(p->strict, SW_ENOWRAP, "sw_store outside a wrap (the pool was opened with SW_CONFIG_REQUIRE_WRAP)");
+      return;
+    }
     if (begin_outer(p, c) != 0) return;
+    if (p->claims) claim(p, c, "sw_store", off, sizeof(T));
     p->engine->store(c, off, v, sizeof(T));
     end_outer(p, c, false);
     return;
   }
   if (c.fail_code) return;
+  if (p->claims) claim(p, c, "sw_store", off, sizeof(T));
   p->engine->store(c, off, v, sizeof(T));
   after_mutation(c);
 }
@@ -214,6 +308,14 @@ sw_pool* assemble(std::unique_ptr<PoolFile> file, const ResolvedConfig& cfg) {
   if (!p->engine) return nullptr;
   if (Allocator::open(p->file.get(), &p->alloc) != 0) return nullptr;
   p->user_lo = p->file->header().heap_offset;
+  p->strict = (cfg.flags & SW_CONFIG_STRICT) != 0;
+  p->require_wrap = (cfg.flags & SW_CONFIG_REQUIRE_WRAP) != 0;
+  if (p->strict) p->claims = std::make_unique<WordClaims>();
+  {
+    LivePools& live = live_pools();
+    std::lock_guard<std::mutex> g(live.mu);
+    live.pools.push_back(p.get());
+  }
   clear_error();
   return p.release();
 }
@@ -248,12 +350,28 @@ sw_pool* sw_pool_open(const char* path, const sw_config* cfg) {
 }
 
 int sw_pool_close(sw_pool* p) {
-  if (!p) return set_error(SW_EINVAL, "pool is NULL");
+  SW_NEED_POOL(p, "sw_pool_close", SW_EINVAL);
   {
-    std::lock_guard<std::mutex> g(p->ctx_mu);
-    for (auto& c : p->ctxs) {
-      if (c->depth > 0) return set_error(SW_EBUSY, "cannot close the pool: a thread has a wrap open on it");
+    // Checked and unlisted in one step: an exiting thread that rolls back
+    // a wrap of this pool holds the same lock (ContextReaper).
+    LivePools& live = live_pools();
+    std::lock_guard<std::mutex> g(live.mu);
+    if (!live.has(p)) {
+      return misuse(process_strict(), SW_EINVAL,
+                    "sw_pool_close: %p is not an open pool (closed already, or never opened)",
+                    static_cast<void*>(p));
     }
+    {
+      std::lock_guard<std::mutex> gc(p->ctx_mu);
+      for (auto& c : p->ctxs) {
+        if (c->depth > 0) {
+          return misuse(p->strict, SW_EBUSY,
+                        "sw_pool_close: a thread still has a wrap open on the pool (close or abort it first); "
+                        "the pool stays open");
+        }
+      }
+    }
+    live.pools.erase(std::find(live.pools.begin(), live.pools.end(), p));
   }
   ctx_of(p);  // count the final retirement somewhere sensible
   int rc = p->engine->shutdown();
@@ -265,17 +383,19 @@ int sw_pool_close(sw_pool* p) {
   for (TlsSlot& s : tls_cache.slot) {
     if (s.pool == p) s = TlsSlot{};
   }
-  tls_counters = scratch_counters();
+  tls_counters = nullptr;
   delete p;
   return rc;
 }
 
 int sw_pool_quiesce(sw_pool* p) {
-  if (!p) return set_error(SW_EINVAL, "pool is NULL");
+  SW_NEED_POOL(p, "sw_pool_quiesce", SW_EINVAL);
   {
     std::lock_guard<std::mutex> g(p->ctx_mu);
     for (auto& c : p->ctxs) {
-      if (c->depth > 0) return set_error(SW_EBUSY, "cannot quiesce: a thread has a wrap open on the pool");
+      if (c->depth > 0) {
+        return misuse(p->strict, SW_EBUSY, "sw_pool_quiesce: a thread has a wrap open on the pool");
+      }
     }
   }
   ctx_of(p);
@@ -283,7 +403,7 @@ int sw_pool_quiesce(sw_pool* p) {
 }
 
 void* sw_pool_root(sw_pool* p, size_t size) {
-  if (!p) return set_error(SW_EINVAL, "pool is NULL"), nullptr;
+  SW_NEED_POOL(p, "sw_pool_root", nullptr);
   ThreadCtx& c = ctx_of(p);
   std::lock_guard<std::mutex> g(p->root_mu);
   const uint64_t slot = p->file->header().meta_offset;  // PoolMeta::root_offset, then root_size
@@ -291,37 +411,22 @@ void* sw_pool_root(sw_pool* p, size_t size) {
   if (off != 0) {
     const uint64_t have = p->engine->load(c, slot + 8, 8);
     if (size > have) {
-      return set_error(SW_EINVAL, "root object is %llu bytes; %zu requested", static_cast<unsigned long long>(have),
-                       size),
+      return misuse(p->strict, SW_EINVAL, "sw_pool_root: the root object is %llu bytes; %zu requested",
+                    static_cast<unsigned long long>(have), size),
              nullptr;
     }
     return p->file->at(off);
   }
   if (size == 0) return set_error(SW_EINVAL, "pool has no root object yet"), nullptr;
-  const bool own = c.depth == 0;
-  if (own && begin_outer(p, c) != 0) return nullptr;
-  if (c.fail_code) return set_error(SW_EABORTED, "the open wrap has failed"), nullptr;
-  off = p->alloc->alloc(c, size);
-  if (off != 0) {
-    static const unsigned char zeros[4096] = {};
-    for (size_t done = 0; done < size && !c.fail_code; done += sizeof zeros) {
-      p->engine->write(c, off + done, zeros, std::min(sizeof zeros, size - done));
-    }
+  const bool ok = in_wrap(p, c, "sw_pool_root", [&] {
+    off = p->alloc->alloc(c, size);
+    if (off == 0) return false;
+    fill(p, c, off, 0, size);
     p->engine->store(c, slot, off, 8);
     p->engine->store(c, slot + 8, size, 8);
-  }
-  after_mutation(c);
-  const bool failed = off == 0 || c.fail_code;
-  if (own) {
-    if (failed) {
-      end_outer(p, c, true);
-      return nullptr;
-    }
-    if (end_outer(p, c, false) != 0) return nullptr;
-  } else if (failed) {
-    return nullptr;
-  }
-  return p->file->at(off);
+    return true;
+  }, /*always_may_own=*/true);  // creating the root is setup, even under SW_CONFIG_REQUIRE_WRAP
+  return ok ? p->file->at(off) : nullptr;
 }
 
 uint64_t sw_pool_offset(sw_pool* p, const void* addr) {
@@ -333,7 +438,7 @@ void* sw_pool_base(sw_pool* p) { return p ? p->file->base() : nullptr; }
 size_t sw_pool_size(sw_pool* p) { return p ? p->file->size() : 0; }
 
 int sw_pool_recovery_report(sw_pool* p, sw_recovery_report* out) {
-  if (!p || !out) return set_error(SW_EINVAL, "NULL argument");
+  if (!p || !out) return misuse(p ? p->strict : process_strict(), SW_EINVAL, "sw_pool_recovery_report: NULL argument");
   *out = p->report;
   return 0;
 }
@@ -342,7 +447,7 @@ const char* sw_pool_engine_name(sw_pool* p) { return p ? p->engine->name() : "";
 const char* sw_pool_medium_name(sw_pool* p) { return p ? p->medium->properties().name : ""; }
 
 int sw_wrap_open(sw_pool* p) {
-  if (!p) return set_error(SW_EINVAL, "pool is NULL");
+  SW_NEED_POOL(p, "sw_wrap_open", SW_EINVAL);
   ThreadCtx& c = ctx_of(p);
   if (c.depth > 0) {
     ++c.depth;
@@ -352,9 +457,9 @@ int sw_wrap_open(sw_pool* p) {
 }
 
 int sw_wrap_close(sw_pool* p) {
-  if (!p) return set_error(SW_EINVAL, "pool is NULL");
+  SW_NEED_POOL(p, "sw_wrap_close", SW_EINVAL);
   ThreadCtx& c = ctx_of(p);
-  if (c.depth == 0) return set_error(SW_ENOWRAP, "sw_wrap_close without an open wrap");
+  if (c.depth == 0) return misuse(p->strict, SW_ENOWRAP, "sw_wrap_close without an open wrap");
   if (c.depth > 1) {
     --c.depth;
     return 0;
@@ -363,9 +468,9 @@ int sw_wrap_close(sw_pool* p) {
 }
 
 int sw_wrap_abort(sw_pool* p) {
-  if (!p) return set_error(SW_EINVAL, "pool is NULL");
+  SW_NEED_POOL(p, "sw_wrap_abort", SW_EINVAL);
   ThreadCtx& c = ctx_of(p);
-  if (c.depth == 0) return set_error(SW_ENOWRAP, "sw_wrap_abort without an open wrap");
+  if (c.depth == 0) return misuse(p->strict, SW_ENOWRAP, "sw_wrap_abort without an open wrap");
   return end_outer(p, c, true);
 }
 
@@ -382,82 +487,128 @@ void sw_store64(sw_pool* p, void* a, uint64_t v) { store_n<uint64_t>(p, a, v); }
 
 int sw_read(sw_pool* p, void* dst, const void* src, size_t n) {
   uint64_t off;
-  if (!p || (!dst && n)) return set_error(SW_EINVAL, "NULL argument");
+  SW_NEED_POOL(p, "sw_read", SW_EINVAL);
+  if (!dst && n) return misuse(p->strict, SW_EINVAL, "sw_read: dst is NULL");
   if (n == 0) return 0;
-  if (!check_user(p, src, n, 1, &off)) return last_error();
+  if (!check_user(p, "sw_read", src, n, 1, &off)) return last_error();
   p->engine->read(ctx_of(p), dst, off, n);
   return 0;
 }
 
-static int write_common(sw_pool* p, void* dst, const void* src, size_t n) {
+// sw_write / sw_memset: src is the bytes, or nullptr for n copies of ch.
+static int write_common(sw_pool* p, const char* fn, void* dst, const void* src, int ch, size_t n) {
   uint64_t off;
-  if (!check_user(p, dst, n, 1, &off)) return last_error();
+  if (!check_user(p, fn, dst, n, 1, &off)) return last_error();
   ThreadCtx& c = ctx_of(p);
-  const bool own = c.depth == 0;
-  if (own) {
-    if (int rc = begin_outer(p, c)) return rc;
-  } else if (c.fail_code) {
-    return set_error(SW_EABORTED, "the open wrap has failed (%s)", sw_strerror(c.fail_code));
-  }
-  p->engine->write(c, off, src, n);
-  after_mutation(c);
-  if (own) return end_outer(p, c, false);
-  return c.fail_code ? c.fail_code : 0;
+  const bool ok = in_wrap(p, c, fn, [&] {
+    if (p->claims) claim(p, c, fn, off, n);
+    if (src) {
+      p->engine->write(c, off, src, n);
+    } else {
+      fill(p, c, off, ch, n);
+    }
+    return true;
+  });
+  return ok ? 0 : last_error();
 }
 
 int sw_write(sw_pool* p, void* dst, const void* src, size_t n) {
-  if (!p || (!src && n)) return set_error(SW_EINVAL, "NULL argument");
+  SW_NEED_POOL(p, "sw_write", SW_EINVAL);
+  if (!src && n) return misuse(p->strict, SW_EINVAL, "sw_write: src is NULL");
   if (n == 0) return 0;
-  return write_common(p, dst, src, n);
+  return write_common(p, "sw_write", dst, src, 0, n);
 }
 
 int sw_memset(sw_pool* p, void* dst, int ch, size_t n) {
-  if (!p) return set_error(SW_EINVAL, "pool is NULL");
+  SW_NEED_POOL(p, "sw_memset", SW_EINVAL);
   if (n == 0) return 0;
-  std::unique_ptr<unsigned char[]> buf(new (std::nothrow) unsigned char[n]);
-  if (!buf) return set_error(SW_ENOMEM, "out of memory");
-  std::memset(buf.get(), ch, n);
-  return write_common(p, dst, buf.get(), n);
+  return write_common(p, "sw_memset", dst, nullptr, ch, n);
 }
 
-void* sw_pmalloc(sw_pool* p, size_t n) {
-  if (!p) return set_error(SW_EINVAL, "pool is NULL"), nullptr;
+// sw_pmalloc and its forms: n bytes, zero-filled or not, their offset
+// stored into *slot (when given) in the same wrap.
+static void* alloc_common(sw_pool* p, const char* fn, size_t n, bool zero, uint64_t* slot) {
+  SW_NEED_POOL(p, fn, nullptr);
+  if (n == 0) return misuse(p->strict, SW_EINVAL, "%s of 0 bytes", fn), nullptr;
+  uint64_t slot_off = 0;
+  if (slot && !check_user(p, fn, slot, 8, 8, &slot_off)) return nullptr;
   ThreadCtx& c = ctx_of(p);
-  if (c.depth == 0) return set_error(SW_ENOWRAP, "sw_pmalloc outside a wrap"), nullptr;
-  if (c.fail_code) return set_error(SW_EABORTED, "the open wrap has failed"), nullptr;
-  if (n == 0) return set_error(SW_EINVAL, "sw_pmalloc of 0 bytes"), nullptr;
-  const uint64_t off = p->alloc->alloc(c, n);
-  after_mutation(c);
-  return off && !c.fail_code ? p->file->at(off) : nullptr;
+  uint64_t off = 0;
+  const bool ok = in_wrap(p, c, fn, [&] {
+    off = p->alloc->alloc(c, n);
+    if (off == 0) return false;
+    if (zero) fill(p, c, off, 0, n);
+    if (slot) {
+      if (p->claims) claim(p, c, fn, slot_off, 8);
+      p->engine->store(c, slot_off, off, 8);
+    }
+    return true;
+  });
+  return ok ? p->file->at(off) : nullptr;
 }
 
-void* sw_pzalloc(sw_pool* p, size_t n) {
-  void* a = sw_pmalloc(p, n);
-  if (a && sw_memset(p, a, 0, n) != 0) return nullptr;
-  return a;
+void* sw_pmalloc(sw_pool* p, size_t n) { return alloc_common(p, "sw_pmalloc", n, false, nullptr); }
+void* sw_pzalloc(sw_pool* p, size_t n) { return alloc_common(p, "sw_pzalloc", n, true, nullptr); }
+void* sw_pmalloc_slot(sw_pool* p, uint64_t* slot, size_t n) {
+  if (!slot) return misuse(p ? p->strict : process_strict(), SW_EINVAL, "sw_pmalloc_slot: slot is NULL"), nullptr;
+  return alloc_common(p, "sw_pmalloc_slot", n, false, slot);
+}
+void* sw_pzalloc_slot(sw_pool* p, uint64_t* slot, size_t n) {
+  if (!slot) return misuse(p ? p->strict : process_strict(), SW_EINVAL, "sw_pzalloc_slot: slot is NULL"), nullptr;
+  return alloc_common(p, "sw_pzalloc_slot", n, true, slot);
+}
+
+// Frees the allocation at off in the open wrap; a bad offset is misuse.
+static bool free_at(sw_pool* p, ThreadCtx& c, uint64_t off) {
+  const int rc = p->alloc->free(c, off);
+  if (rc == SW_EINVAL) misuse(p->strict, rc, "%s", std::string(last_error_message()).c_str());
+  return rc == 0;
 }
 
 int sw_pfree(sw_pool* p, void* ptr) {
-  if (!p) return set_error(SW_EINVAL, "pool is NULL");
+  SW_NEED_POOL(p, "sw_pfree", SW_EINVAL);
   if (!ptr) return 0;
   uint64_t off;
-  if (!check_user(p, ptr, 1, 16, &off)) return set_error(SW_EINVAL, "sw_pfree of %p: not a pool allocation", ptr);
+  if (!check_user(p, "sw_pfree", ptr, 1, 16, &off)) {
+    return set_error(SW_EINVAL, "sw_pfree of %p: not a pool allocation (%s)", ptr,
+                     std::string(last_error_message()).c_str());
+  }
   ThreadCtx& c = ctx_of(p);
-  if (c.depth == 0) return set_error(SW_ENOWRAP, "sw_pfree outside a wrap");
-  if (c.fail_code) return set_error(SW_EABORTED, "the open wrap has failed");
-  const int rc = p->alloc->free(c, off);
-  after_mutation(c);
-  return rc;
+  return in_wrap(p, c, "sw_pfree", [&] { return free_at(p, c, off); }) ? 0 : last_error();
+}
+
+int sw_pfree_slot(sw_pool* p, uint64_t* slot) {
+  SW_NEED_POOL(p, "sw_pfree_slot", SW_EINVAL);
+  uint64_t slot_off;
+  if (!slot) return misuse(p->strict, SW_EINVAL, "sw_pfree_slot: slot is NULL");
+  if (!check_user(p, "sw_pfree_slot", slot, 8, 8, &slot_off)) return last_error();
+  ThreadCtx& c = ctx_of(p);
+  const bool ok = in_wrap(p, c, "sw_pfree_slot", [&] {
+    const uint64_t off = p->engine->load(c, slot_off, 8);
+    if (off == 0) return true;
+    if (off < p->user_lo || off >= p->file->size()) {
+      return misuse(p->strict, SW_EINVAL, "sw_pfree_slot: the slot at %p holds 0x%llx, not a pool allocation",
+                    static_cast<void*>(slot), static_cast<unsigned long long>(off)),
+             false;
+    }
+    if (!free_at(p, c, off)) return false;
+    if (p->claims) claim(p, c, "sw_pfree_slot", slot_off, 8);
+    p->engine->store(c, slot_off, 0, 8);
+    return true;
+  });
+  return ok ? 0 : last_error();
 }
 
 size_t sw_pusable_size(sw_pool* p, const void* ptr) {
   uint64_t off;
-  if (!p || !ptr || !check_user(p, ptr, 1, 16, &off)) return 0;
+  SW_NEED_POOL(p, "sw_pusable_size", 0);
+  if (!ptr || !check_user(p, "sw_pusable_size", ptr, 1, 16, &off)) return 0;
   return p->alloc->usable_size(ctx_of(p), off);
 }
 
 int sw_pool_stats(sw_pool* p, sw_stats* out) {
-  if (!p || !out) return set_error(SW_EINVAL, "NULL argument");
+  SW_NEED_POOL(p, "sw_pool_stats", SW_EINVAL);
+  if (!out) return misuse(p->strict, SW_EINVAL, "sw_pool_stats: out is NULL");
   *out = sw_stats{};
   std::lock_guard<std::mutex> g(p->ctx_mu);
   for (auto& c : p->ctxs) c->counters.add_to(out);
@@ -466,7 +617,7 @@ int sw_pool_stats(sw_pool* p, sw_stats* out) {
 }
 
 int sw_pool_stats_reset(sw_pool* p) {
-  if (!p) return set_error(SW_EINVAL, "NULL argument");
+  SW_NEED_POOL(p, "sw_pool_stats_reset", SW_EINVAL);
   std::lock_guard<std::mutex> g(p->ctx_mu);
   for (auto& c : p->ctxs) c->counters.reset();
   p->engine->reset_stats();

@@ -5,6 +5,8 @@
 // context through a small thread-local cache keyed by pool id, so the fast
 // path is a compare and a pointer load.  A context outlives its thread (its
 // counters still count) and is reused by the next thread that needs one.
+// Handles of open pools are listed in a registry (c_api.cc), so a thread
+// that exits, or a close, can tell an open pool from a closed one.
 #ifndef SOFTWRAP_API_RUNTIME_H_
 #define SOFTWRAP_API_RUNTIME_H_
 
@@ -12,6 +14,7 @@
 #include <mutex>
 #include <vector>
 
+#include "api/strict.h"
 #include "engine/engine.h"
 #include "log/lanes.h"
 #include "medium/medium.h"
@@ -31,8 +34,10 @@ struct sw_pool {
   uint64_t user_lo = 0;  // user addresses: [user_lo, size)
   std::mutex ctx_mu;
   std::vector<std::unique_ptr<softwrap::ThreadCtx>> ctxs;
-  std::shared_ptr<int> alive = std::make_shared<int>(0);
   std::mutex root_mu;
+  bool strict = false;        // SW_CONFIG_STRICT: misuse aborts (strict.h)
+  bool require_wrap = false;  // SW_CONFIG_REQUIRE_WRAP: no implicit wraps
+  std::unique_ptr<softwrap::WordClaims> claims;  // strict mode only
 };
 
 namespace softwrap {

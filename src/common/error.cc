@@ -1,9 +1,13 @@
 // error.cc — thread-local error slot.
 #include "common/error.h"
 
+#include <execinfo.h>
+#include <unistd.h>
+
 #include <cerrno>
 #include <cstdarg>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 
 namespace softwrap {
@@ -40,6 +44,8 @@ int set_error_errno(int code, const char* fmt, ...) {
   return code;
 }
 
+int set_error_v(int code, const char* fmt, va_list ap) { return vset(code, false, fmt, ap); }
+
 void clear_error() {
   tls_code = 0;
   tls_msg[0] = '\0';
@@ -47,6 +53,18 @@ void clear_error() {
 
 int last_error() { return tls_code; }
 const char* last_error_message() { return tls_msg; }
+
+void strict_abort(const char* what) {
+  std::fprintf(stderr,
+               "softwrap: strict mode: %s\n"
+               "softwrap: aborting where the API was misused (SW_CONFIG_STRICT / SOFTWRAP_STRICT=1); backtrace:\n",
+               what);
+  std::fflush(stderr);
+  void* frames[48];
+  const int n = backtrace(frames, 48);
+  backtrace_symbols_fd(frames, n, STDERR_FILENO);
+  std::abort();
+}
 
 }  // namespace softwrap
 

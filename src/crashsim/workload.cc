@@ -174,6 +174,61 @@ void Driver::free(void* addr) {
   --live_;
 }
 
+void* Driver::alloc_slot(void* slot, size_t n, bool zero, size_t owned) {
+  const bool own_wrap = depth_ == 0, was_external = external_;
+  if (own_wrap) {  // the call is a wrap of its own: mark it as one
+    external_ = true;
+    open();
+  }
+  void* a = zero ? sw_pzalloc_slot(p_, static_cast<uint64_t*>(slot), n)
+                 : sw_pmalloc_slot(p_, static_cast<uint64_t*>(slot), n);
+  unsigned char* m = mirror_at(sw_pool_offset(p_, slot), 8);
+  if (!a) {
+    fail(zero ? "sw_pzalloc_slot" : "sw_pmalloc_slot");
+  } else if (!m) {
+    fail("slot outside the owned bytes");
+  } else {
+    const uint64_t off = sw_pool_offset(p_, a);
+    mirror_[off] = std::vector<unsigned char>(zero ? n : std::min(owned, n), 0);
+    std::memcpy(m, &off, 8);
+    ++live_;
+  }
+  if (own_wrap) {
+    close();
+    external_ = was_external;
+  }
+  return a;
+}
+
+void Driver::adopt_zeroed(void* addr, size_t n) {
+  mirror_[sw_pool_offset(p_, addr)] = std::vector<unsigned char>(n, 0);
+  ++live_;
+}
+
+void Driver::free_slot(void* slot) {
+  const bool own_wrap = depth_ == 0, was_external = external_;
+  if (own_wrap) {
+    external_ = true;
+    open();
+  }
+  unsigned char* m = mirror_at(sw_pool_offset(p_, slot), 8);
+  uint64_t off = 0;
+  if (m) std::memcpy(&off, m, 8);
+  if (!m) {
+    fail("slot outside the owned bytes");
+  } else if (sw_pfree_slot(p_, static_cast<uint64_t*>(slot)) != 0) {
+    fail("sw_pfree_slot");
+  } else if (off != 0) {
+    mirror_.erase(off);
+    std::memset(m, 0, 8);
+    --live_;
+  }
+  if (own_wrap) {
+    close();
+    external_ = was_external;
+  }
+}
+
 // --------------------------------------------------------------- workloads
 
 namespace {
@@ -261,6 +316,72 @@ void run_alloc(std::vector<Driver*>& dv, Rng& rng, uint32_t size) {
       d.abort();
     } else {
       d.close();
+    }
+  }
+}
+
+// The allocation forms of issue 12: slot forms outside and inside wraps
+// (with aborts), and a plain sw_pmalloc outside a wrap whose offset a later
+// wrap stores.  The oracle's live-allocation count and the slot words show
+// that no crash leaks a block or leaves a slot pointing at a freed one.
+void run_alloc_slot(std::vector<Driver*>& dv, Rng& rng, uint32_t size) {
+  Driver& d = *dv[0];
+  char* slots = root(d);
+  static constexpr size_t kSizes[] = {16, 40, 200, 3000, 70000};
+  for (uint32_t w = 0; w < size; ++w) {
+    char* slot = slots + rng.below(16) * 8;
+    const bool empty = d.load64(slot) == 0;
+    const size_t n = kSizes[rng.below(rng.chance(8) ? 5 : 4)];
+    switch (rng.below(4)) {
+      case 0:  // a wrap of its own
+        if (empty) {
+          d.alloc_slot(slot, n, n <= 3000 && rng.chance(2));  // zeroing 70 KB would outgrow a 64 KiB lane
+        } else {
+          d.free_slot(slot);
+        }
+        break;
+      case 1: {  // inside a wrap with other work; sometimes aborted
+        d.open();
+        if (empty) {
+          unsigned char buf[40];
+          const size_t owned = std::min(n, sizeof buf);
+          if (void* a = d.alloc_slot(slot, n, false, owned)) {
+            for (auto& c : buf) c = static_cast<unsigned char>(rng.next());
+            d.write(a, buf, owned);
+          }
+        } else {
+          d.free_slot(slot);
+        }
+        d.store(slots + 128 + rng.below(16) * 8, rng.next(), 8);
+        if (rng.chance(5)) {
+          d.abort();
+        } else {
+          d.close();
+        }
+        break;
+      }
+      default:
+        if (empty) {  // sw_pzalloc outside a wrap, then its offset in a wrap
+          d.set_external_wraps(true);
+          d.open();
+          const size_t z = std::min<size_t>(n, 3000);
+          void* a = sw_pzalloc(d.pool(), z);
+          if (a) {
+            d.adopt_zeroed(a, z);
+          } else {
+            d.fail("sw_pzalloc outside a wrap");
+          }
+          d.close();
+          d.set_external_wraps(false);
+          if (a) {
+            d.open();
+            d.store(slot, sw_pool_offset(d.pool(), a), 8);
+            d.close();
+          }
+        } else {
+          d.free_slot(slot);
+        }
+        break;
     }
   }
 }
@@ -383,6 +504,8 @@ const std::vector<Workload>& workloads() {
       {"bank", "transfers between 16 accounts straddling lines", 1024, 8, 1024, 8, 1, setup_bank, run_bank},
       {"alloc", "allocate, fill, free objects; 10% aborted", 1024, 8, 1024, 8, 1, own_root, run_alloc},
       {"write", "sw_write of 1-300 bytes across 64-byte shadow pages", 1024, 8, 64, 8, 1, own_root, run_write},
+      {"alloc_slot", "sw_pmalloc_slot/sw_pzalloc_slot/sw_pfree_slot in and outside wraps, sw_pzalloc outside one",
+       1024, 8, 1024, 8, 1, own_root, run_alloc_slot},
       {"nested", "nested wraps up to depth 3; 25% aborted at some depth", 1024, 8, 1024, 8, 1, own_root,
        run_nested},
       {"switch", "8-40 stores per wrap into 64-entry alias tables: switches during retirement, overflow tables",

@@ -98,6 +98,17 @@ class Driver {
   // workload must write all owned bytes in the same wrap.
   void* alloc(size_t n, size_t owned = SIZE_MAX);
   void free(void* addr);
+  // sw_pmalloc_slot / sw_pzalloc_slot / sw_pfree_slot: allocate (zeroed:
+  // the block is owned; else none of it until written) or free and store
+  // the offset into the owned word *slot, in the open wrap or — with none
+  // open — in a wrap of their own, whose boundaries the driver marks.
+  // Unzeroed blocks own their first `owned` bytes, which the workload must
+  // write in the same wrap.
+  void* alloc_slot(void* slot, size_t n, bool zero, size_t owned = 0);
+  void free_slot(void* slot);
+  // Records a live allocation made by code under test (with external
+  // wraps, between open and close): owns its first n bytes, all zero.
+  void adopt_zeroed(void* addr, size_t n);
   void set_live(uint64_t n) { live_ = n; }
   uint64_t live() const { return live_; }
   // Forgets every owned region (a workload that re-declares its regions

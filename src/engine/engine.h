@@ -48,6 +48,7 @@ struct ThreadCtx final : TxAccess {
   Counters counters;
   std::vector<WrapAction> commit_actions;
   std::vector<WrapAction> abort_actions;
+  std::vector<uint64_t> claims;  // strict mode: words this wrap holds (api/strict.h)
 
   bool in_wrap() override { return depth > 0; }
   uint64_t load64(uint64_t offset) override;

@@ -257,6 +257,9 @@ class SoftwrapEngine final : public Engine {
         if (!ring_.make_room(g, t.tag)) return false;
         continue;
       }
+      // Strict mode: the value before this table had the word (the entry
+      // is not valid yet, so the lookup sees past it).
+      if (inserted && tab.keeps_base()) tab.word_base(e) = ring_.lookup_word(w);
       touch_word(t, e);
       e->value.store(v, std::memory_order_relaxed);
       e->meta.store(t.stamp, std::memory_order_release);
@@ -291,6 +294,9 @@ class SoftwrapEngine final : public Engine {
         if (inserted) {
           page = tab.new_page();
           if (!page) return false;
+          if (tab.keeps_base()) {
+            ring_.visible_bytes(po, page_size_, g, reinterpret_cast<unsigned char*>(tab.page_base(page)));
+          }
           e->value.store(reinterpret_cast<uintptr_t>(page), std::memory_order_relaxed);
           e->meta.store(kMetaValid, std::memory_order_release);
         } else {

@@ -19,6 +19,8 @@
 #include <mutex>
 #include <vector>
 
+#include "common/thread_state.h"
+
 namespace softwrap {
 namespace {
 
@@ -39,7 +41,9 @@ struct ThreadDirty {
   DirtyPages* last = nullptr;
 };
 
-thread_local ThreadDirty tls_dirty;
+// Lives as long as its thread (thread_state.h): fences issued from exit
+// handlers and static destructors (a pool closed there) still find it.
+using TlsDirty = ThreadState<ThreadDirty>;
 
 // Ids of the MsyncMedium objects alive in the process.  Leaked on purpose:
 // a medium destroyed during static destruction must still find it.
@@ -55,7 +59,7 @@ LiveRegistry& registry() {
 }
 
 DirtyPages* find_dirty(uint64_t id) {
-  ThreadDirty& t = tls_dirty;
+  ThreadDirty& t = TlsDirty::get();
   if (t.last != nullptr && t.last->medium_id == id) return t.last;
   for (auto& s : t.slots) {
     if (s->medium_id == id) {
@@ -68,7 +72,7 @@ DirtyPages* find_dirty(uint64_t id) {
 
 DirtyPages& dirty_for(uint64_t id) {
   if (DirtyPages* d = find_dirty(id)) return *d;
-  ThreadDirty& t = tls_dirty;
+  ThreadDirty& t = TlsDirty::get();
   DirtyPages* slot = nullptr;
   {
     LiveRegistry& reg = registry();

@@ -17,6 +17,7 @@
 #include <chrono>
 
 #include "common/counters.h"
+#include "common/thread_state.h"
 
 namespace softwrap {
 
@@ -147,8 +148,10 @@ struct QueueCache {
   uint64_t medium_id = 0;
   WriteCombiningQueue* queue = nullptr;
 };
-thread_local QueueCache tls_queue;
-thread_local std::vector<std::pair<uint64_t, WriteCombiningQueue*>> tls_queues;  // every medium this thread used
+thread_local constinit QueueCache tls_queue;
+// Every medium this thread used; lives as long as the thread (thread_state.h).
+using KnownQueues = std::vector<std::pair<uint64_t, WriteCombiningQueue*>>;
+using TlsQueues = ThreadState<KnownQueues>;
 }  // namespace
 
 ScmEmuMedium::ScmEmuMedium(const ScmTiming& t) : ScmEmuMedium(t, cpu_features().flush, cpu_features().avx) {}
@@ -167,6 +170,7 @@ WriteCombiningQueue& ScmEmuMedium::queue() {
 
 WriteCombiningQueue& ScmEmuMedium::queue_slow() {
   WriteCombiningQueue* q = nullptr;
+  KnownQueues& tls_queues = TlsQueues::get();
   for (const auto& [id, known] : tls_queues) {
     if (id == id_) q = known;
   }

@@ -71,6 +71,20 @@ const char* env(const char* name) {
   return (v != nullptr && *v != '\0') ? v : nullptr;
 }
 
+// NAME=1 sets `flag` in *flags, NAME=0 clears it; anything else is refused.
+int env_flag(const char* name, uint32_t flag, uint32_t* flags) {
+  const char* v = env(name);
+  if (v == nullptr) return 0;
+  if (std::strcmp(v, "1") == 0) {
+    *flags |= flag;
+  } else if (std::strcmp(v, "0") == 0) {
+    *flags &= ~flag;
+  } else {
+    return set_error(SW_EINVAL, "environment variable %s='%s' must be 1 (on) or 0 (off)", name, v);
+  }
+  return 0;
+}
+
 int env_u32(const char* name, uint32_t* out) {
   const char* v = env(name);
   if (v == nullptr) return 0;
@@ -287,6 +301,8 @@ int resolve_config(const sw_config* cfg, ResolvedConfig* out) {
                      entries);
   }
   r.alias_entries = entries;
+  if (int rc = env_flag("SOFTWRAP_STRICT", SW_CONFIG_STRICT, &r.flags)) return rc;
+  if (int rc = env_flag("SOFTWRAP_REQUIRE_WRAP", SW_CONFIG_REQUIRE_WRAP, &r.flags)) return rc;
   if (int rc = env_u32("SOFTWRAP_SHADOW_BUDGET_KIB", &r.shadow_budget_kib)) return rc;
   if (r.shadow_budget_kib == 0) {
     return set_error(SW_EINVAL, "environment variable SOFTWRAP_SHADOW_BUDGET_KIB must be >= 1");

@@ -564,13 +564,27 @@ static void test_misuse(void) {
   CHECK_EQ_U64(sw_load64(p, &root[0]), 0x1111111111111111ull);
   CHECK_EQ_U64(sw_load64(p, &root[1]), 0x2222222222222222ull);
 
-  /* Allocation needs a wrap. */
+  /* Bad frees and slots. */
+  prime_errno(p, SW_EINVAL);
+  CHECK(sw_pfree(p, &on_stack) == SW_EINVAL);
+  prime_errno(p, SW_EINVAL);
+  CHECK(sw_pfree(p, (char *)root + 16) == SW_EINVAL);
+  prime_errno(p, SW_EINVAL);
+  CHECK(sw_pmalloc_slot(p, NULL, 64) == NULL);
+  CHECK(sw_errno() == SW_EINVAL);
+  prime_errno(p, SW_ERANGE);
+  CHECK(sw_pmalloc_slot(p, (uint64_t *)&on_stack, 64) == NULL);
+  CHECK(sw_errno() == SW_ERANGE);
+  prime_errno(p, SW_EINVAL);
+  CHECK(sw_pzalloc_slot(p, (uint64_t *)((char *)root + 4), 64) == NULL);
+  CHECK(sw_errno() == SW_EINVAL);
+  prime_errno(p, SW_EINVAL);
+  CHECK(sw_pmalloc(p, 0) == NULL);
+  CHECK(sw_errno() == SW_EINVAL);
   prime_errno(p, SW_ENOWRAP);
-  CHECK(sw_pmalloc(p, 64) == NULL);
-  CHECK(sw_errno() == SW_ENOWRAP);
+  CHECK(sw_wrap_close(p) == SW_ENOWRAP);
   prime_errno(p, SW_ENOWRAP);
-  CHECK(sw_pzalloc(p, 64) == NULL);
-  CHECK(sw_errno() == SW_ENOWRAP);
+  CHECK(sw_wrap_abort(p) == SW_ENOWRAP);
 
   /* Closing the pool with a wrap open: refused, pool stays usable. */
   CHECK(sw_wrap_open(p) == 0);
@@ -592,6 +606,107 @@ static void test_misuse(void) {
   CHECK(waitpid(pid, &status, 0) == pid);
   CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 
+  CHECK(sw_pool_close(p) == 0);
+  unlink(path);
+}
+
+/* Allocation outside a wrap is a wrap of its own, like a store; the slot
+ * forms allocate (or free) and store the offset in one wrap; under
+ * SW_CONFIG_REQUIRE_WRAP everything that changes the pool needs a wrap. */
+static void test_alloc_outside_wrap(sw_engine_kind engine) {
+  char path[600];
+  path_in_dir("outside.pool", path, sizeof path);
+  sw_config cfg = config_for(engine);
+  sw_pool *p = sw_pool_create(path, POOL_SIZE, &cfg);
+  REQUIRE(p != NULL);
+  uint64_t *root = sw_pool_root(p, 64);
+  REQUIRE(root != NULL);
+  sw_stats st;
+  CHECK(sw_pool_stats(p, &st) == 0);
+  const uint64_t wraps0 = st.wraps;
+
+  uint64_t *a = sw_pzalloc(p, 100); /* one wrap: allocate and zero */
+  REQUIRE(a != NULL);
+  CHECK(sw_wrap_depth(p) == 0);
+  CHECK_EQ_U64(sw_load64(p, &a[11]), 0);
+  CHECK(sw_pusable_size(p, a) >= 100);
+  sw_store64(p, &a[0], 42);
+  char *b = sw_pmalloc(p, 100000); /* an extent of whole chunks */
+  REQUIRE(b != NULL);
+  CHECK(sw_memset(p, b, 0xAB, 100000) == 0);
+  CHECK_EQ_U64(sw_load8(p, b + 99999), 0xAB);
+  CHECK(sw_pfree(p, b) == 0);
+  prime_errno(p, SW_EINVAL);
+  CHECK(sw_pfree(p, b) == SW_EINVAL); /* double free */
+
+  /* Slot forms: the block and its offset come and go together. */
+  uint64_t *blk = sw_pmalloc_slot(p, &root[0], 48);
+  REQUIRE(blk != NULL);
+  CHECK_EQ_U64(sw_load64(p, &root[0]), sw_pool_offset(p, blk));
+  uint64_t *z = sw_pzalloc_slot(p, &root[1], 5000);
+  REQUIRE(z != NULL);
+  CHECK_EQ_U64(sw_load64(p, &root[1]), sw_pool_offset(p, z));
+  CHECK_EQ_U64(sw_load64(p, &z[624]), 0);
+  CHECK(sw_pfree_slot(p, &root[0]) == 0);
+  CHECK_EQ_U64(sw_load64(p, &root[0]), 0);
+  CHECK(sw_pfree_slot(p, &root[0]) == 0); /* empty slot: nothing to do */
+  sw_store64(p, &root[2], 12345);         /* not an allocation */
+  prime_errno(p, SW_ENOWRAP);
+  CHECK(sw_pfree_slot(p, &root[2]) == SW_EINVAL);
+  CHECK_EQ_U64(sw_load64(p, &root[2]), 12345); /* the failed free changed nothing */
+
+  /* Inside a caller's wrap, the slot forms join it; an abort takes both back. */
+  CHECK(sw_wrap_open(p) == 0);
+  uint64_t *c = sw_pmalloc_slot(p, &root[3], 64);
+  CHECK(c != NULL);
+  CHECK(sw_pfree_slot(p, &root[1]) == 0);
+  CHECK(sw_wrap_depth(p) == 1);
+  int rc = sw_wrap_abort(p);
+  if (strcmp(sw_pool_engine_name(p), "nonatomic") != 0) {
+    CHECK(rc == 0);
+    CHECK_EQ_U64(sw_load64(p, &root[3]), 0);
+    CHECK_EQ_U64(sw_load64(p, &root[1]), sw_pool_offset(p, z));
+    CHECK(sw_pusable_size(p, z) >= 5000);
+  }
+  CHECK(sw_pool_stats(p, &st) == 0);
+  CHECK_EQ_U64(st.wraps - wraps0, 10); /* each successful call above outside a wrap was one */
+
+  /* Committed allocations survive a reopen. */
+  const uint64_t a_off = sw_pool_offset(p, a);
+  CHECK(sw_pool_close(p) == 0);
+  p = sw_pool_open(path, &cfg);
+  REQUIRE(p != NULL);
+  root = sw_pool_root(p, 0);
+  REQUIRE(root != NULL);
+  a = sw_pool_ptr(p, a_off);
+  CHECK_EQ_U64(sw_load64(p, &a[0]), 42);
+  CHECK(sw_pusable_size(p, a) >= 100);
+  if (strcmp(sw_pool_engine_name(p), "nonatomic") != 0) {
+    CHECK_EQ_U64(sw_load64(p, &root[1]), sw_pool_offset(p, z));
+  }
+  CHECK(sw_pool_close(p) == 0);
+
+  /* SW_CONFIG_REQUIRE_WRAP: no implicit wraps. */
+  cfg.flags = SW_CONFIG_REQUIRE_WRAP;
+  p = sw_pool_open(path, &cfg);
+  REQUIRE(p != NULL);
+  root = sw_pool_root(p, 0);
+  prime_errno(p, SW_ENOWRAP);
+  sw_store64(p, &root[4], 1);
+  CHECK(sw_errno() == SW_ENOWRAP);
+  prime_errno(p, SW_ENOWRAP);
+  CHECK(sw_pmalloc(p, 16) == NULL);
+  CHECK(sw_errno() == SW_ENOWRAP);
+  prime_errno(p, SW_ENOWRAP);
+  CHECK(sw_write(p, &root[4], "x", 1) == SW_ENOWRAP);
+  prime_errno(p, SW_ENOWRAP);
+  CHECK(sw_pfree(p, a) == SW_ENOWRAP);
+  CHECK_EQ_U64(sw_load64(p, &root[4]), 0);
+  CHECK(sw_wrap_open(p) == 0);
+  sw_store64(p, &root[4], 1);
+  CHECK(sw_pmalloc(p, 16) != NULL);
+  CHECK(sw_wrap_close(p) == 0);
+  CHECK_EQ_U64(sw_load64(p, &root[4]), 1);
   CHECK(sw_pool_close(p) == 0);
   unlink(path);
 }
@@ -752,6 +867,11 @@ int main(void) {
   test_create_errors();
   test_open_refuses_bad_files();
   test_misuse();
+  for (size_t i = 1; i < sizeof engines / sizeof engines[0]; i++) {
+    int before = g_failed;
+    test_alloc_outside_wrap(engines[i]);
+    if (g_failed != before) fprintf(stderr, "  (in alloc outside wrap, engine %s)\n", engine_label(engines[i]));
+  }
   test_full_pool();
   for (size_t i = 1; i < sizeof engines / sizeof engines[0]; i++) {
     int before = g_failed;

@@ -13,9 +13,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cinttypes>
-#include <cstdarg>
-#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
@@ -32,15 +29,7 @@ constexpr EngineName kEngines[] = {{"softwrap", SW_ENGINE_SOFTWRAP},
                                    {"undo", SW_ENGINE_UNDO},
                                    {"nonatomic", SW_ENGINE_NONATOMIC}};
 
-std::string format(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
-std::string format(const char* fmt, ...) {
-  char buf[512];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(buf, sizeof buf, fmt, ap);
-  va_end(ap);
-  return buf;
-}
+const std::string kSizeForm = "(bytes, or a number with a K, M, G or T suffix";
 
 // The decimal number at the start of s into *v; returns where it ends, or
 // nullptr if s does not start with a digit or the number overflows.
@@ -64,12 +53,14 @@ bool parse_engine(const char* v, sw_engine_kind* out, std::string* err) {
   }
   for (const EngineName& e : kEngines) {
     if (strcasecmp(v, e.name) == 0) {
-      *err = format("softwrap vfs: URI parameter engine=%s is not an engine: engine names are lower case "
-                    "(as in SOFTWRAP_ENGINE); did you mean engine=%s?", v, e.name);
+      *err = std::string("softwrap vfs: URI parameter engine=") + v +
+             " is not an engine: engine names are lower case (as in SOFTWRAP_ENGINE); did you mean engine=" + e.name +
+             "?";
       return false;
     }
   }
-  *err = format("softwrap vfs: URI parameter engine=%s is not one of softwrap, softwrap-local, undo, nonatomic", v);
+  *err = std::string("softwrap vfs: URI parameter engine=") + v +
+         " is not one of softwrap, softwrap-local, undo, nonatomic";
   return false;
 }
 
@@ -78,8 +69,8 @@ bool size_param(const ParamLookup& get, const char* key, uint64_t* out, std::str
   const char* v = get(key);
   if (v == nullptr || *v == '\0') return true;
   if (!parse_size(v, out)) {
-    *err = format("softwrap vfs: URI parameter %s=%s is not a size (bytes, or a number with a K, M, G or T suffix, "
-                  "e.g. %s=64M)", key, v, key);
+    *err = std::string("softwrap vfs: URI parameter ") + key + "=" + v + " is not a size " + kSizeForm + ", e.g. " +
+           key + "=64M)";
     return false;
   }
   return true;
@@ -123,8 +114,8 @@ bool parse_open_params(const ParamLookup& get, const std::string& db_path, bool 
   r.pool_size = kDefaultPoolSize;
   if (const char* v = std::getenv("SOFTWRAP_SQLITE_POOL_SIZE"); v != nullptr && *v != '\0') {
     if (!parse_size(v, &r.pool_size)) {
-      *err = format("softwrap vfs: environment variable SOFTWRAP_SQLITE_POOL_SIZE='%s' is not a size (bytes, or a "
-                    "number with a K, M, G or T suffix, e.g. 1G)", v);
+      *err = std::string("softwrap vfs: environment variable SOFTWRAP_SQLITE_POOL_SIZE='") + v + "' is not a size " +
+             kSizeForm + ", e.g. 1G)";
       return false;
     }
   }
@@ -140,7 +131,7 @@ bool parse_open_params(const ParamLookup& get, const std::string& db_path, bool 
   uint64_t shadow = 4096;
   if (!size_param(get, "shadowpage", &shadow, err)) return false;
   if (shadow > UINT32_MAX) {
-    *err = format("softwrap vfs: URI parameter shadowpage=%s is too large", get("shadowpage"));
+    *err = std::string("softwrap vfs: URI parameter shadowpage=") + get("shadowpage") + " is too large";
     return false;
   }
   r.cfg.shadow_page_size = static_cast<uint32_t>(shadow);
@@ -151,7 +142,7 @@ bool parse_open_params(const ParamLookup& get, const std::string& db_path, bool 
   if (const char* v = get("lanes"); v != nullptr && *v != '\0') {
     const char* end = parse_digits(v, &lanes);
     if (end == nullptr || *end != '\0' || lanes == 0 || lanes > UINT32_MAX) {
-      *err = format("softwrap vfs: URI parameter lanes=%s is not a number of lanes (1 or more)", v);
+      *err = std::string("softwrap vfs: URI parameter lanes=") + v + " is not a number of lanes (1 or more)";
       return false;
     }
   }
@@ -173,7 +164,7 @@ bool default_vfs_from_env(bool* make_default, std::string* err) {
     *make_default = true;
     return true;
   }
-  *err = format("softwrap vfs: environment variable SOFTWRAP_SQLITE_DEFAULT='%s' is not 0 or 1", v);
+  *err = std::string("softwrap vfs: environment variable SOFTWRAP_SQLITE_DEFAULT='") + v + "' is not 0 or 1";
   return false;
 }
 

@@ -233,6 +233,7 @@ enum class ChunkState : uint8_t {
   kExtent,      // first chunk of an extent
   kExtentBody,  // other chunks of an extent
   kRun,
+  kLog,         // reserved as log space (reserve_log_chunks); head stays 0
 };
 
 struct Slot {
@@ -308,6 +309,12 @@ class HeapAllocator final : public Allocator {
   int free(TxAccess& tx, uint64_t offset) override;
   size_t usable_size(TxAccess& tx, uint64_t offset) override;
   AllocatorStats stats() const override;
+  uint64_t reserve_log_chunks(uint32_t n) override;
+  void release_log_chunks(uint64_t offset, uint32_t n) override;
+  uint64_t log_chunks() const override {
+    std::lock_guard<std::mutex> lock(mu_);
+    return log_chunks_;
+  }
 
  private:
   uint64_t head_off(uint32_t c) const { return table_off_ + uint64_t{c} * 8; }
@@ -343,6 +350,7 @@ class HeapAllocator final : public Allocator {
   std::map<uint32_t, uint32_t> free_by_start_;         // GUARDED_BY(mu_)
   std::set<std::pair<uint32_t, uint32_t>> free_by_len_;  // (length, start) GUARDED_BY(mu_)
   uint64_t free_chunks_ = 0;                           // GUARDED_BY(mu_)
+  uint64_t log_chunks_ = 0;                            // GUARDED_BY(mu_)
   std::array<std::set<uint32_t>, kNumClasses> avail_runs_;  // published runs with blocks; GUARDED_BY(mu_)
   std::unordered_map<TxAccess*, std::unique_ptr<WrapCtx>> ctxs_;  // GUARDED_BY(mu_)
   std::mt19937_64 rng_;                                // GUARDED_BY(mu_)
@@ -692,6 +700,26 @@ void HeapAllocator::finish(WrapCtx* ctx, bool commit) {
     }
   }
   ctxs_.erase(ctx->tx);  // destroys ctx
+}
+
+uint64_t HeapAllocator::reserve_log_chunks(uint32_t n) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto fit = free_by_len_.lower_bound({n, 0});
+  if (n == 0 || fit == free_by_len_.end()) return 0;
+  // Best fit over free chunks only: empty runs would need stores (a wrap)
+  // to become free chunks.
+  const uint32_t start = fit->second;
+  erase_free(start, n);
+  for (uint32_t i = start; i < start + n; ++i) slots_[i].state = ChunkState::kLog;
+  log_chunks_ += n;
+  return chunk_off(start);
+}
+
+void HeapAllocator::release_log_chunks(uint64_t offset, uint32_t n) {
+  std::lock_guard<std::mutex> lock(mu_);
+  const auto start = static_cast<uint32_t>((offset - heap_off_) / kChunkSize);
+  insert_free(start, n);
+  log_chunks_ -= n;
 }
 
 AllocatorStats HeapAllocator::stats() const {

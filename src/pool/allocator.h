@@ -68,6 +68,18 @@ class Allocator {
   // Usable size of a live allocation, 0 if offset is not one.
   virtual size_t usable_size(TxAccess& tx, uint64_t offset) = 0;
 
+  // Log space on demand (log/): reserves n contiguous free chunks in DRAM
+  // only.  Their persistent heads stay 0 ("free"), so a crash releases them
+  // by itself; recovery reaches their contents through the links of the log
+  // records that continue there, and nothing else may use them until
+  // release_log_chunks.  Returns the offset of the first chunk, or 0 (no n
+  // contiguous free chunks; nothing reserved).  Thread-safe, no wrap needed.
+  virtual uint64_t reserve_log_chunks(uint32_t n) = 0;
+  // Returns chunks reserved by reserve_log_chunks to the free map.
+  virtual void release_log_chunks(uint64_t offset, uint32_t n) = 0;
+  // Chunks reserved as log space now (tests, `pool info`).
+  virtual uint64_t log_chunks() const = 0;
+
   // Walks the persistent heap and checks every invariant (for `softwrap
   // pool check` and the crash tests).  Reads home locations directly:
   // call on a quiesced pool.  0 or SW_ECORRUPT with a message.

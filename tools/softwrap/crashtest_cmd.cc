@@ -36,14 +36,17 @@ void crashtest_usage(FILE* out) {
           "  --seed S           first seed (default 1); round r uses S + r\n"
           "  --max-exhaustive N enumerate every image of a crash point if there are at most N\n"
           "                     (default 16384); otherwise sample\n"
-          "  --workload W       one of: stores, bank, alloc, write, nested, switch, threads\n"
+          "  --workload W       one of the workloads listed below (default: all)\n"
           "  --size N           wraps per workload run (default 12 quick, 40 full)\n"
           "  --images N         image target instead of the level's\n"
           "  --no-controls      skip the controls (then controls=0/0)\n"
           "  --progress         a line per round on stderr\n"
           "\n"
           "Last line: crashtest: images=N distinct=D failures=F controls=C/T\n"
-          "Exit status 0 only if F = 0 and C = T.\n");
+          "Exit status 0 only if F = 0 and C = T.\n"
+          "\n"
+          "Workloads:\n");
+  for (const crashsim::Workload& w : crashsim::workloads()) fprintf(out, "  %-12s %s\n", w.name, w.what);
 }
 
 int crashtest_command(const std::vector<std::string>& args) {

@@ -91,7 +91,8 @@ extern "C" {
 #define SW_EFOREIGN (-6)  /* the file is not a softwrap pool */
 #define SW_EVERSION (-7)  /* pool layout version not supported */
 #define SW_ENOWRAP (-8)   /* operation needs an open wrap */
-#define SW_ETOOBIG (-9)   /* wrap exceeds log or alias capacity; aborted */
+#define SW_ETOOBIG (-9)   /* wrap needs more log space than the pool has free
+                             (or more alias entries than DRAM holds); aborted */
 #define SW_ENOTSUP (-10)  /* not supported by this engine / medium */
 #define SW_EBUSY (-11)    /* pool in use (locked by another process, open wraps) */
 #define SW_EEXIST (-12)   /* file exists (sw_pool_create) */
@@ -147,8 +148,11 @@ typedef struct sw_config {
                                  8; more than 2 only for outsized wraps) */
   /* Creation only (ignored by open, which reads them from the pool): */
   uint32_t lanes;             /* log lanes = wraps open at once (default 32) */
-  uint64_t lane_size;         /* bytes per lane (default: pool/64 clamped to
-                                 [64 KiB, 16 MiB]) */
+  uint64_t lane_size;         /* fixed log bytes per lane (default: pool/512
+                                 clamped to [64 KiB, 512 KiB]); a wrap whose
+                                 log outgrows it continues in log space
+                                 taken from the heap, so lanes do not bound
+                                 wraps: only free pool space does */
   uint32_t flags;             /* SW_CONFIG_* */
   uint32_t shadow_budget_kib; /* softwrap: a table is also retired once its
                                  shadow pages hold this many KiB (default

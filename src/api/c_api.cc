@@ -155,7 +155,8 @@ void claim(sw_pool* p, ThreadCtx& c, const char* fn, uint64_t off, uint64_t n) {
 }
 
 int begin_outer(sw_pool* p, ThreadCtx& c) {
-  c.lane = p->lanes->acquire(c.preferred_lane);
+  c.lane = p->lanes->acquire(
+      c.preferred_lane, [](void* e, Lane& l) { return static_cast<Engine*>(e)->lane_usable(l); }, p->engine.get());
   c.preferred_lane = c.lane;
   c.fail_code = 0;
   ++c.wrap_serial;
@@ -302,11 +303,11 @@ sw_pool* assemble(std::unique_ptr<PoolFile> file, const ResolvedConfig& cfg) {
   RecoveryOptions ro;
   ro.redo_skip_commit_validation = cfg.redo_skip_commit_validation;
   if (recover(*p->file, *p->medium, &p->report, ro) != 0) return nullptr;
+  if (Allocator::open(p->file.get(), &p->alloc) != 0) return nullptr;
   p->lanes = std::make_unique<LaneSet>(p->file.get());
-  EngineEnv env{&p->cfg, p->file.get(), p->medium.get(), p->lanes.get()};
+  EngineEnv env{&p->cfg, p->file.get(), p->medium.get(), p->lanes.get(), p->alloc.get()};
   p->engine = make_engine(env);
   if (!p->engine) return nullptr;
-  if (Allocator::open(p->file.get(), &p->alloc) != 0) return nullptr;
   p->user_lo = p->file->header().heap_offset;
   p->strict = (cfg.flags & SW_CONFIG_STRICT) != 0;
   p->require_wrap = (cfg.flags & SW_CONFIG_REQUIRE_WRAP) != 0;

@@ -99,7 +99,6 @@ struct Simulator::Impl {
   std::vector<unsigned char> scratch;
   std::vector<std::pair<uint64_t, uint32_t>> ranges;
   std::vector<RedoFrame> frames;
-  std::vector<UndoRecordImage> recs;
 
   // The current run.
   const Workload* w = nullptr;
@@ -210,9 +209,9 @@ struct Simulator::Impl {
       uint64_t torn = 0;
       scan_lane(*pool, i, retired, &frames, &torn);
       if (!frames.empty()) return fail("a committed redo frame above the watermark is left after recovery");
-      recs.clear();
-      scan_undo(*pool, i, &recs);
-      if (!recs.empty()) return fail("undo records of an open generation are left after recovery");
+      if (visit_undo(*pool, i, [](void*, uint64_t, const unsigned char*, size_t) {}, nullptr) != 0) {
+        return fail("undo records of an open generation are left after recovery");
+      }
     }
     if (w->check_image) {
       why = check_image(ex, v.matched);

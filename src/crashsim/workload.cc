@@ -386,6 +386,42 @@ void run_alloc_slot(std::vector<Driver*>& dv, Rng& rng, uint32_t size) {
   }
 }
 
+// Wraps larger than a 64 KiB lane (66-82 KiB, plus 16-32 KiB half the time): their redo frames and undo records
+// continue in log extents taken from the heap (and returned after
+// retirement), so crashes land in frames split across lane and extents.
+constexpr size_t kBigData = 512 << 10;
+
+void setup_log_extents(std::vector<Driver*>& d, Rng&) {
+  char* r = root(*d[0]);
+  sw_pool* p = d[0]->pool();
+  auto* slot = reinterpret_cast<uint64_t*>(r);
+  if (!sw_pzalloc_slot(p, slot, kBigData)) d[0]->fail("setup: sw_pzalloc_slot");
+  d[0]->own(r, kRootSize);
+  d[0]->own(sw_pool_ptr(p, sw_load64(p, slot)), kBigData);
+}
+
+void run_log_extents(std::vector<Driver*>& dv, Rng& rng, uint32_t size) {
+  Driver& d = *dv[0];
+  char* r = root(d);
+  auto* data = static_cast<char*>(sw_pool_ptr(d.pool(), sw_load64(d.pool(), r)));
+  std::vector<unsigned char> buf;
+  for (uint32_t w = 0; w < size; ++w) {
+    d.open();
+    for (uint64_t k = 1 + rng.below(2); k-- > 0;) {
+      const size_t n = (k ? 16 << 10 : 66 << 10) + rng.below(16 << 10);  // one write > a lane
+      buf.resize(n);
+      for (auto& c : buf) c = static_cast<unsigned char>(rng.next());
+      d.write(data + rng.below(kBigData - n), buf.data(), n);
+      d.store(r + 8 + rng.below(100) * 8, rng.next(), 8);
+    }
+    if (rng.chance(7)) {
+      d.abort();
+    } else {
+      d.close();
+    }
+  }
+}
+
 void run_write(std::vector<Driver*>& dv, Rng& rng, uint32_t size) {
   Driver& d = *dv[0];
   char* data = root(d);
@@ -504,6 +540,8 @@ const std::vector<Workload>& workloads() {
       {"bank", "transfers between 16 accounts straddling lines", 1024, 8, 1024, 8, 1, setup_bank, run_bank},
       {"alloc", "allocate, fill, free objects; 10% aborted", 1024, 8, 1024, 8, 1, own_root, run_alloc},
       {"write", "sw_write of 1-300 bytes across 64-byte shadow pages", 1024, 8, 64, 8, 1, own_root, run_write},
+      {"log_extents", "sw_write of 66-114 KiB per wrap through 64 KiB lanes: logs continue in heap extents",
+       1024, 8, 1024, 8, 1, setup_log_extents, run_log_extents},
       {"alloc_slot", "sw_pmalloc_slot/sw_pzalloc_slot/sw_pfree_slot in and outside wraps, sw_pzalloc outside one",
        1024, 8, 1024, 8, 1, own_root, run_alloc_slot},
       {"nested", "nested wraps up to depth 3; 25% aborted at some depth", 1024, 8, 1024, 8, 1, own_root,

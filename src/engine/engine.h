@@ -27,6 +27,7 @@ namespace softwrap {
 class Medium;
 class Engine;
 class LaneSet;
+struct Lane;
 
 struct WrapAction {
   TxAccess::Action fn;
@@ -70,12 +71,17 @@ struct EngineEnv {
   PoolFile* pool;
   Medium* medium;
   LaneSet* lanes;
+  Allocator* alloc;  // log extents come from the heap
 };
 
 class Engine {
  public:
   virtual ~Engine() = default;
   virtual const char* name() const = 0;
+
+  // Whether a wrap can start in this free lane without waiting (lane
+  // acquisition passes over lanes that say no while others are free).
+  virtual bool lane_usable(Lane& lane) { return true; }
 
   // A thread context is first used / is being destroyed.
   virtual void attach(ThreadCtx& ctx) {}

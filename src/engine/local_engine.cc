@@ -21,6 +21,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <deque>
 #include <mutex>
 #include <vector>
 
@@ -40,9 +41,9 @@ namespace {
 class LocalEngine;
 
 struct LocalThread {
-  LocalThread(LocalEngine* eng, const PoolFile* pool, Medium* medium, RedoWriter::SpaceFn fn, uint32_t cap,
-              size_t page_size)
-      : writer(pool, medium, fn, this), engine(eng), table(std::make_unique<AliasTable>(cap, page_size)) {}
+  LocalThread(LocalEngine* eng, const PoolFile* pool, Medium* medium, Allocator* alloc, RedoWriter::RoomFn fn,
+              uint32_t cap, size_t page_size)
+      : writer(pool, medium, alloc, fn, this), engine(eng), table(std::make_unique<AliasTable>(cap, page_size)) {}
   RedoWriter writer;
   LocalEngine* engine;
   std::unique_ptr<AliasTable> table;
@@ -53,7 +54,7 @@ struct LocalThread {
 class LocalEngine final : public Engine {
  public:
   explicit LocalEngine(const EngineEnv& env)
-      : pool_(env.pool), medium_(env.medium), lanes_(env.lanes), capacity_(env.cfg->alias_entries),
+      : pool_(env.pool), medium_(env.medium), lanes_(env.lanes), alloc_(env.alloc), capacity_(env.cfg->alias_entries),
         page_size_(env.cfg->shadow_page_size), inflight_(new std::atomic<uint64_t>[env.lanes->count()]) {
     persisted_ = pool_->meta()->retired_seq;
     seq_.store(persisted_);
@@ -70,15 +71,27 @@ class LocalEngine final : public Engine {
 
   void attach(ThreadCtx& ctx) override {
     // Local tables start small and grow: most wraps are short.
-    ctx.engine_state = new LocalThread(this, pool_, medium_, &LocalEngine::space, std::min<uint32_t>(capacity_, 4096),
-                                       page_size_);
+    ctx.engine_state = new LocalThread(this, pool_, medium_, alloc_, &LocalEngine::room,
+                                       std::min<uint32_t>(capacity_, 4096), page_size_);
   }
   void detach(ThreadCtx& ctx) override { delete st(ctx); }
+
+  bool lane_usable(Lane& l) override {
+    reclaim(l);
+    return RedoWriter::lane_free_lines(l) >= 1;
+  }
 
   int begin(ThreadCtx& ctx) override {
     LocalThread& t = *st(ctx);
     t.lane = &lanes_->lane(ctx.lane);
     reclaim(*t.lane);
+    // Every frame of the lane awaits only the watermark, which moves as soon
+    // as the commits in flight on other lanes (which wait for no one) end.
+    while (RedoWriter::lane_free_lines(*t.lane) == 0) {
+      advance_watermark();
+      reclaim(*t.lane);
+      if (RedoWriter::lane_free_lines(*t.lane) == 0) sched_yield();
+    }
     t.writer.begin(*t.lane);
     return 0;
   }
@@ -92,8 +105,8 @@ class LocalEngine final : public Engine {
     if (!t.writer.commit(seq)) {
       flight.store(0);
       rollback(ctx);
-      return set_error(SW_ETOOBIG, "wrap's redo frame does not fit its log lane (%llu bytes per lane)",
-                       static_cast<unsigned long long>(t.lane ? t.lane->size : 0));
+      return set_error(SW_ETOOBIG, "the pool has no free space left for the wrap's redo log; the wrap was "
+                                   "rolled back");
     }
     medium_->fence(FenceKind::kCommit);
     {
@@ -102,6 +115,12 @@ class LocalEngine final : public Engine {
       medium_->fence(FenceKind::kRetire);
     }
     flight.store(0);
+    if (std::vector<LogExtent> ex = t.writer.take_extents(); !ex.empty()) {
+      // Home now, but replayable until the watermark passes seq: the
+      // extents go back then (advance_watermark).
+      std::lock_guard<std::mutex> g(wm_mu_);
+      retiring_extents_.push_back({seq, std::move(ex)});
+    }
     Lane& l = *t.lane;
     clear(t);
     if (l.tail - l.reclaimed > l.size / 2) {
@@ -212,6 +231,9 @@ class LocalEngine final : public Engine {
     advance_watermark();
     return 0;
   }
+  ~LocalEngine() override {
+    for (auto& [seq, ex] : retiring_extents_) ExtentSource::release(alloc_, ex);
+  }
   int shutdown() override { return quiesce(); }
 
  private:
@@ -296,13 +318,10 @@ class LocalEngine final : public Engine {
 
   void fail(ThreadCtx& ctx) {
     if (ctx.fail_code) return;
-    const uint64_t lane_size = st(ctx)->lane ? st(ctx)->lane->size : 0;
     rollback(ctx);
     ctx.fail_code = SW_ETOOBIG;
-    set_error(SW_ETOOBIG,
-              "wrap too large: its redo frame exceeds the log lane (%llu bytes); the wrap was rolled back "
-              "(raise lane_size)",
-              static_cast<unsigned long long>(lane_size));
+    set_error(SW_ETOOBIG, "wrap too large: the pool has no free space left for its redo log; the wrap was "
+                          "rolled back");
   }
 
   void advance_watermark() {
@@ -312,14 +331,16 @@ class LocalEngine final : public Engine {
       if (f && f - 1 < w) w = f - 1;
     }
     std::lock_guard<std::mutex> g(wm_mu_);
-    if (w <= persisted_) return;
-    SW_TRACE_LABEL("truncate:watermark");
-    uint64_t* word = &pool_->meta()->retired_seq;
-    medium_->store(word, w, 8);
-    medium_->flush(word, 8);
-    medium_->fence(FenceKind::kRetire);
-    persisted_ = w;
-    published_.store(w, std::memory_order_release);
+    if (w > persisted_) {
+      SW_TRACE_LABEL("truncate:watermark");
+      uint64_t* word = &pool_->meta()->retired_seq;
+      medium_->store(word, w, 8);
+      medium_->flush(word, 8);
+      medium_->fence(FenceKind::kRetire);
+      persisted_ = w;
+      published_.store(w, std::memory_order_release);
+    }
+    release_extents_locked(persisted_, &retiring_extents_, alloc_);
   }
 
   void reclaim(Lane& l) {
@@ -330,27 +351,25 @@ class LocalEngine final : public Engine {
     }
   }
 
-  static bool space(void* self, Lane& l, uint64_t need_end) {
+  // The frame's lane part is short of room: move the watermark as far as
+  // the commits in flight allow and take the space back (never waits).
+  static void room(void* self, Lane& l) {
     LocalEngine* eng = static_cast<LocalThread*>(self)->engine;
-    const uint64_t deadline = now_ns() + kRoomWaitNs;
-    for (;;) {
-      eng->advance_watermark();
-      eng->reclaim(l);
-      if (need_end <= l.reclaimed + l.size) return true;
-      if (l.committed.empty() || now_ns() > deadline) return false;
-      sched_yield();  // another lane's commit is in flight; it ends without waiting on anyone
-    }
+    eng->advance_watermark();
+    eng->reclaim(l);
   }
 
   PoolFile* pool_;
   Medium* medium_;
   LaneSet* lanes_;
+  Allocator* alloc_;
   uint32_t capacity_;
   size_t page_size_;
   std::unique_ptr<std::atomic<uint64_t>[]> inflight_;
   alignas(64) std::atomic<uint64_t> seq_{0};
   std::mutex wm_mu_;
-  uint64_t persisted_ = 0;
+  uint64_t persisted_ = 0;                                                    // GUARDED_BY(wm_mu_)
+  RetiringExtents retiring_extents_;  // by seq; GUARDED_BY(wm_mu_)
   std::atomic<uint64_t> published_{0};
 };
 

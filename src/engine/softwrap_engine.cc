@@ -18,6 +18,8 @@
 
 #include <cstdint>
 #include <cstring>
+#include <deque>
+#include <mutex>
 #include <vector>
 
 #include "alias/alias_ring.h"
@@ -48,8 +50,8 @@ struct PageUndo {
 class SoftwrapEngine;
 
 struct SwThread {
-  SwThread(SoftwrapEngine* eng, const PoolFile* pool, Medium* medium, RedoWriter::SpaceFn fn)
-      : writer(pool, medium, fn, this), engine(eng) {}
+  SwThread(SoftwrapEngine* eng, const PoolFile* pool, Medium* medium, Allocator* alloc, RedoWriter::RoomFn fn)
+      : writer(pool, medium, alloc, fn, this), engine(eng) {}
   RedoWriter writer;
   SoftwrapEngine* engine;
   Lane* lane = nullptr;
@@ -74,8 +76,8 @@ struct SwThread {
 class SoftwrapEngine final : public Engine {
  public:
   explicit SoftwrapEngine(const EngineEnv& env)
-      : pool_(env.pool), medium_(env.medium), lanes_(env.lanes), ring_(*env.cfg, env.pool, env.medium),
-        page_size_(env.cfg->shadow_page_size) {
+      : pool_(env.pool), medium_(env.medium), lanes_(env.lanes), alloc_(env.alloc),
+        ring_(*env.cfg, env.pool, env.medium), page_size_(env.cfg->shadow_page_size) {
     // Frames at or below the watermark are already home: lanes start empty.
     for (uint32_t i = 0; i < lanes_->count(); ++i) {
       Lane& l = lanes_->lane(i);
@@ -83,21 +85,38 @@ class SoftwrapEngine final : public Engine {
       l.committed.clear();
     }
   }
-  ~SoftwrapEngine() override { ring_.stop(); }
+  ~SoftwrapEngine() override {
+    ring_.stop();
+    release_extents(~uint64_t{0});  // nothing is replayed from them once we are gone (close retired all)
+  }
 
   const char* name() const override { return "softwrap"; }
 
   void attach(ThreadCtx& ctx) override {
-    auto* t = new SwThread(this, pool_, medium_, &SoftwrapEngine::space);
+    auto* t = new SwThread(this, pool_, medium_, alloc_, &SoftwrapEngine::room);
     t->id = (thread_ids_.fetch_add(1) + 1) & 0xFFFF;
     ctx.engine_state = t;
   }
   void detach(ThreadCtx& ctx) override { delete st(ctx); }
 
+  bool lane_usable(Lane& l) override {
+    reclaim(l);
+    return RedoWriter::lane_free_lines(l) >= 1;
+  }
+
   int begin(ThreadCtx& ctx) override {
     SwThread& t = *st(ctx);
     t.lane = &lanes_->lane(ctx.lane);
     reclaim(*t.lane);
+    release_extents(ring_.retired_seq());
+    // A frame starts with a line in its lane.  Only when every free lane is
+    // full of frames awaiting retirement (acquire passed over the others)
+    // does a wrap wait, before it takes its colour: for other wraps'
+    // tables, never for its own.
+    while (RedoWriter::lane_free_lines(*t.lane) == 0) {
+      ring_.wait_retired(t.lane->committed.front().seq);
+      reclaim(*t.lane);
+    }
     ring_.throttle(t.lane->tail - t.lane->reclaimed > t.lane->size / 4);
     t.tag = ring_.enter();
     // meta = stamp: thread context id, wrap serial, valid bit.
@@ -112,10 +131,15 @@ class SoftwrapEngine final : public Engine {
     const uint64_t seq = ring_.next_seq();
     if (!t.writer.commit(seq)) {
       rollback(ctx);
-      return set_error(SW_ETOOBIG, "wrap's redo frame does not fit its log lane (%llu bytes per lane)",
-                       static_cast<unsigned long long>(t.lane->size));
+      return set_error(SW_ETOOBIG, "the pool has no free space left for the wrap's redo log; the wrap was "
+                                   "rolled back");
     }
     medium_->fence(FenceKind::kCommit);
+    if (std::vector<LogExtent> ex = t.writer.take_extents(); !ex.empty()) {
+      std::lock_guard<std::mutex> g(ext_mu_);
+      retiring_extents_.push_back({seq, std::move(ex)});
+      has_retiring_extents_.store(true, std::memory_order_relaxed);
+    }
     ring_.leave(t.tag);
     t.undo.clear();
     t.page_undo.clear();
@@ -202,10 +226,15 @@ class SoftwrapEngine final : public Engine {
     if (!ok || !t.writer.append_range(off, src, n)) fail(ctx);
   }
 
-  int quiesce() override { return ring_.quiesce(); }
+  int quiesce() override {
+    const int rc = ring_.quiesce();
+    release_extents(ring_.retired_seq());
+    return rc;
+  }
   int shutdown() override {
     int rc = ring_.quiesce();
     ring_.stop();
+    release_extents(ring_.retired_seq());
     return rc;
   }
   void add_stats(sw_stats* out) override { ring_.retire_counters().add_to(out); }
@@ -346,13 +375,20 @@ class SoftwrapEngine final : public Engine {
 
   void fail(ThreadCtx& ctx) {
     if (ctx.fail_code) return;
-    const Lane* lane = st(ctx)->lane;
     rollback(ctx);
     ctx.fail_code = SW_ETOOBIG;
     set_error(SW_ETOOBIG,
-              "wrap too large: its redo frame or alias entries exceed what the log lane (%llu bytes) and "
-              "the alias tables can hold; the wrap was rolled back (raise lane_size or alias_entries)",
-              static_cast<unsigned long long>(lane ? lane->size : 0));
+              "wrap too large: the pool has no free space left for its redo log, or its alias entries "
+              "exceed what the alias tables can hold; the wrap was rolled back");
+  }
+
+  // Log extents of frames with seq <= retired go back to the heap: those
+  // frames are home and will never be replayed.
+  void release_extents(uint64_t retired) {
+    if (!has_retiring_extents_.load(std::memory_order_relaxed)) return;
+    std::lock_guard<std::mutex> g(ext_mu_);
+    release_extents_locked(retired, &retiring_extents_, alloc_);
+    has_retiring_extents_.store(!retiring_extents_.empty(), std::memory_order_relaxed);
   }
 
   void reclaim(Lane& l) {
@@ -367,27 +403,18 @@ class SoftwrapEngine final : public Engine {
     }
   }
 
-  // The lane is out of room: wait (bounded) for retirement of the frames
-  // standing in the way.
-  static bool space(void* self, Lane& l, uint64_t need_end) {
-    auto* t = static_cast<SwThread*>(self);
-    SoftwrapEngine* eng = t->engine;
-    for (;;) {
-      eng->reclaim(l);
-      if (need_end <= l.reclaimed + l.size) return true;
-      uint64_t seq = 0;
-      for (const FrameMark& m : l.committed) {
-        seq = m.seq;
-        if (need_end <= m.end + l.size) break;
-      }
-      if (seq == 0 || !eng->ring_.wait_retired(seq)) return false;
-    }
-  }
+  // The frame's lane part is short of room: take back what retirement
+  // has freed (never waits).
+  static void room(void* self, Lane& l) { static_cast<SwThread*>(self)->engine->reclaim(l); }
 
   PoolFile* pool_;
   Medium* medium_;
   LaneSet* lanes_;
+  Allocator* alloc_;
   AliasRing ring_;
+  std::mutex ext_mu_;
+  RetiringExtents retiring_extents_;  // by seq; GUARDED_BY(ext_mu_)
+  std::atomic<bool> has_retiring_extents_{false};
   size_t page_size_;
   std::atomic<uint64_t> thread_ids_{0};
 };

@@ -27,11 +27,11 @@
 // n·Tw + Ts and n(2Tw + Ts) + ..., assume the former).
 #include <algorithm>
 #include <cstring>
-#include <unordered_set>
 #include <vector>
 
 #include "common/error.h"
 #include "engine/engine.h"
+#include "engine/word_set.h"
 #include "log/lanes.h"
 #include "log/undo_log.h"
 #include "medium/medium.h"
@@ -76,29 +76,24 @@ inline uint64_t load_home(const char* p, unsigned size) {
 }
 
 struct UndoThread {
-  UndoThread(const PoolFile* pool, Medium* medium) : writer(pool, medium) {}
+  UndoThread(const PoolFile* pool, Medium* medium, Allocator* alloc) : writer(pool, medium, alloc) {}
   UndoWriter writer;
   Lane* lane = nullptr;
-  std::unordered_set<uint64_t> logged;  // words with an undo record this wrap
-  struct Saved {
-    uint64_t off;
-    size_t n, at;
-  };
-  std::vector<Saved> saved;  // DRAM copy of the records, for abort
-  std::vector<unsigned char> old;
+  WordSet logged;  // words with an undo record this wrap (exact: records are disjoint)
   WriteBehind dirty;
 };
 
 class UndoEngine final : public Engine {
  public:
   explicit UndoEngine(const EngineEnv& env)
-      : pool_(env.pool), medium_(env.medium), lanes_(env.lanes), elide_log_fence_(env.cfg->undo_elide_log_fence) {
+      : pool_(env.pool), medium_(env.medium), lanes_(env.lanes), alloc_(env.alloc),
+        elide_log_fence_(env.cfg->undo_elide_log_fence) {
     for (uint32_t i = 0; i < lanes_->count(); ++i) {
       lanes_->lane(i).undo_gen = pool_->lane_header(i)->undo_committed_gen + 1;
     }
   }
   const char* name() const override { return "undo"; }
-  void attach(ThreadCtx& ctx) override { ctx.engine_state = new UndoThread(pool_, medium_); }
+  void attach(ThreadCtx& ctx) override { ctx.engine_state = new UndoThread(pool_, medium_, alloc_); }
   void detach(ThreadCtx& ctx) override { delete st(ctx); }
 
   int begin(ThreadCtx& ctx) override {
@@ -113,10 +108,11 @@ class UndoEngine final : public Engine {
     SW_TRACE_LABEL("undo:commit-data");
     t.dirty.flush(*medium_);
     medium_->fence(FenceKind::kCommit);
-    if (!t.saved.empty()) {
+    if (t.writer.used()) {
       SW_TRACE_LABEL("undo:commit-mark");
       t.writer.finish();
       medium_->fence(FenceKind::kCommit);
+      t.writer.release_extents();
     }
     reset(t);
     return 0;
@@ -125,16 +121,15 @@ class UndoEngine final : public Engine {
   int rollback(ThreadCtx& ctx) override {
     UndoThread& t = *st(ctx);
     SW_TRACE_LABEL("undo:rollback");
-    for (size_t i = t.saved.size(); i-- > 0;) {
-      const UndoThread::Saved& s = t.saved[i];
-      medium_->write(pool_->at(s.off), &t.old[s.at], s.n);
-      medium_->flush(pool_->at(s.off), s.n);
-    }
     t.dirty.clear();
-    if (!t.saved.empty()) {
+    if (t.writer.used()) {
+      // The old values are read back from the log (no DRAM copy): the
+      // records cover disjoint words, so their order does not matter.
+      visit_undo(*pool_, t.lane->index, &UndoEngine::restore, this);
       medium_->fence(FenceKind::kOther);
       t.writer.finish();
       medium_->fence(FenceKind::kOther);
+      t.writer.release_extents();
     }
     reset(t);
     return 0;
@@ -149,7 +144,7 @@ class UndoEngine final : public Engine {
     UndoThread& t = *st(ctx);
     counters().stores.add();
     const uint64_t w = off & ~uint64_t{7};
-    if (t.logged.insert(w).second) {
+    if (t.logged.insert(w)) {
       if (!save(t, w, 8)) return fail(ctx);
       log_order_fence();
     }
@@ -171,7 +166,7 @@ class UndoEngine final : public Engine {
     bool any = false;
     uint64_t run = 0, run_end = 0;
     for (uint64_t w = off & ~uint64_t{7}; w < off + n; w += 8) {
-      if (t.logged.insert(w).second) {
+      if (t.logged.insert(w)) {
         if (run_end != w) {
           if (run_end > run && !save(t, run, run_end - run)) return fail(ctx);
           run = w;
@@ -206,40 +201,32 @@ class UndoEngine final : public Engine {
   bool save(UndoThread& t, uint64_t off, size_t n) {
     SW_TRACE_LABEL_DEFAULT("undo:record");
     if (off + n > pool_->size()) n = pool_->size() - off;
-    if (!t.writer.append(off, n)) return false;
-    t.saved.push_back({off, n, t.old.size()});
-    t.old.insert(t.old.end(), pool_->at(off), pool_->at(off) + n);
-    return true;
+    return t.writer.append(off, n);
+  }
+
+  static void restore(void* self, uint64_t off, const unsigned char* old, size_t n) {
+    auto* e = static_cast<UndoEngine*>(self);
+    e->medium_->write(e->pool_->at(off), old, n);
+    e->medium_->flush(e->pool_->at(off), n);
   }
 
   void reset(UndoThread& t) {
-    // clear() walks the whole bucket array, which one large wrap leaves
-    // large for good (every later wrap then paid a memset of it: 1.4 M
-    // instructions per 10-store wrap after a 1 MiB one).
-    if (t.logged.bucket_count() > 64 * (t.logged.size() + 64)) {
-      t.logged = std::unordered_set<uint64_t>();
-    } else {
-      t.logged.clear();
-    }
-    t.saved.clear();
-    t.old.clear();
+    t.logged.clear();
     t.lane = nullptr;
   }
 
   void fail(ThreadCtx& ctx) {
     if (ctx.fail_code) return;
-    const uint64_t lane_size = st(ctx)->lane ? st(ctx)->lane->size : 0;
     rollback(ctx);
     ctx.fail_code = SW_ETOOBIG;
-    set_error(SW_ETOOBIG,
-              "wrap too large: its undo records exceed the log lane (%llu bytes); the wrap was rolled back "
-              "(raise lane_size)",
-              static_cast<unsigned long long>(lane_size));
+    set_error(SW_ETOOBIG, "wrap too large: the pool has no free space left for its undo log; the wrap was "
+                          "rolled back");
   }
 
   PoolFile* pool_;
   Medium* medium_;
   LaneSet* lanes_;
+  Allocator* alloc_;
   bool elide_log_fence_;
 };
 

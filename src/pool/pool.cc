@@ -44,7 +44,7 @@ namespace {
 
 constexpr uint32_t kMaxLanes = 1024;
 constexpr uint64_t kMinLaneSize = 64ull << 10;
-constexpr uint64_t kMaxDefaultLaneSize = 16ull << 20;
+constexpr uint64_t kMaxDefaultLaneSize = 512ull << 10;
 constexpr size_t kChecksummedBytes = offsetof(PoolHeader, checksum);
 
 constexpr uint64_t round_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
@@ -100,7 +100,10 @@ int env_u32(const char* name, uint32_t* out) {
 // Fills the layout fields of *h for a pool of `size` bytes.
 int compute_layout(uint64_t size, uint32_t lanes, uint64_t lane_size, PoolHeader* h) {
   if (lane_size == 0) {
-    lane_size = (size / 64) / kPageSize * kPageSize;
+    // A small fixed region: a frame that outgrows its lane's free space
+    // continues in log extents taken from the heap (log/redo_log.h), so
+    // lanes only need room for the first lines of a few frames each.
+    lane_size = (size / 512) / kPageSize * kPageSize;
     if (lane_size < kMinLaneSize) lane_size = kMinLaneSize;
     if (lane_size > kMaxDefaultLaneSize) lane_size = kMaxDefaultLaneSize;
   }
@@ -331,8 +334,15 @@ int PoolFile::validate_header(const void* data, size_t file_size) {
     return set_error(SW_EFOREIGN, "not a softwrap pool: bad magic");
   }
   if (h.layout_version != kLayoutVersion) {
-    return set_error(SW_EVERSION, "pool layout version %u is not supported (this library reads version %u)",
-                     h.layout_version, kLayoutVersion);
+    if (h.layout_version < kLayoutVersion) {
+      return set_error(SW_EVERSION,
+                       "pool layout version %u was written by an older softwrap; this library reads version %u "
+                       "(log records that continue in heap extents). Open it with the softwrap that made it "
+                       "and copy the data into a new pool",
+                       h.layout_version, kLayoutVersion);
+    }
+    return set_error(SW_EVERSION, "pool layout version %u is newer than this library reads (version %u): "
+                     "use a newer softwrap", h.layout_version, kLayoutVersion);
   }
   if (h.header_size != sizeof(PoolHeader)) {
     return set_error(SW_ECORRUPT, "pool header: header_size %u, expected %zu", h.header_size, sizeof(PoolHeader));

@@ -19,7 +19,10 @@
 namespace softwrap {
 
 inline constexpr char kPoolMagic[16] = "SOFTWRAP-POOL-1";  // 15 chars + NUL
-inline constexpr uint32_t kLayoutVersion = 1;
+// Version 2: redo frames and undo records may continue in log extents
+// (LINK entries, docs/log-format.md); a version-1 reader would take a
+// linked frame for a torn one and lose a committed wrap.
+inline constexpr uint32_t kLayoutVersion = 2;
 inline constexpr uint64_t kPageSize = 4096;
 inline constexpr uint64_t kMinPoolSize = 8ull << 20;
 inline constexpr uint64_t kChunkSize = 256ull << 10;

@@ -28,16 +28,25 @@ int recover(PoolFile& pool, Medium& medium, sw_recovery_report* rep, const Recov
   const uint64_t t0 = now_ns();
   const uint32_t lanes = pool.header().lanes;
 
+  struct Restore {
+    PoolFile* pool;
+    Medium* medium;
+    sw_recovery_report* rep;
+  } ctx{&pool, &medium, rep};
   for (uint32_t i = 0; i < lanes; ++i) {
-    std::vector<UndoRecordImage> recs;
-    scan_undo(pool, i, &recs);
-    if (recs.empty()) continue;
+    // The records of a generation cover disjoint words: applied in log
+    // order, straight from the log.
     SW_TRACE_LABEL("recovery:undo-rollback");
-    for (size_t k = recs.size(); k-- > 0;) {
-      medium.write(pool.at(recs[k].offset), recs[k].old.data(), recs[k].old.size());
-      medium.flush(pool.at(recs[k].offset), recs[k].old.size());
-      rep->undo_bytes_restored += recs[k].old.size();
-    }
+    const uint64_t n = visit_undo(
+        pool, i,
+        [](void* c, uint64_t off, const unsigned char* old, size_t len) {
+          auto* r = static_cast<Restore*>(c);
+          r->medium->write(r->pool->at(off), old, len);
+          r->medium->flush(r->pool->at(off), len);
+          r->rep->undo_bytes_restored += len;
+        },
+        &ctx);
+    if (n == 0) continue;
     medium.fence(FenceKind::kOther);
     SW_TRACE_LABEL("recovery:undo-mark");
     LaneHeader* lh = pool.lane_header(i);

@@ -283,6 +283,28 @@ int run_program(const std::vector<std::string>& argv, const std::string& input, 
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
+// Issue 13: at default settings (no poolsize) a transaction larger than a
+// log lane commits (log space on demand).
+std::string default_uri(const std::string& dir, const std::string& name, const char* vfs) {
+  return "file:" + dir + "/" + name + "?vfs=" + vfs;
+}
+
+TEST_P(VfsTest, ShellHundredThousandRowsInOneTransactionAtDefaults) {
+  if (!fs::exists("/usr/bin/sqlite3")) GTEST_SKIP() << "no /usr/bin/sqlite3";
+  const std::string module = fs::path(SW_SQLITE_MODULE).replace_extension("").string();
+  // As a user types it: one INSERT statement per row between BEGIN and COMMIT.
+  std::string script = ".load " + module + "\n.open " + default_uri(dir_, "shell.db", GetParam()) +
+                       "\nCREATE TABLE t(id INTEGER, name TEXT);\nBEGIN;\n";
+  for (int i = 0; i < 100000; ++i) script += "INSERT INTO t VALUES(" + std::to_string(i) + ",'row " + std::to_string(i) + "');\n";
+  script += "COMMIT;\nSELECT count(*) FROM t;\n";
+  std::string out;
+  ASSERT_EQ(run_program({"/usr/bin/sqlite3", "-bail"}, script, &out), 0) << out.substr(0, 2000);
+  EXPECT_NE(out.find("100000"), std::string::npos) << out.substr(0, 2000);
+  sqlite3* db = open(default_uri(dir_, "shell.db", GetParam()));
+  EXPECT_EQ(one(db, "SELECT count(*) FROM t"), "100000");
+  sqlite3_close(db);
+}
+
 TEST_P(VfsTest, LoadableExtensionInTheShellAndASecondProcessIsKeptOut) {
   if (!fs::exists("/usr/bin/sqlite3")) GTEST_SKIP() << "no /usr/bin/sqlite3";
   const std::string module = fs::path(SW_SQLITE_MODULE).replace_extension("").string();

@@ -155,7 +155,7 @@ def header():
     w()
     loads = []
     for exp in ("fig4", "table2", "fig6", "fig7", "fig8", "fig9", "fig10", "fig11", "fig12", "workshop", "pmdk",
-                "btree", "kv", "fig16", "themis", "themis-sim"):
+                "btree", "kv", "fig16", "speedtest1", "themis", "themis-sim"):
         mm = meta(exp)
         if "loadavg_start" in mm:
             loads.append(f"{exp} {mm['loadavg_start'].split()[0]}")
@@ -221,7 +221,7 @@ def checks():
         w()
     more = []
     for exp, what in (("btree", "the B+tree benchmark"), ("kv", "the key-value benchmark"),
-                      ("fig16", "the TPC-C script")):
+                      ("fig16", "the TPC-C script"), ("speedtest1", "SQLite's speedtest1")):
         s = meta(exp).get("seconds")
         if s:
             more.append(f"{what} {float(s) / 60:.1f} minutes")
@@ -1363,6 +1363,38 @@ def fig16():
     w()
 
 
+def speedtest1():
+    """SQLite's speedtest1 (sqlite/speedtest1.sh): its own Markdown, and its bars as checks."""
+    d = section("SQLite's speedtest1 on the softwrap VFS", "speedtest1", name="bars",
+                how="run `bench/suite/make-results` (or `SPEEDTEST1_OUT=results/speedtest1 sqlite/speedtest1.sh build`)")
+    if d is None:
+        return
+    w("`sqlite/speedtest1.sh` ([docs/sqlite.md](sqlite.md#speedtest1)): SQLite's own benchmark, built from Debian's "
+      "source package of the installed SQLite, every test set verified against stock SQLite (`--verify`, identical "
+      "output), then the main set timed side by side in interleaved rounds on /dev/shm: stock SQLite with DELETE and "
+      "WAL journals, the softwrap VFS with its default engine and with the nonatomic engine (x86 medium).")
+    w()
+    if meta("speedtest1").get("quick") == "1":
+        w("*This run is small (`--quick`: --size 10, one round): a smoke run; the bars hold for --size 100 and "
+          "its verdicts here are indicative.*")
+        w()
+    with open(os.path.join(R, "speedtest1", "speedtest1.md")) as f:
+        body = f.read().split("\n", 1)[1]  # without its title line
+    for line in body.replace("## ", "### ").rstrip().split("\n"):
+        w(line)
+    w()
+    for r in read("speedtest1", "verify") or []:
+        if r["result"] != "identical":
+            shortfall(f"speedtest1: the {r['set']} set on the softwrap VFS: {r['result']}")
+        check(f"speedtest1 {r['set']} set (--size {r['size']}): softwrap VFS output identical to stock SQLite's",
+              r["result"] == "identical")
+    for r in d:
+        ok = check(f"speedtest1 {r['bar']} <= {float(r['limit']):.2f}x", r["result"] == "PASS")
+        if not ok and r["numerator_s"]:
+            shortfall(f"speedtest1: {r['bar']} is {float(r['numerator_s']) / float(r['denominator_s']):.2f}x "
+                      f"(bar {float(r['limit']):.2f}x)")
+
+
 def main():
     global R, IMG_DIR
     if len(sys.argv) != 3:
@@ -1373,7 +1405,7 @@ def main():
     header()
     at = len(OUT)
     for fn in (fig4, table2, fig6, fig7, fig8, fig9, fig10, fig11, fig12, workshop, pmdk, btree,
-               lambda: results_kv.kv(sys.modules[__name__]), fig16):
+               lambda: results_kv.kv(sys.modules[__name__]), fig16, speedtest1):
         fn()
     results_themis.themis(sys.modules[__name__])
     results_themis_sim.themis_sim(sys.modules[__name__])

@@ -45,6 +45,7 @@ namespace {
 
 constexpr uint32_t kMaxLanes = 1024;
 constexpr uint64_t kMinLaneSize = 64ull << 10;
+constexpr uint64_t kMaxDefaultLogBytes = 24ull << 20;
 constexpr uint64_t kMaxDefaultLaneSize = 16ull << 20;
 constexpr size_t kChecksummedBytes = offsetof(PoolHeader, checksum);
 
@@ -120,7 +121,13 @@ int env_size(const char* name, uint64_t* out, const uint64_t* unlimited, uint64_
 // Fills the layout fields of *h for a pool of `size` bytes.
 int compute_layout(uint64_t size, uint32_t lanes, uint64_t lane_size, PoolHeader* h) {
   if (lane_size == 0) {
-    lane_size = (size / 64) / kPageSize * kPageSize;
+    // A small fixed region: a frame that outgrows its lane's free space
+    // continues in log extents taken from the heap (log/redo_log.h), so
+    // the lanes together take pool/16, at most 24 MiB (a 64 MiB pool keeps
+    // 59.7 MiB of heap, a 1 GiB one 97.6 %).  Shared by the lanes, not
+    // per lane: a lane's fill is what makes the softwrap engines switch
+    // tables early (AliasRing::throttle), so few lanes get more each.
+    lane_size = std::min(size / 16, kMaxDefaultLogBytes) / lanes / kPageSize * kPageSize;
     if (lane_size < kMinLaneSize) lane_size = kMinLaneSize;
     if (lane_size > kMaxDefaultLaneSize) lane_size = kMaxDefaultLaneSize;
   }
@@ -254,12 +261,14 @@ const char* engine_kind_name(sw_engine_kind k) {
     case SW_ENGINE_SOFTWRAP_LOCAL: return "softwrap-local";
     case SW_ENGINE_UNDO: return "undo";
     case SW_ENGINE_NONATOMIC: return "nonatomic";
+    case SW_ENGINE_UNDO_THEMIS: return "undo-themis";
   }
   return "?";
 }
 
 bool parse_engine_kind(const std::string& s, sw_engine_kind* out) {
-  for (sw_engine_kind k : {SW_ENGINE_SOFTWRAP, SW_ENGINE_SOFTWRAP_LOCAL, SW_ENGINE_UNDO, SW_ENGINE_NONATOMIC}) {
+  for (sw_engine_kind k :
+       {SW_ENGINE_SOFTWRAP, SW_ENGINE_SOFTWRAP_LOCAL, SW_ENGINE_UNDO, SW_ENGINE_UNDO_THEMIS, SW_ENGINE_NONATOMIC}) {
     if (s == engine_kind_name(k)) {
       *out = k;
       return true;
@@ -277,7 +286,7 @@ int resolve_config(const sw_config* cfg, ResolvedConfig* out) {
     std::underlying_type_t<sw_medium_kind> medium;
     std::memcpy(&engine, &cfg->engine, sizeof engine);
     std::memcpy(&medium, &cfg->medium, sizeof medium);
-    if (engine < SW_ENGINE_DEFAULT || engine > SW_ENGINE_NONATOMIC) {
+    if (engine < SW_ENGINE_DEFAULT || engine > SW_ENGINE_UNDO_THEMIS) {
       return set_error(SW_EINVAL, "sw_config.engine %lld is not an sw_engine_kind", static_cast<long long>(engine));
     }
     if (medium < SW_MEDIUM_AUTO || medium > SW_MEDIUM_SCM_EMU) {
@@ -323,7 +332,7 @@ int resolve_config(const sw_config* cfg, ResolvedConfig* out) {
   if (const char* v = env("SOFTWRAP_ENGINE")) {
     if (!parse_engine_kind(v, &r.engine)) {
       return set_error(SW_EINVAL, "environment variable SOFTWRAP_ENGINE='%s' is not one of "
-                       "softwrap, softwrap-local, undo, nonatomic", v);
+                       "softwrap, softwrap-local, undo, undo-themis, nonatomic", v);
     }
   }
   if (const char* v = env("SOFTWRAP_MEDIUM")) {
@@ -350,8 +359,13 @@ int resolve_config(const sw_config* cfg, ResolvedConfig* out) {
                      entries);
   }
   r.alias_entries = entries;
+  uint32_t spill_mib = static_cast<uint32_t>(r.spill_bytes >> 20);
+  if (int rc = env_u32("SOFTWRAP_SPILL_MIB", &spill_mib)) return rc;
+  r.spill_bytes = uint64_t{spill_mib} << 20;
   if (int rc = env_flag("SOFTWRAP_STRICT", SW_CONFIG_STRICT, &r.flags)) return rc;
+  if (int rc = env_flag("SOFTWRAP_WCL", SW_CONFIG_WCL, &r.flags)) return rc;
   if (int rc = env_flag("SOFTWRAP_REQUIRE_WRAP", SW_CONFIG_REQUIRE_WRAP, &r.flags)) return rc;
+  if (int rc = env_flag("SOFTWRAP_THEMIS_IDEAL", SW_CONFIG_THEMIS_IDEAL, &r.flags)) return rc;
   if (int rc = env_u32("SOFTWRAP_SHADOW_BUDGET_KIB", &r.shadow_budget_kib)) return rc;
   if (r.shadow_budget_kib == 0) {
     return set_error(SW_EINVAL, "environment variable SOFTWRAP_SHADOW_BUDGET_KIB must be >= 1");
@@ -384,6 +398,10 @@ int PoolFile::validate_header(const void* data, size_t file_size, bool* upgrade)
     return set_error(SW_EFOREIGN, "not a softwrap pool: bad magic");
   }
   if (h.layout_version != kLayoutVersion && h.layout_version != kLayoutVersionV1) {
+    if (h.layout_version > kLayoutVersion) {
+      return set_error(SW_EVERSION, "pool layout version %u is newer than this library reads (versions %u "
+                       "and %u): use a newer softwrap", h.layout_version, kLayoutVersionV1, kLayoutVersion);
+    }
     return set_error(SW_EVERSION, "pool layout version %u is not supported (this library reads versions %u and %u); "
                      "open the pool with the softwrap release that wrote it", h.layout_version, kLayoutVersionV1,
                      kLayoutVersion);

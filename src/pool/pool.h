@@ -63,7 +63,8 @@ struct PoolGeometry {
 };
 
 // Resolved configuration: sw_config with defaults filled in and environment
-// overrides applied (SOFTWRAP_ENGINE, SOFTWRAP_MEDIUM, SOFTWRAP_SCM_*).
+// overrides applied (SOFTWRAP_ENGINE, SOFTWRAP_MEDIUM, SOFTWRAP_SCM_*,
+// SOFTWRAP_THEMIS_IDEAL, ...).
 struct ResolvedConfig {
   sw_engine_kind engine = SW_ENGINE_SOFTWRAP;
   sw_medium_kind medium = SW_MEDIUM_AUTO;
@@ -75,18 +76,20 @@ struct ResolvedConfig {
   uint32_t shadow_page_size = 1024;
   uint32_t max_alias_tables = 8;
   uint32_t shadow_budget_kib = 2048;
+  // softwrap engines: DRAM a wrap may hold for its new values before it
+  // spills (writes in place with undo records; engine/spill.h).
+  uint64_t spill_bytes = uint64_t{64} << 20;
   uint32_t lanes = 32;
   uint64_t lane_size = 0;
   uint32_t flags = 0;
-  // Internal knobs for the crash simulator's controls (never set from
-  // sw_config or the environment; see docs/crash-simulator.md):
-  //   undo_elide_log_fence: the undo engine skips the FenceKind::kLogOrder
-  //     fence between an undo record and the data store it protects —
-  //     correct only under the Themis rule (the future "Themis undo").
-  //   redo_skip_commit_validation: recovery accepts redo frames without a
-  //     valid trailer (count and checksum) — a deliberately broken variant.
-  bool undo_elide_log_fence = false;
+  // Internal knob for a crash simulator control (never set from sw_config
+  // or the environment; see docs/crash-simulator.md): recovery accepts redo
+  // frames without a valid trailer (count and checksum) — a deliberately
+  // broken variant.
   bool redo_skip_commit_validation = false;
+  //   wcl_misread_pairs: recovery applies each half of a write-combined PAIR
+  //     record to its whole word — a deliberately broken variant.
+  bool wcl_misread_pairs = false;
   // Growth (sw_config.max_size, SOFTWRAP_POOL_MAX).  At create: the pool's
   // maximum size; 0 = its size (it does not grow).  At open: a new maximum
   // (recorded in the pool); 0 = keep the recorded one.  kUnlimitedPoolSize:
@@ -178,6 +181,12 @@ class PoolFile {
   bool chunk_at(uint64_t off, uint32_t* c) const;
   // [off, off + n) lies in the chunks of one zone.
   bool heap_contains(uint64_t off, uint64_t n) const;
+  // [off, off + bytes) is whole chunks of one zone (a log extent), bytes > 0.
+  bool chunk_run_ok(uint64_t off, uint64_t bytes) const {
+    uint32_t c = 0;
+    return bytes >= kChunkSize && bytes % kChunkSize == 0 && chunk_at(off, &c) && off == chunk_offset(c) &&
+           heap_contains(off, bytes);
+  }
   // [off, off + n) may be written by a log record being replayed or rolled
   // back: the root slot of PoolMeta, or inside one zone's chunk heads and
   // chunks (never a header, the watermark, the size, lane headers or lanes).

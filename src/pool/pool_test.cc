@@ -21,6 +21,7 @@
 
 #include "common/error.h"
 #include "common/hash.h"
+#include "medium/medium.h"
 
 namespace softwrap {
 namespace {
@@ -124,7 +125,7 @@ TEST_F(PoolFileTest, CreateOpenRoundTrip) {
     EXPECT_EQ(h.pool_size, 16ull << 20);
     EXPECT_EQ(pf->size(), 16ull << 20);
     EXPECT_EQ(h.lanes, 32u);
-    EXPECT_EQ(h.lane_size, (16ull << 20) / 64);
+    EXPECT_EQ(h.lane_size, 64u << 10);  // 16 MiB / 512 = 32 KiB, raised to the 64 KiB minimum
     EXPECT_EQ(h.meta_offset, kPageSize);
     EXPECT_EQ(h.lane_table_offset, 2 * kPageSize);
     EXPECT_EQ(h.log_offset, 3 * kPageSize);  // 32 lanes x 64 B fit one page
@@ -168,12 +169,12 @@ TEST_F(PoolFileTest, GeometryFollowsConfig) {
   auto small = PoolFile::create(path("small"), kPool, cfg);
   ASSERT_NE(small, nullptr) << last_error_message();
   EXPECT_EQ(small->header().lanes, 1u);
-  EXPECT_EQ(small->header().lane_size, kPool / 64);
+  EXPECT_EQ(small->header().lane_size, 64u << 10);  // the minimum
 
-  cfg.lanes = 4;  // 1 GiB / 64 = 16 MiB = the cap
+  cfg.lanes = 4;  // 1 GiB / 512 = 2 MiB, capped at 512 KiB
   auto big = PoolFile::create(path("big"), 1ull << 30, cfg);
   ASSERT_NE(big, nullptr) << last_error_message();
-  EXPECT_EQ(big->header().lane_size, 16ull << 20);
+  EXPECT_EQ(big->header().lane_size, 512u << 10);
   big.reset();
   ASSERT_EQ(truncate(path("big").c_str(), 0), 0);
 
@@ -190,10 +191,12 @@ TEST_F(PoolFileTest, CreateRefusesBadSizesWithoutCreatingAFile) {
   EXPECT_EQ(last_error(), SW_EINVAL);
   EXPECT_NE(std::strstr(last_error_message(), "minimum"), nullptr);
   cfg.lanes = 64;  // 64 x 128 KiB = the whole 8 MiB pool
+  cfg.lane_size = 128 << 10;
   EXPECT_EQ(PoolFile::create(path(), kPool, cfg), nullptr);
   EXPECT_EQ(last_error(), SW_EINVAL);
   EXPECT_NE(std::strstr(last_error_message(), "half"), nullptr) << last_error_message();
   cfg.lanes = 0;
+  cfg.lane_size = 0;
   EXPECT_EQ(PoolFile::create(path(), kPool, cfg), nullptr);
   EXPECT_EQ(last_error(), SW_EINVAL);
   EXPECT_FALSE(std::filesystem::exists(path()));
@@ -298,7 +301,63 @@ TEST_F(PoolFileTest, RefusesOtherLayoutVersion) {
     h->layout_version = kLayoutVersion + 1;
     reseal(h);
   });
+  expect_refused(p, SW_EVERSION, "newer than this library");
+  edit_header(p, [](PoolHeader* h) {
+    h->layout_version = 0;
+    reseal(h);
+  });
   expect_refused(p, SW_EVERSION, "not supported");
+}
+
+// A version-1 pool is version 2's zone 0 without PoolMeta's growth words:
+// opened for use, it is upgraded in place (PoolMeta first, then the
+// header), keeps its bytes, and a crash between the header's two words
+// (version, then checksum) leaves a header open() accepts and finishes.
+TEST_F(PoolFileTest, Version1PoolsAreUpgradedInPlace) {
+  for (const bool torn : {false, true}) {
+    SCOPED_TRACE(torn ? "upgrade torn between version and checksum" : "version-1 pool");
+    const std::string p = path(torn ? "torn" : "v1");
+    make_pool(p);
+    uint64_t heap = 0;
+    {
+      std::string bytes = read_bytes(p);
+      PoolHeader h;
+      std::memcpy(&h, bytes.data(), sizeof h);
+      heap = h.heap_offset;
+      std::memcpy(bytes.data() + heap, "committed bytes", 16);
+      PoolMeta m{};
+      std::memcpy(&m, bytes.data() + h.meta_offset, sizeof m);
+      m.pool_size = 0;  // never written by version 1
+      m.max_size = 0;
+      std::memcpy(bytes.data() + h.meta_offset, &m, sizeof m);
+      h.layout_version = kLayoutVersionV1;
+      reseal(&h);
+      if (torn) h.layout_version = kLayoutVersion;  // the version word landed, the checksum did not
+      std::memcpy(bytes.data(), &h, sizeof h);
+      write_bytes(p, bytes);
+    }
+    {
+      auto pf = PoolFile::open(p);
+      ASSERT_NE(pf, nullptr) << last_error_message();
+      EXPECT_EQ(pf->size(), kPool);
+      MediumOptions mo;
+      mo.kind = SW_MEDIUM_MSYNC;
+      auto medium = make_medium(mo, pf->base(), pf->size());
+      ASSERT_NE(medium, nullptr) << last_error_message();
+      ASSERT_EQ(pf->bind(medium.get()), 0) << last_error_message();
+      medium->drain();
+      EXPECT_EQ(pf->header().layout_version, kLayoutVersion);
+      EXPECT_EQ(pf->meta()->pool_size, kPool);
+      EXPECT_EQ(std::memcmp(pf->at(heap), "committed bytes", 16), 0);
+    }
+    PoolHeader after;
+    std::memcpy(&after, read_bytes(p).data(), sizeof after);
+    EXPECT_EQ(after.layout_version, kLayoutVersion);
+    EXPECT_EQ(after.checksum, hash64(&after, offsetof(PoolHeader, checksum)));
+    auto again = PoolFile::open(p);
+    ASSERT_NE(again, nullptr) << last_error_message();
+    EXPECT_EQ(again->size(), kPool);
+  }
 }
 
 TEST_F(PoolFileTest, RefusesInconsistentLayoutWithValidChecksum) {

@@ -60,6 +60,21 @@ contains "consistent" "check verdict"
 expect 0 "recover" "$SW" pool recover "$P" --engine undo
 contains "redo wraps replayed" "recover report"
 expect 0 "check (undo engine)" "$SW" pool check "$P" --engine undo
+expect 0 "info again" "$SW" pool info "$P"
+contains "does not grow" "a pool created without --max does not grow"
+
+# Growth limits: --max at least --size, or unlimited; info shows them.
+G=$DIR/g.pool
+expect 2 "--max below --size" "$SW" pool create "$G" --size 16M --max 8M
+expect 2 "bad --max" "$SW" pool create "$G" --size 16M --max lots
+expect 0 "create --max" "$SW" pool create "$G" --size 16M --max 1G
+contains "grows up to 1 GiB" "create summary names the maximum"
+expect 0 "info of a growable pool" "$SW" pool info "$G"
+contains "maximum          1 GiB" "info shows the maximum"
+contains "in 1 zone" "info shows the zones"
+expect 0 "create --max unlimited" "$SW" pool create "$G" --size 16M --max unlimited --force
+contains "as far as the file system goes" "unlimited growth is named"
+rm -f "$G"
 
 # A flipped header byte (inside the UUID) must be refused by every command.
 b=$(od -An -tu1 -j40 -N1 "$P" | tr -d ' ')
@@ -74,6 +89,18 @@ head -c 9000000 /dev/zero | tr '\0' 'x' >"$DIR/foreign"
 expect 1 "check of a foreign file" "$SW" pool check "$DIR/foreign"
 contains "SW_EFOREIGN" "foreign file is named"
 expect 1 "info of a missing file" "$SW" pool info "$DIR/missing"
+
+# softwrap workload: runs, verifies, prints Fig. 8 and the fences by kind.
+expect 0 "workload list" "$SW" workload list
+contains "tpcc" "list names TPC-C"
+expect 0 "workload tatp" "$SW" workload tatp --scale 64 --transactions 50 --pool-dir "$DIR"
+contains "stores per transaction: mean 1.0" "TATP stores one word"
+contains "non-temporal->temporal 1.00" "undo fences the one record"
+expect 0 "workload sps on undo-themis" "$SW" workload sps --engine undo-themis --scale 64 --tx-size 3 --transactions 20 --threads 2 --pool-dir "$DIR"
+contains "median 6" "SPS: two stores per swap"
+contains "non-temporal->temporal 0.00" "undo-themis issues none"
+expect 2 "workload without a size parameter" "$SW" workload tatp --tx-size 4
+expect 2 "unknown workload" "$SW" workload frob
 
 echo "$passes passed, $fails failed"
 [ "$fails" -eq 0 ]

@@ -163,8 +163,9 @@ typedef struct sw_config {
                                  8; more than 2 only for outsized wraps) */
   /* Creation only (ignored by open, which reads them from the pool): */
   uint32_t lanes;             /* log lanes = wraps open at once (default 32) */
-  uint64_t lane_size;         /* fixed log bytes per lane (default: pool/512
-                                 clamped to [64 KiB, 512 KiB]); a wrap whose
+  uint64_t lane_size;         /* fixed log bytes per lane (default: the
+                                 lanes share min(pool/16, 24 MiB), at least
+                                 64 KiB each); a wrap whose
                                  log outgrows it continues in log space
                                  taken from the heap, so lanes do not bound
                                  wraps: only free pool space does */

@@ -125,7 +125,7 @@ TEST_F(PoolFileTest, CreateOpenRoundTrip) {
     EXPECT_EQ(h.pool_size, 16ull << 20);
     EXPECT_EQ(pf->size(), 16ull << 20);
     EXPECT_EQ(h.lanes, 32u);
-    EXPECT_EQ(h.lane_size, 64u << 10);  // 16 MiB / 512 = 32 KiB, raised to the 64 KiB minimum
+    EXPECT_EQ(h.lane_size, 64u << 10);  // 16 MiB / 16 / 32 lanes = 32 KiB, raised to the 64 KiB minimum
     EXPECT_EQ(h.meta_offset, kPageSize);
     EXPECT_EQ(h.lane_table_offset, 2 * kPageSize);
     EXPECT_EQ(h.log_offset, 3 * kPageSize);  // 32 lanes x 64 B fit one page
@@ -169,12 +169,12 @@ TEST_F(PoolFileTest, GeometryFollowsConfig) {
   auto small = PoolFile::create(path("small"), kPool, cfg);
   ASSERT_NE(small, nullptr) << last_error_message();
   EXPECT_EQ(small->header().lanes, 1u);
-  EXPECT_EQ(small->header().lane_size, 64u << 10);  // the minimum
+  EXPECT_EQ(small->header().lane_size, 512u << 10);  // 8 MiB / 16: the log's share, all in one lane
 
-  cfg.lanes = 4;  // 1 GiB / 512 = 2 MiB, capped at 512 KiB
+  cfg.lanes = 4;  // 1 GiB / 16 = 64 MiB, capped at 24 MiB, over 4 lanes
   auto big = PoolFile::create(path("big"), 1ull << 30, cfg);
   ASSERT_NE(big, nullptr) << last_error_message();
-  EXPECT_EQ(big->header().lane_size, 512u << 10);
+  EXPECT_EQ(big->header().lane_size, 6u << 20);
   big.reset();
   ASSERT_EQ(truncate(path("big").c_str(), 0), 0);
 
@@ -183,6 +183,22 @@ TEST_F(PoolFileTest, GeometryFollowsConfig) {
   auto many = PoolFile::create(path("many"), 256ull << 20, cfg);
   ASSERT_NE(many, nullptr) << last_error_message();
   EXPECT_EQ(many->header().lane_table_offset + 1024 * 64, many->header().log_offset);
+}
+
+// The log is a small fixed region (wraps continue in heap extents), so the
+// heap is most of a pool at the default geometry: at least 56 MiB of a
+// 64 MiB pool and 97 % of a 1 GiB one.
+TEST_F(PoolFileTest, DefaultGeometryLeavesMostOfThePoolToTheHeap) {
+  ResolvedConfig cfg;  // 32 lanes, default lane size
+  for (const auto& [size, min_heap] : {std::pair<uint64_t, uint64_t>{64ull << 20, 56ull << 20},
+                                       {1ull << 30, (1ull << 30) / 100 * 97}}) {
+    auto pf = PoolFile::create(path("heap"), size, cfg);
+    ASSERT_NE(pf, nullptr) << last_error_message();
+    const uint64_t heap = pf->header().chunk_count * kChunkSize;
+    EXPECT_GE(heap, min_heap) << size << "-byte pool: " << heap << " bytes of heap";
+    pf.reset();
+    ASSERT_EQ(unlink(path("heap").c_str()), 0);
+  }
 }
 
 TEST_F(PoolFileTest, CreateRefusesBadSizesWithoutCreatingAFile) {

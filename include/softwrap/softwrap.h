@@ -173,7 +173,19 @@ typedef struct sw_config {
   uint32_t shadow_budget_kib; /* softwrap: a table is also retired once its
                                  shadow pages hold this many KiB (default
                                  2048) */
+  uint64_t max_size;          /* growth limit in bytes.  At create: 0 = the
+                                 pool does not grow (default); else >= size,
+                                 or SW_POOL_SIZE_UNLIMITED.  At open: 0 =
+                                 keep the pool's recorded limit; else a new
+                                 limit (>= the pool's size), recorded in the
+                                 pool.  SOFTWRAP_POOL_MAX overrides. */
 } sw_config;
+
+/* sw_config.max_size of a pool that grows as far as the file system allows.
+ * Its address range is reserved at open: the file system's size, at most
+ * 1 TiB (SOFTWRAP_POOL_RESERVE changes that bound); sw_pool_max_size() says
+ * how far the open pool can grow. */
+#define SW_POOL_SIZE_UNLIMITED UINT64_MAX
 
 #define SW_CONFIG_NO_RETIRE_THREAD 0x1u /* retire inline in wrap_close (tests) */
 #define SW_CONFIG_OVERWRITE 0x2u        /* sw_pool_create may replace a file */
@@ -208,17 +220,30 @@ typedef struct sw_pool sw_pool;
 
 /* Creates a pool file of `size` bytes (at least 8 MiB) at `path` and opens
  * it.  Fails with SW_EEXIST if the file exists (unless SW_CONFIG_OVERWRITE),
- * SW_EINVAL for a bad size/config, SW_EIO for OS errors, SW_ENOTSUP for
+ * SW_EINVAL for a bad size/config (also a max_size below size), SW_ENOSPC
+ * if the file system has no room, SW_EIO for OS errors, SW_ENOTSUP for
  * SW_ENGINE_UNDO_THEMIS on a medium without the Themis rule and without
- * SW_CONFIG_THEMIS_IDEAL (no file is left behind).  cfg may be NULL. */
+ * SW_CONFIG_THEMIS_IDEAL (no file is left behind).  cfg may be NULL.
+ *
+ * Growth: a pool created with cfg->max_size > size grows when its heap is
+ * full (an allocation, or log space a large wrap needs): the file is
+ * extended and mapped in place, so every pointer into the pool stays valid;
+ * each growth doubles the pool (adding at most 1 GiB, at least what the
+ * request needs) up to max_size.  A crash during a growth leaves a pool
+ * that opens, with every committed wrap.  Growth is not part of a wrap: an
+ * aborted wrap leaves the pool grown. */
 SW_API sw_pool *sw_pool_create(const char *path, size_t size, const sw_config *cfg);
 
 /* Opens an existing pool and runs recovery.  Refuses (NULL) files that are
- * not softwrap pools (SW_EFOREIGN), of another layout version
- * (SW_EVERSION), truncated or with a bad header checksum (SW_ECORRUPT), or
- * already open in another process (SW_EBUSY), and SW_ENGINE_UNDO_THEMIS on
- * a medium without the Themis rule unless SW_CONFIG_THEMIS_IDEAL is set
- * (SW_ENOTSUP).  Never writes to a file it refused.  cfg may be NULL. */
+ * not softwrap pools (SW_EFOREIGN), of an unknown layout version
+ * (SW_EVERSION), truncated, with a bad header checksum or a bad zone
+ * (SW_ECORRUPT), or already open in another process (SW_EBUSY); SW_EINVAL
+ * for a cfg->max_size below the pool's size; SW_ENOTSUP for
+ * SW_ENGINE_UNDO_THEMIS on a medium without the Themis rule unless
+ * SW_CONFIG_THEMIS_IDEAL is set.  Never writes to a file it
+ * refused.  A pool of layout version 1 (softwrap before growable pools) is
+ * upgraded in place to version 2, crash-safely; older releases then refuse
+ * it.  cfg may be NULL. */
 SW_API sw_pool *sw_pool_open(const char *path, const sw_config *cfg);
 
 /* Retires everything, makes it durable, unmaps and frees the handle.
@@ -250,7 +275,15 @@ SW_API int sw_pool_quiesce(sw_pool *pool);
 SW_API uint64_t sw_pool_offset(sw_pool *pool, const void *addr);
 SW_API void *sw_pool_ptr(sw_pool *pool, uint64_t offset);
 SW_API void *sw_pool_base(sw_pool *pool);
+/* The pool's current size in bytes: [base, base + size) is the pool.  It
+ * grows (see sw_pool_create); it never shrinks.  0 for NULL. */
 SW_API size_t sw_pool_size(sw_pool *pool);
+/* How large the pool can grow while it is open: its maximum size, or for a
+ * pool created with SW_POOL_SIZE_UNLIMITED, the address range reserved at
+ * open.  Equal to sw_pool_size() for a pool that does not grow.  The range
+ * [base, base + max) is reserved for the pool while it is open, so no other
+ * mapping lands there.  0 for NULL. */
+SW_API size_t sw_pool_max_size(sw_pool *pool);
 
 /* What recovery did when the pool was opened. */
 typedef struct sw_recovery_report {

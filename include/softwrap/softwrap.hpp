@@ -142,7 +142,8 @@ inline thread_local pool_cache tls_pool_cache;
 inline void register_pool(sw_pool* h) {
   pool_registry& r = registry();
   std::unique_lock lock(r.mu);
-  r.pools.push_back({reinterpret_cast<uintptr_t>(sw_pool_base(h)), sw_pool_size(h), h});
+  // The whole reserved range: the pool may grow into it while open.
+  r.pools.push_back({reinterpret_cast<uintptr_t>(sw_pool_base(h)), sw_pool_max_size(h), h});
   r.generation.fetch_add(1, std::memory_order_release);
 }
 
@@ -306,11 +307,13 @@ class pool {
   // REQUIRES for the rest: the pool is open.
 
   [[nodiscard]] void* base() const noexcept { return sw_pool_base(h_); }
-  [[nodiscard]] size_t size() const noexcept { return sw_pool_size(h_); }
+  [[nodiscard]] size_t size() const noexcept { return sw_pool_size(h_); }  // grows (sw_pool_create)
+  [[nodiscard]] size_t max_size() const noexcept { return sw_pool_max_size(h_); }
   [[nodiscard]] bool contains(const void* addr, size_t n = 1) const noexcept {
     const auto a = reinterpret_cast<uintptr_t>(addr);
     const auto b = reinterpret_cast<uintptr_t>(base());
-    return a >= b && a - b < size() && size() - (a - b) >= n;
+    const size_t s = size();
+    return a >= b && a - b < s && s - (a - b) >= n;
   }
   [[nodiscard]] uint64_t offset(const void* addr) const noexcept { return sw_pool_offset(h_, addr); }
   [[nodiscard]] void* ptr(uint64_t off) const noexcept { return sw_pool_ptr(h_, off); }

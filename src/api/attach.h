@@ -18,14 +18,15 @@
 
 namespace softwrap {
 
-// Opens the pool in [base, base+size) (4096-aligned): validates its header,
-// runs recovery and builds the engine `cfg` names.  With `format`, first
-// lays out a new pool there (the bytes must be zero; uuid as in
-// PoolFile::format).  nullptr + thread error (SW_EFOREIGN, SW_ECORRUPT,
+// Opens the pool in [base, base+capacity) (4096-aligned; the pool may grow
+// up to capacity, within its maximum size): validates it, runs recovery
+// and builds the engine `cfg` names.  With `format`, first lays out a new
+// pool of `size` bytes there (0: capacity; the bytes must be zero; uuid as
+// in PoolFile::format).  nullptr + thread error (SW_EFOREIGN, SW_ECORRUPT,
 // SW_EVERSION, SW_EINVAL, ...) on failure; the memory may then have been
 // partly recovered.
-sw_pool* open_attached(void* base, size_t size, const ResolvedConfig& cfg, bool format,
-                       const uint8_t* uuid = nullptr);
+sw_pool* open_attached(void* base, size_t capacity, const ResolvedConfig& cfg, bool format,
+                       const uint8_t* uuid = nullptr, size_t size = 0);
 
 // Assembles the layers on an open PoolFile (c_api.cc; shared with create
 // and open).

@@ -303,6 +303,7 @@ sw_pool* assemble(std::unique_ptr<PoolFile> file, const ResolvedConfig& cfg) {
   p->medium = make_medium(mo, p->file->base(), p->file->size());
   if (!p->medium) return nullptr;
   if (check_engine_medium(cfg, p->medium->properties()) != 0) return nullptr;
+  if (p->file->bind(p->medium.get()) != 0) return nullptr;
   RecoveryOptions ro;
   ro.redo_skip_commit_validation = cfg.redo_skip_commit_validation;
   ro.wcl_misread_pairs = cfg.wcl_misread_pairs;
@@ -443,6 +444,7 @@ uint64_t sw_pool_offset(sw_pool* p, const void* addr) {
 void* sw_pool_ptr(sw_pool* p, uint64_t off) { return p && off ? p->file->at(off) : nullptr; }
 void* sw_pool_base(sw_pool* p) { return p ? p->file->base() : nullptr; }
 size_t sw_pool_size(sw_pool* p) { return p ? p->file->size() : 0; }
+size_t sw_pool_max_size(sw_pool* p) { return p ? p->file->max_size() : 0; }
 
 int sw_pool_recovery_report(sw_pool* p, sw_recovery_report* out) {
   if (!p || !out) return misuse(p ? p->strict : process_strict(), SW_EINVAL, "sw_pool_recovery_report: NULL argument");

@@ -1,13 +1,19 @@
 // simulator.cc — trace a workload, replay it through the model, and run the
 // oracle on every legal crash image (see simulator.h).
 //
-// Two pool-sized buffers per simulator: `vol_`, the volatile image the
-// workload runs on, and `dur_`, the durable image the model maintains.
-// Nothing is copied per image: an image is a diff written into dur_ (word
-// journal), recovery's writes go through a journaling trace medium, and
-// both are taken back after the checks.
+// Two buffers per simulator, of the largest size a pool may grow to:
+// `vol_`, the volatile image the workload runs on, and `dur_`, the durable
+// image the model maintains.  A pool starts at 8 MiB and grows inside them
+// (only its durable size moves).  Nothing is copied per image: an image is
+// a diff written into dur_ (word journal), recovery's writes go through a
+// journaling trace medium, and both are taken back after the checks.  The
+// oracle attaches each image afresh, so its durable size and zones are the
+// image's own.  Between runs only the part a run used is cleared.
 #include "crashsim/simulator.h"
 
+#include <sys/mman.h>
+
+#include <algorithm>
 #include <cinttypes>
 #include <cstdio>
 #include <cstdlib>
@@ -29,12 +35,20 @@ namespace softwrap::crashsim {
 
 namespace {
 
-constexpr size_t kPoolSize = size_t{8} << 20;
+constexpr size_t kPoolSize = size_t{8} << 20;  // initial size
+constexpr size_t kCapacity = size_t{64} << 20;  // largest Workload::max_size
 constexpr uint64_t kLaneSize = 64 << 10;
 
+// Zero pages from the kernel, committed only where touched.
 struct Buffer {
-  explicit Buffer(size_t n) : p(static_cast<char*>(std::aligned_alloc(4096, n))), size(n) {}
-  ~Buffer() { std::free(p); }
+  explicit Buffer(size_t n)
+      : p(static_cast<char*>(mmap(nullptr, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0))), size(n) {
+    if (p == MAP_FAILED) {
+      std::perror("crash simulator: mmap");
+      std::abort();
+    }
+  }
+  ~Buffer() { munmap(p, size); }
   char* p;
   size_t size;
 };
@@ -90,10 +104,11 @@ void SimResult::add(const SimResult& o) {
 }
 
 struct Simulator::Impl {
-  explicit Impl(const SimOptions& o) : opt(o), vol(kPoolSize), dur(kPoolSize) {}
+  explicit Impl(const SimOptions& o) : opt(o), vol(kCapacity), dur(kCapacity) {}
 
   SimOptions opt;
   Buffer vol, dur;
+  size_t used = 0;  // bytes of vol and dur the last run may have written (fresh pages are zero)
   WriteJournal rj;  // recovery's writes on dur
   WordJournal wj;   // the image's words on dur
   std::vector<unsigned char> scratch;
@@ -156,10 +171,17 @@ struct Simulator::Impl {
     return s.str();
   }
 
+  // The image in dur as a pool (its own durable size and zones).
+  bool attach_image(std::string* why) {
+    pool = PoolFile::attach(dur.p, kCapacity);
+    if (!pool) *why = std::string("the image does not open as a pool: ") + last_error_message();
+    return pool != nullptr;
+  }
+
   Verdict oracle(const Expect& ex) {
     Verdict v;
     rj.clear();
-    TraceMedium med(dur.p, kPoolSize, nullptr, &rj);
+    TraceMedium med(dur.p, kCapacity, nullptr, &rj);
     RecoveryOptions ro;
     ro.redo_skip_commit_validation = opt.redo_skip_commit_validation;
     ro.wcl_misread_pairs = opt.wcl_misread_pairs;
@@ -170,6 +192,8 @@ struct Simulator::Impl {
       rj.revert(dur.p);
       return v;
     };
+    std::string why;
+    if (!attach_image(&why)) return fail(why);
     if (recover(*pool, med, &rep, ro) != 0) return fail(std::string("recovery failed: ") + last_error_message());
     const size_t j1 = rj.size();
     v.recovery_wrote = j1 > 0;
@@ -190,7 +214,6 @@ struct Simulator::Impl {
         at += len;
       }
     }
-    std::string why;
     const uint64_t live = live_allocs(&why);
     if (!why.empty()) return fail(why);
     v.matched.resize(ex.allowed.size());
@@ -231,7 +254,7 @@ struct Simulator::Impl {
       owners.push_back({ex.allowed[o].first, ex.allowed[o].second, matched[o]});
     }
     set_medium_factory(journal_factory, &rj);
-    sw_pool* p = open_attached(dur.p, kPoolSize, cfg, false);
+    sw_pool* p = open_attached(dur.p, kCapacity, cfg, false);
     set_medium_factory(nullptr, nullptr);
     if (!p) return std::string("the recovered image does not open as a pool: ") + sw_errormsg();
     std::string why = w->check_image(p, owners);
@@ -346,8 +369,10 @@ struct Simulator::Impl {
               const PointInfo& outer) {
     Trace t;
     WriteJournal nj;
+    std::string why;
+    if (!attach_image(&why)) return;  // cannot be: the oracle passed this image
     {
-      TraceMedium med(dur.p, kPoolSize, &t, &nj);
+      TraceMedium med(dur.p, kCapacity, &t, &nj);
       RecoveryOptions ro;
       ro.redo_skip_commit_validation = opt.redo_skip_commit_validation;
     ro.wcl_misread_pairs = opt.wcl_misread_pairs;
@@ -360,7 +385,7 @@ struct Simulator::Impl {
     Expect exact;
     for (uint32_t g : matched) exact.allowed.emplace_back(g, g);
     WordJournal mj;
-    Model m(dur.p, kPoolSize, opt.model, image_hash, &mj);
+    Model m(dur.p, kCapacity, opt.model, image_hash, &mj);
     const auto& ev = t.events();
     std::ostringstream parent;
     parent << "event " << outer.event << ", " << outer.what << " \"" << outer.label << "\"";
@@ -416,9 +441,9 @@ struct Simulator::Impl {
   }
 
   void replay() {
-    pool = PoolFile::attach(dur.p, kPoolSize);
-    if (!pool) return fail_run(std::string("cannot attach the durable image: ") + last_error_message());
-    Model m(dur.p, kPoolSize, opt.model, 0, nullptr);
+    std::string why;
+    if (!attach_image(&why)) return fail_run("the durable image at the start of the trace: " + why);
+    Model m(dur.p, kCapacity, opt.model, 0, nullptr);
     Expect ex;
     for (uint32_t g : rec->initial) ex.allowed.emplace_back(g, g);
     const auto& ev = rec->trace.events();
@@ -452,7 +477,10 @@ void Simulator::run(const Workload& w, uint64_t seed, uint32_t size, SimResult* 
   I.distinct = &distinct_;
   I.points = 0;
   ++out->runs;
-  std::memset(I.vol.p, 0, kPoolSize);
+  if (w.max_size > kCapacity) return I.fail_run("the workload's max_size exceeds the simulator's buffers");
+  std::memset(I.vol.p, 0, std::max(I.used, kPoolSize));  // the pages the last run wrote
+  const size_t dirty = I.used;
+  I.used = kCapacity;  // until this run has ended cleanly
 
   sw_config c{};
   c.alias_entries = w.alias_entries;
@@ -466,6 +494,8 @@ void Simulator::run(const Workload& w, uint64_t seed, uint32_t size, SimResult* 
   if (resolve_config(&c, &cfg) != 0) return I.fail_run(std::string("bad configuration: ") + sw_errormsg());
   cfg.engine = I.opt.engine;  // over any SOFTWRAP_ENGINE in the environment
   cfg.redo_skip_commit_validation = I.opt.redo_skip_commit_validation;
+  cfg.grow_skip_zone_fence = I.opt.grow_skip_zone_fence;
+  cfg.max_size = w.max_size;
   cfg.wcl_misread_pairs = I.opt.wcl_misread_pairs;
   if (w.spill_bytes >= 0) cfg.spill_bytes = static_cast<uint64_t>(w.spill_bytes);
   I.cfg = cfg;
@@ -480,7 +510,7 @@ void Simulator::run(const Workload& w, uint64_t seed, uint32_t size, SimResult* 
   Recording rec;
   I.rec = &rec;
   set_medium_factory(trace_factory, &rec.trace);
-  sw_pool* p = open_attached(I.vol.p, kPoolSize, cfg, true, uuid);
+  sw_pool* p = open_attached(I.vol.p, kCapacity, cfg, true, uuid, kPoolSize);
   set_medium_factory(nullptr, nullptr);
   if (!p) return I.fail_run(std::string("cannot open the in-memory pool: ") + sw_errormsg());
 
@@ -502,10 +532,13 @@ void Simulator::run(const Workload& w, uint64_t seed, uint32_t size, SimResult* 
     d->set_live(st.allocated_blocks + st.allocated_extents);
     d->start();
   }
-  std::memcpy(I.dur.p, I.vol.p, kPoolSize);
+  // dur gets vol's bytes over everything either may hold (vol is zero past
+  // its size; dur may still hold the last run's grown pool).
+  std::memcpy(I.dur.p, I.vol.p, std::max({dirty, kPoolSize, sw_pool_size(p)}));
   rec.trace.start();
   w.run(dv, rng, size);
   rec.trace.stop();
+  I.used = sw_pool_size(p);
   sw_pool_close(p);
   if (!rec.error.empty()) return I.fail_run("the workload saw the API misbehave: " + rec.error);
   I.replay();

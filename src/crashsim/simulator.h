@@ -1,9 +1,10 @@
 // simulator.h — runs a workload on the trace medium, then checks recovery
 // from every legal crash image at every crash point.
 //
-// One run: a small pool is laid out in memory (PoolFile::format, 2 lanes of
-// 64 KiB, inline retirement) and opened with the trace medium installed as
-// the medium factory; the workload's setup runs untraced and is quiesced;
+// One run: a small pool is laid out in memory (PoolFile::format, 8 MiB, 2
+// lanes of 64 KiB, inline retirement, growing up to the workload's
+// max_size inside a 64 MiB buffer) and opened with the trace medium
+// installed as the medium factory; the workload's setup runs untraced and is quiesced;
 // then the workload runs while the trace records.  Afterwards the trace is
 // replayed through the persistency Model over a second buffer, the durable
 // image.  Crash points are: before every fence (and drain), and at every
@@ -14,6 +15,7 @@
 // the durable buffer as a diff, checked by the oracle, and taken back.
 //
 // The oracle sees only the image (a PoolFile attached to it, no DRAM state):
+//   0. the image opens (header, durable size and every zone validate);
 //   1. recovery succeeds; 2. a second recovery changes no byte
 //   (idempotence); 3. each owner's bytes and the live allocation count equal
 //   the golden state before or after the wrap it had open (after, once its
@@ -55,6 +57,7 @@ struct SimOptions {
   bool wcl_misread_pairs = false;
   uint32_t max_reports = 2;          // failure reports kept (shrunk)
   uint64_t stop_after_failures = 0;  // 0: never stop early
+  bool grow_skip_zone_fence = false;  // control variant (pool.h)
 };
 
 struct SimResult {

@@ -1,9 +1,10 @@
-// workload.cc — the driver's golden bookkeeping and the seven workloads.
+// workload.cc — the driver's golden bookkeeping and the workloads.
 //
 // Every workload keeps its bytes in the root object (and, for `alloc`, in
 // the objects it allocates); pointers are stored as pool offsets so that an
 // image means the same thing at any base address.  Sizes are chosen so a
-// small pool (8 MiB, 2 lanes of 64 KiB) holds everything.
+// small pool (8 MiB, 2 lanes of 64 KiB) holds everything, except in `grow`,
+// whose pool grows to 64 MiB.
 #include "crashsim/workload.h"
 
 #include <algorithm>
@@ -562,6 +563,48 @@ void run_switch(std::vector<Driver*>& dv, Rng& rng, uint32_t size) {
   }
 }
 
+// Allocations that outgrow the pool: 2-3 per wrap, mostly extents of 2-4
+// MiB, so the 8 MiB pool grows to 16, 32 and 64 MiB within a dozen wraps
+// (growth runs inside the allocating wrap, and 10% of the wraps abort:
+// the pool stays grown, the allocations go).  Frees keep the live bytes
+// under 40 MiB, so fragmentation never needs more than the 64 MiB maximum.
+// Each object's first 64 bytes are owned and written; small blocks fill
+// runs in the new zones too.
+void run_grow(std::vector<Driver*>& dv, Rng& rng, uint32_t size) {
+  Driver& d = *dv[0];
+  char* slots = root(d);  // 32 slots: offset, then size, of each object
+  constexpr uint64_t kSlots = 32, kBudget = 40ull << 20;
+  unsigned char buf[64];
+  for (uint32_t w = 0; w < size; ++w) {
+    d.open();
+    for (uint64_t k = 2 + rng.below(2); k-- > 0;) {
+      char* slot = slots + rng.below(kSlots) * 16;
+      uint64_t live = 0;
+      for (uint64_t i = 0; i < kSlots; ++i) live += d.load64(slots + i * 16 + 8);
+      const uint64_t cur = d.load64(slot);
+      if (cur != 0 && (live > kBudget / 2 || rng.chance(25))) {
+        d.free(sw_pool_ptr(d.pool(), cur));
+        d.store(slot, 0, 8);
+        d.store(slot + 8, 0, 8);
+      } else if (cur == 0) {
+        const uint64_t n = rng.chance(75) ? (2 + rng.below(3)) << 20 : 16 + rng.below(4000);
+        if (live + n > kBudget) continue;
+        void* obj = d.alloc(n, sizeof buf);
+        if (!obj) break;
+        for (auto& c : buf) c = static_cast<unsigned char>(rng.next());
+        d.write(obj, buf, std::min<uint64_t>(n, sizeof buf));
+        d.store(slot, sw_pool_offset(d.pool(), obj), 8);
+        d.store(slot + 8, n, 8);
+      }
+    }
+    if (rng.chance(10)) {
+      d.abort();
+    } else {
+      d.close();
+    }
+  }
+}
+
 // Two owners: owner o has the words i with i % 2 == o of the first 32
 // words of the root, so both write the same cache lines.
 void setup_threads(std::vector<Driver*>& d, Rng&) {
@@ -641,6 +684,8 @@ const std::vector<Workload>& workloads() {
        own_root, run_switch},
       {"threads", "two threads, disjoint words in shared lines, seeded interleaving", 1024, 8, 1024, 8, 2,
        setup_threads, run_threads},
+      {"grow", "allocations of 2-4 MiB that grow the pool from 8 to 64 MiB; 10% aborted", 1024, 8, 1024, 8, 1,
+       own_root, run_grow, nullptr, -1, 0, 64ull << 20},
   };
   return w;
 }

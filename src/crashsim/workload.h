@@ -169,6 +169,9 @@ struct Workload {
   int64_t spill_bytes = -1;
   // sw_config flags of its pools besides the simulator's (SW_CONFIG_WCL).
   uint32_t flags = 0;
+  // The pool's maximum size (sw_config.max_size; at most 64 MiB): it starts
+  // at 8 MiB and grows up to this.  0: it does not grow.
+  uint64_t max_size = 0;
 };
 
 // The simulator's own workloads (the suite's default set).

@@ -10,6 +10,7 @@
 #include <cstring>
 
 #include "common/counters.h"
+#include "common/error.h"
 #include "medium/medium.h"
 #include "pool/allocator.h"
 #include "pool/pool.h"
@@ -28,8 +29,17 @@ uint64_t frame_seed(const PoolFile& pool, uint32_t lane, uint64_t phys_pos) {
 
 LogExtent ExtentSource::take() {
   uint32_t n = taken_.empty() ? 1 : std::min(taken_.back().chunks * 2, kMaxChunks);
+  // A smaller extent after a refused larger one (a pool that cannot grow
+  // that far) is a success: the thread's error stays what it was.
+  const int err = last_error();
+  const std::string msg = err != 0 ? last_error_message() : std::string();
   for (; n > 0; n /= 2) {
     if (const uint64_t off = alloc_->reserve_log_chunks(n)) {
+      if (err != 0) {
+        set_error(err, "%s", msg.c_str());
+      } else {
+        clear_error();
+      }
       taken_.push_back({off, n});
       return taken_.back();
     }
@@ -367,28 +377,12 @@ void RedoWriter::abandon() {
 
 namespace {
 
-// Offsets a redo entry may name: the root slot of PoolMeta, and everything
-// from the chunk table on (chunk heads and heap).  Never the header, the
-// retired watermark, lane headers or the log itself.
-bool home_range_ok(const PoolHeader& h, uint64_t off, uint64_t n) {
-  if (n > h.pool_size || off > h.pool_size - n) return false;
-  if (off >= h.chunk_table_offset) return true;
-  return off >= h.meta_offset && off + n <= h.meta_offset + 2 * sizeof(uint64_t);
-}
-
-// A log extent must be whole heap chunks.
-bool extent_ok(const PoolHeader& h, uint64_t off, uint64_t bytes) {
-  const uint64_t heap_end = h.heap_offset + h.chunk_count * kChunkSize;
-  return off >= h.heap_offset && (off - h.heap_offset) % kChunkSize == 0 && bytes >= kChunkSize &&
-         bytes % kChunkSize == 0 && bytes <= heap_end - off;
-}
-
 // Reads a frame's words across its lane part and its extents.
 class FrameReader {
  public:
   FrameReader(const PoolFile& pool, uint32_t lane, uint64_t phys)
       : h_(pool.header()), pool_(pool), lane_base_(pool.lane_base(lane)), lane_size_(h_.lane_size), pos_(phys),
-        left_((h_.lane_size - 64) / 8), budget_(h_.pool_size / 8) {}
+        left_((h_.lane_size - 64) / 8), budget_(pool.size() / 8) {}
 
   // Words left in the current segment.
   uint64_t left() const { return left_; }
@@ -416,7 +410,7 @@ class FrameReader {
     return reinterpret_cast<const unsigned char*>(base);
   }
   bool jump(uint64_t off, uint64_t bytes) {
-    if (!extent_ok(h_, off, bytes)) return false;
+    if (!pool_.chunk_run_ok(off, bytes)) return false;
     ext_ = static_cast<const char*>(pool_.at(off));
     pos_ = 0;
     left_ = bytes / 8;
@@ -447,7 +441,6 @@ struct WalkResult {
 // valid).  With `words`, collects the entry words.
 WalkResult walk_frame(const PoolFile& pool, uint32_t lane, uint64_t phys, Medium* apply,
                       std::vector<uint64_t>* words, bool misread_pairs = false) {
-  const PoolHeader& h = pool.header();
   FrameReader r(pool, lane, phys);
   WalkResult res;
   uint64_t w;
@@ -460,7 +453,7 @@ WalkResult walk_frame(const PoolFile& pool, uint32_t lane, uint64_t phys, Medium
     if (kind == kStore) {
       const uint64_t lg = (w >> 4) & 0xF, off = w >> 8, n = uint64_t{1} << lg;
       uint64_t v;
-      if (lg > 3 || (off & (n - 1)) || !home_range_ok(h, off, n) || !r.next(&v)) break;
+      if (lg > 3 || (off & (n - 1)) || !pool.home_range_ok(off, n) || !r.next(&v)) break;
       hash = hash_word(hash, v);
       if (apply) {
         apply->store(pool.at(off), v, static_cast<unsigned>(n));
@@ -475,7 +468,7 @@ WalkResult walk_frame(const PoolFile& pool, uint32_t lane, uint64_t phys, Medium
       if (!r.next(&n)) break;
       hash = hash_word(hash, n);
       const uint64_t nw = (n + 7) / 8;
-      if (n == 0 || !home_range_ok(h, off, n) || nw > r.left()) break;
+      if (n == 0 || !pool.home_range_ok(off, n) || nw > r.left()) break;
       if (words) words->insert(words->end(), {w, n});
       for (uint64_t done = 0; done < nw;) {
         uint64_t got;
@@ -503,8 +496,8 @@ WalkResult walk_frame(const PoolFile& pool, uint32_t lane, uint64_t phys, Medium
       if (!r.next(&vals)) break;
       hash = hash_word(hash, vals);
       const uint64_t a = w >> 8, b = w2 >> 8, ha = (w >> 4) & 0xF, hb = (w2 >> 4) & 0xF;
-      if ((w2 & 0xF) != kHalfPair || ha > 1 || hb > 1 || (a & 7) || (b & 7) || !home_range_ok(h, a, 8) ||
-          !home_range_ok(h, b, 8)) {
+      if ((w2 & 0xF) != kHalfPair || ha > 1 || hb > 1 || (a & 7) || (b & 7) || !pool.home_range_ok(a, 8) ||
+          !pool.home_range_ok(b, 8)) {
         break;
       }
       if (apply && misread_pairs) {  // the broken control: a half as the whole word

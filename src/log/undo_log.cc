@@ -109,13 +109,12 @@ uint64_t visit_undo(const PoolFile& pool, uint32_t lane, UndoVisit visit, void* 
   const char* seg = pool.lane_base(lane);
   uint64_t seg_id = 0, seg_size = h.lane_size, pos = 0, count = 0;
   if (const uint64_t head = pool.lane_header(lane)->spill_head; head != 0) {
-    const uint64_t heap_end = h.heap_offset + h.chunk_count * kChunkSize;
-    if (head < h.heap_offset || (head - h.heap_offset) % kChunkSize != 0 || head >= heap_end) return 0;
+    if (!pool.chunk_run_ok(head, kChunkSize)) return 0;
     seg = static_cast<const char*>(pool.at(head));
     seg_id = kInExtent | head;
     seg_size = kChunkSize;
   }
-  uint64_t budget = h.pool_size;  // bytes: a chain of links cannot loop forever
+  uint64_t budget = pool.size();  // bytes: a chain of links cannot loop forever
   auto word = [&](uint64_t p) {
     uint64_t w;
     std::memcpy(&w, seg + p, 8);
@@ -133,20 +132,14 @@ uint64_t visit_undo(const PoolFile& pool, uint32_t lane, UndoVisit visit, void* 
     if (hash_finish(hs) != word(pos + (2 + nw) * 8)) break;
     budget -= bytes;
     if (kind == kUndoLink) {
-      const uint64_t heap_end = h.heap_offset + h.chunk_count * kChunkSize;
-      if (off < h.heap_offset || (off - h.heap_offset) % kChunkSize != 0 || n % kChunkSize != 0 ||
-          n > heap_end - off) {
-        break;
-      }
+      if (!pool.chunk_run_ok(off, n)) break;
       seg = static_cast<const char*>(pool.at(off));
       seg_id = kInExtent | off;
       seg_size = n;
       pos = 0;
       continue;
     }
-    if (n > h.pool_size || off < h.chunk_table_offset || off > h.pool_size - n) {
-      if (!(off >= h.meta_offset && off + n <= h.meta_offset + 16)) break;
-    }
+    if (!pool.home_range_ok(off, n)) break;
     visit(ctx, off, reinterpret_cast<const unsigned char*>(seg + pos + 16), n);
     ++count;
     pos += bytes;

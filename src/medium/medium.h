@@ -81,6 +81,11 @@ class Medium {
   virtual void stream(void* dst, const void* src, size_t n) = 0;
   virtual void fence(FenceKind kind) = 0;
   virtual void drain() = 0;
+  // The pool grew in place: the mapping the medium was made for now ends at
+  // base + len.  Media that keep the mapping's extent (msync: what drain()
+  // syncs; trace: what it records) take note; the others need not.  Called
+  // by the growing thread before it writes to the new part.
+  virtual void extend(size_t len) { (void)len; }
 
   // Convenience: write, flush (no fence).
   void write_flush(void* dst, const void* src, size_t n) {

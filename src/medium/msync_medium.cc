@@ -126,7 +126,7 @@ MsyncMedium::MsyncMedium(void* base, size_t len, FlushInsn insn, bool use_avx)
   page_mask_ = static_cast<uintptr_t>(page > 0 ? page : 4096) - 1;
   auto b = reinterpret_cast<uintptr_t>(base);
   map_begin_ = b & ~page_mask_;
-  map_end_ = (b + len + page_mask_) & ~page_mask_;
+  map_end_.store((b + len + page_mask_) & ~page_mask_, std::memory_order_relaxed);
   LiveRegistry& reg = registry();
   std::lock_guard<std::mutex> g(reg.mu);
   id_ = reg.next_id++;
@@ -149,7 +149,7 @@ void MsyncMedium::note_dirty(const void* addr, size_t n) {
   if (n == 0) return;
   auto a = reinterpret_cast<uintptr_t>(addr);
   uintptr_t begin = std::max(a & ~page_mask_, map_begin_);
-  uintptr_t end = std::min((a + n + page_mask_) & ~page_mask_, map_end_);
+  uintptr_t end = std::min((a + n + page_mask_) & ~page_mask_, map_end_.load(std::memory_order_acquire));
   if (begin >= end) return;
   DirtyPages& d = dirty_for(id_);
   for (uint32_t i = d.n; i-- > 0;) {  // newest first: sequential writers hit at once
@@ -180,9 +180,14 @@ void MsyncMedium::fence(FenceKind kind) {
   if (d != nullptr && d->n != 0) sync_dirty(*d, [this](uintptr_t b, uintptr_t e) { sync_pages(b, e); });
 }
 
+void MsyncMedium::extend(size_t len) {
+  map_end_.store((map_begin_ + len + page_mask_) & ~page_mask_, std::memory_order_release);
+}
+
 void MsyncMedium::drain() {
   X86Medium::drain();
-  if (map_end_ > map_begin_) sync_pages(map_begin_, map_end_);
+  const uintptr_t end = map_end_.load(std::memory_order_acquire);
+  if (end > map_begin_) sync_pages(map_begin_, end);
   if (DirtyPages* d = find_dirty(id_)) d->n = 0;
 }
 

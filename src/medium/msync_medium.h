@@ -6,6 +6,9 @@
 // per thread, which pages the thread flushed or streamed since its last
 // fence; fence() msyncs (MS_SYNC) those pages, drain() the whole mapping.
 //
+// The mapping may grow (a pool that grows in place): extend() moves its
+// end, which flushes and drain() read atomically.
+//
 // The per-thread page lists live in thread-local storage keyed by a unique,
 // never reused medium id (not the medium's address, which a later medium may
 // reuse).  A list holds up to kMaxRanges merged page ranges; when it is full
@@ -42,6 +45,7 @@ class MsyncMedium : public X86Medium {
   void stream(void* dst, const void* src, size_t n) override;
   void fence(FenceKind kind) override;
   void drain() override;
+  void extend(size_t len) override;
 
   // What this medium asked of the kernel (all threads), for tests.
   uint64_t msync_calls() const { return msync_calls_.load(std::memory_order_relaxed); }
@@ -53,7 +57,7 @@ class MsyncMedium : public X86Medium {
 
   uint64_t id_;
   uintptr_t map_begin_;  // page-aligned start of the mapping
-  uintptr_t map_end_;
+  std::atomic<uintptr_t> map_end_;  // grows with the pool (extend)
   uintptr_t page_mask_;  // page size - 1
   std::atomic<uint64_t> msync_calls_{0};
   std::atomic<uint64_t> msync_bytes_{0};

@@ -225,7 +225,8 @@ void TraceMedium::on_load(const void* addr, size_t n) {
 
 bool TraceMedium::inside(const void* p, size_t n) const {
   const auto a = reinterpret_cast<uintptr_t>(p), b = reinterpret_cast<uintptr_t>(base_);
-  return a >= b && n <= len_ && a - b <= len_ - n;
+  const size_t len = len_.load(std::memory_order_acquire);
+  return a >= b && n <= len && a - b <= len - n;
 }
 
 // One event per piece of [off, off+n) inside one aligned word, in address

@@ -45,6 +45,7 @@
 #ifndef SOFTWRAP_MEDIUM_TRACE_MEDIUM_H_
 #define SOFTWRAP_MEDIUM_TRACE_MEDIUM_H_
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <mutex>
@@ -152,8 +153,9 @@ class TraceMedium final : public Medium {
   // [base, base+len) is the volatile image; events are recorded into
   // `trace` (may be nullptr: journal only) while it is recording; writes
   // are saved in `journal` when it is not nullptr.  Writes outside the
-  // image are performed but neither recorded nor journaled.  Loads are
-  // recorded when the trace is started with TraceOptions::loads.
+  // image are performed but neither recorded nor journaled; extend() moves
+  // the image's end when the pool grows.  Loads are recorded when the
+  // trace is started with TraceOptions::loads.
   TraceMedium(void* base, size_t len, Trace* trace, WriteJournal* journal);
 
   const MediumProperties& properties() const override { return props_; }
@@ -163,6 +165,7 @@ class TraceMedium final : public Medium {
   void stream(void* dst, const void* src, size_t n) override;
   void fence(FenceKind kind) override;
   void drain() override;
+  void extend(size_t len) override { len_.store(len, std::memory_order_release); }
 
  protected:
   void on_load(const void* addr, size_t n) override;
@@ -175,7 +178,7 @@ class TraceMedium final : public Medium {
 
   MediumProperties props_;
   char* base_;
-  size_t len_;
+  std::atomic<size_t> len_;  // grows with the pool (extend)
   Trace* trace_;
   WriteJournal* journal_;
 };

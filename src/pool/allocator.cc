@@ -26,7 +26,13 @@
 //
 // Empty runs stay runs (their blocks serve their class) until chunks run
 // out: then a wrap needing chunks reclaims empty runs by storing their
-// heads back to 0, in the same wrap.
+// heads back to 0, in the same wrap.  When that is not enough either, the
+// pool grows (PoolFile::grow, under the mutex, so one thread grows while
+// the others wait for its chunks): a new zone's chunks join the free map.
+//
+// Chunks are numbered across zones (the PoolFile maps a number to its head
+// and its bytes); free ranges never merge across a zone boundary, so an
+// extent never spans two zones.
 #include "pool/allocator.h"
 
 #include <sys/random.h>
@@ -123,44 +129,41 @@ struct HeapImage {
   std::vector<RunImage> runs;
 };
 
-// Parses and verifies the persistent heap, reading home locations directly.
-int scan_heap(const PoolFile& pool, HeapImage* img) {
-  const PoolHeader& ph = pool.header();
-  if (ph.chunk_count > UINT32_MAX) {
-    return set_error(SW_ECORRUPT, "heap: %" PRIu64 " chunks exceed the allocator's limit", ph.chunk_count);
-  }
-  const auto count = static_cast<uint32_t>(ph.chunk_count);
-  const uint64_t* heads = pool.chunk_table();
-  uint32_t c = 0;
-  while (c < count) {
-    const uint64_t hw = heads[c];
+// Parses and verifies one zone's chunks, reading home locations directly.
+int scan_zone(const PoolFile& pool, const Zone& z, HeapImage* img) {
+  const auto* heads = reinterpret_cast<const uint64_t*>(pool.at(z.table));
+  const uint32_t count = z.chunks;
+  uint32_t i = 0;
+  while (i < count) {
+    const uint32_t c = z.first_chunk + i;
+    const uint64_t hw = heads[i];
     const Head h = parse_head(hw);
     switch (h.kind) {
       case Head::kFree: {
-        uint32_t e = c + 1;
+        uint32_t e = i + 1;
         while (e < count && heads[e] == 0) ++e;
-        img->free_ranges.emplace_back(c, e - c);
-        c = e;
+        img->free_ranges.emplace_back(c, e - i);
+        i = e;
         break;
       }
       case Head::kExtent: {
-        if (h.nchunks > count - c) {
-          return set_error(SW_ECORRUPT, "heap: extent at chunk %u of %u chunks runs past the heap end (%u chunks)",
-                           c, h.nchunks, count);
+        if (h.nchunks > count - i) {
+          return set_error(SW_ECORRUPT, "heap: extent at chunk %u of %u chunks runs past the end of its zone (chunk "
+                           "%u)", c, h.nchunks, z.first_chunk + count);
         }
-        for (uint32_t i = c + 1; i < c + h.nchunks; ++i) {
-          if (heads[i] != 0) {
+        for (uint32_t k = i + 1; k < i + h.nchunks; ++k) {
+          if (heads[k] != 0) {
             return set_error(SW_ECORRUPT, "heap: chunk %u inside the extent at chunk %u has head 0x%016" PRIx64
-                             " (must be 0)", i, c, heads[i]);
+                             " (must be 0)", z.first_chunk + k, c, heads[k]);
           }
         }
         img->extents.emplace_back(c, h.nchunks);
-        c += h.nchunks;
+        i += h.nchunks;
         break;
       }
       case Head::kRun: {
         RunImage r{c, h.cls, h.nonce, std::vector<uint64_t>((class_blocks(h.cls) + 63) / 64, 0)};
-        const char* base = pool.heap() + uint64_t{c} * kChunkSize;
+        const char* base = pool.at(z.heap) + uint64_t{i} * kChunkSize;
         for (uint32_t b = 0; b < class_blocks(h.cls); ++b) {
           const auto* hdr = reinterpret_cast<const uint64_t*>(base + b * class_stride(h.cls));
           const uint64_t w = hdr[0];
@@ -180,12 +183,19 @@ int scan_heap(const PoolFile& pool, HeapImage* img) {
           }
         }
         img->runs.push_back(std::move(r));
-        ++c;
+        ++i;
         break;
       }
       case Head::kInvalid:
         return set_error(SW_ECORRUPT, "heap: chunk %u has an invalid head 0x%016" PRIx64, c, hw);
     }
+  }
+  return 0;
+}
+
+int scan_heap(const PoolFile& pool, HeapImage* img) {
+  for (uint32_t zi = 0; zi < pool.zone_count(); ++zi) {
+    if (int rc = scan_zone(pool, pool.zone(zi), img)) return rc;
   }
   return 0;
 }
@@ -280,11 +290,7 @@ class StoreList {
 
 class HeapAllocator final : public Allocator {
  public:
-  explicit HeapAllocator(PoolFile* pool)
-      : heap_off_(pool->header().heap_offset),
-        table_off_(pool->header().chunk_table_offset),
-        count_(static_cast<uint32_t>(pool->header().chunk_count)),
-        slots_(count_) {
+  explicit HeapAllocator(PoolFile* pool) : pool_(pool), slots_(pool->chunk_count()) {
     uint64_t seed = 0;
     if (getrandom(&seed, sizeof seed, GRND_NONBLOCK) != sizeof seed) {
       seed = static_cast<uint64_t>(time(nullptr)) ^ reinterpret_cast<uintptr_t>(this);
@@ -317,14 +323,14 @@ class HeapAllocator final : public Allocator {
   }
 
  private:
-  uint64_t head_off(uint32_t c) const { return table_off_ + uint64_t{c} * 8; }
-  uint64_t chunk_off(uint32_t c) const { return heap_off_ + uint64_t{c} * kChunkSize; }
-  uint64_t heap_end() const { return heap_off_ + uint64_t{count_} * kChunkSize; }
+  uint64_t head_off(uint32_t c) const { return pool_->head_offset(c); }
+  uint64_t chunk_off(uint32_t c) const { return pool_->chunk_offset(c); }
 
   WrapCtx* context(TxAccess& tx);
   uint64_t alloc_block(WrapCtx* ctx, unsigned cls, uint64_t n, StoreList* stores);
   uint64_t alloc_extent(WrapCtx* ctx, uint64_t n, StoreList* stores);
   bool take_chunks(WrapCtx* ctx, uint32_t n, uint64_t requested, StoreList* stores, uint32_t* start);
+  bool grow(uint32_t n);
   void reclaim_run(WrapCtx* ctx, uint32_t c, StoreList* stores);
   void release_chunks(WrapCtx* ctx, uint32_t start, uint32_t n);
   void insert_free(uint32_t start, uint32_t n);
@@ -341,12 +347,10 @@ class HeapAllocator final : public Allocator {
     static_cast<HeapAllocator*>(self)->finish(reinterpret_cast<WrapCtx*>(ctx), false);
   }
 
-  const uint64_t heap_off_;
-  const uint64_t table_off_;
-  const uint32_t count_;
+  PoolFile* const pool_;
 
   mutable std::mutex mu_;
-  std::vector<Slot> slots_;                            // GUARDED_BY(mu_)
+  std::vector<Slot> slots_;                            // one per chunk; GUARDED_BY(mu_)
   std::map<uint32_t, uint32_t> free_by_start_;         // GUARDED_BY(mu_)
   std::set<std::pair<uint32_t, uint32_t>> free_by_len_;  // (length, start) GUARDED_BY(mu_)
   uint64_t free_chunks_ = 0;                           // GUARDED_BY(mu_)
@@ -368,14 +372,14 @@ void HeapAllocator::insert_free(uint32_t start, uint32_t n) {
   auto next = free_by_start_.lower_bound(start);
   if (next != free_by_start_.begin()) {
     auto prev = std::prev(next);
-    if (prev->first + prev->second == start) {
+    if (prev->first + prev->second == start && !pool_->zone_starts_at(start)) {
       start = prev->first;
       n += prev->second;
       free_by_len_.erase({prev->second, prev->first});
       free_by_start_.erase(prev);
     }
   }
-  if (next != free_by_start_.end() && next->first == start + n) {
+  if (next != free_by_start_.end() && next->first == start + n && !pool_->zone_starts_at(start + n)) {
     n += next->second;
     free_by_len_.erase({next->second, next->first});
     free_by_start_.erase(next);
@@ -434,9 +438,20 @@ void HeapAllocator::reclaim_run(WrapCtx* ctx, uint32_t c, StoreList* stores) {
   stores->add(head_off(c), 0);
 }
 
+// Adds a zone of at least n chunks to the pool and its chunks to the free
+// map; false with the thread error set if the pool cannot grow.
+bool HeapAllocator::grow(uint32_t n) {
+  Zone z;
+  if (pool_->grow(n, &z) != 0) return false;
+  slots_.resize(uint64_t{z.first_chunk} + z.chunks);
+  insert_free(z.first_chunk, z.chunks);
+  return true;
+}
+
 // Finds n contiguous chunks for ctx: best fit in the free map, else best fit
-// over free chunks and empty runs (which are reclaimed).  The chunks are
-// removed from the free map; the caller sets their slots.
+// over free chunks and empty runs (which are reclaimed), else in a zone
+// the pool grows by.  The chunks are removed from the free map; the caller
+// sets their slots.
 bool HeapAllocator::take_chunks(WrapCtx* ctx, uint32_t n, uint64_t requested, StoreList* stores, uint32_t* start) {
   auto fit = free_by_len_.lower_bound({n, 0});
   if (fit != free_by_len_.end()) {
@@ -457,7 +472,9 @@ bool HeapAllocator::take_chunks(WrapCtx* ctx, uint32_t n, uint64_t requested, St
   for (size_t i = 0; i < pieces.size();) {
     const uint64_t ws = pieces[i].first;
     uint64_t we = ws + pieces[i].second;
-    for (++i; i < pieces.size() && pieces[i].first == we; ++i) we += pieces[i].second;
+    for (++i; i < pieces.size() && pieces[i].first == we && !pool_->zone_starts_at(pieces[i].first); ++i) {
+      we += pieces[i].second;
+    }
     largest = std::max(largest, we - ws);
     if (we - ws >= n && we - ws < best_len) {
       best_start = ws;
@@ -465,8 +482,16 @@ bool HeapAllocator::take_chunks(WrapCtx* ctx, uint32_t n, uint64_t requested, St
     }
   }
   if (best_len == UINT64_MAX) {
-    set_error(SW_ENOSPC, "pool heap full: %" PRIu64 " bytes requested, %" PRIu64 " bytes free (largest contiguous %"
-              PRIu64 " bytes, including empty runs)", requested, free_chunks_ * kChunkSize, largest * kChunkSize);
+    if (grow(n)) {
+      *start = free_by_len_.lower_bound({n, 0})->second;  // the new zone has n free chunks
+      erase_free(*start, n);
+      return true;
+    }
+    const int code = last_error();
+    const std::string why = last_error_message();
+    set_error(code, "pool heap full: %" PRIu64 " bytes requested, %" PRIu64 " bytes free (largest contiguous %" PRIu64
+              " bytes, including empty runs), and %s", requested, free_chunks_ * kChunkSize, largest * kChunkSize,
+              why.c_str());
     return false;
   }
   const auto s = static_cast<uint32_t>(best_start);
@@ -533,9 +558,8 @@ uint64_t HeapAllocator::alloc_block(WrapCtx* ctx, unsigned cls, uint64_t n, Stor
 
 uint64_t HeapAllocator::alloc_extent(WrapCtx* ctx, uint64_t n, StoreList* stores) {
   const uint64_t want = n / kChunkSize + (n % kChunkSize != 0);
-  if (want > count_) {
-    set_error(SW_ENOSPC, "pool heap full: %" PRIu64 " bytes requested, the whole heap is %" PRIu64 " bytes", n,
-              uint64_t{count_} * kChunkSize);
+  if (want > UINT32_MAX) {
+    set_error(SW_ENOSPC, "allocation of %" PRIu64 " bytes: larger than any pool can be", n);
     return 0;
   }
   const auto nchunks = static_cast<uint32_t>(want);
@@ -569,11 +593,10 @@ uint64_t HeapAllocator::alloc(TxAccess& tx, size_t n) {
 
 int HeapAllocator::free(TxAccess& tx, uint64_t offset) {
   if (!tx.in_wrap()) return set_error(SW_ENOWRAP, "free needs an open wrap");
-  if (offset < heap_off_ || offset >= heap_end()) {
-    return set_error(SW_EINVAL, "free: offset 0x%" PRIx64 " is not in the heap [0x%" PRIx64 ", 0x%" PRIx64 ")",
-                     offset, heap_off_, heap_end());
+  uint32_t c = 0;
+  if (!pool_->chunk_at(offset, &c)) {
+    return set_error(SW_EINVAL, "free: offset 0x%" PRIx64 " is not in the heap (no zone's chunks hold it)", offset);
   }
-  const auto c = static_cast<uint32_t>((offset - heap_off_) / kChunkSize);
   const Head h = parse_head(tx.load64(head_off(c)));
   if (h.kind == Head::kExtent) {
     if (offset != chunk_off(c)) {
@@ -624,8 +647,8 @@ int HeapAllocator::free(TxAccess& tx, uint64_t offset) {
 }
 
 size_t HeapAllocator::usable_size(TxAccess&, uint64_t offset) {
-  if (offset < heap_off_ || offset >= heap_end()) return 0;
-  const auto c = static_cast<uint32_t>((offset - heap_off_) / kChunkSize);
+  uint32_t c = 0;
+  if (!pool_->chunk_at(offset, &c)) return 0;
   std::lock_guard<std::mutex> lock(mu_);
   const Slot& s = slots_[c];
   if (s.state == ChunkState::kExtent) {
@@ -704,8 +727,12 @@ void HeapAllocator::finish(WrapCtx* ctx, bool commit) {
 
 uint64_t HeapAllocator::reserve_log_chunks(uint32_t n) {
   std::lock_guard<std::mutex> lock(mu_);
+  if (n == 0) return 0;
   auto fit = free_by_len_.lower_bound({n, 0});
-  if (n == 0 || fit == free_by_len_.end()) return 0;
+  if (fit == free_by_len_.end()) {
+    if (!grow(n)) return 0;
+    fit = free_by_len_.lower_bound({n, 0});
+  }
   // Best fit over free chunks only: empty runs would need stores (a wrap)
   // to become free chunks.
   const uint32_t start = fit->second;
@@ -717,7 +744,8 @@ uint64_t HeapAllocator::reserve_log_chunks(uint32_t n) {
 
 void HeapAllocator::release_log_chunks(uint64_t offset, uint32_t n) {
   std::lock_guard<std::mutex> lock(mu_);
-  const auto start = static_cast<uint32_t>((offset - heap_off_) / kChunkSize);
+  uint32_t start = 0;
+  if (!pool_->chunk_at(offset, &start)) return;  // not ours: nothing was reserved there
   insert_free(start, n);
   log_chunks_ -= n;
 }
@@ -725,7 +753,7 @@ void HeapAllocator::release_log_chunks(uint64_t offset, uint32_t n) {
 AllocatorStats HeapAllocator::stats() const {
   std::lock_guard<std::mutex> lock(mu_);
   AllocatorStats st;
-  st.heap_bytes = uint64_t{count_} * kChunkSize;
+  st.heap_bytes = uint64_t{slots_.size()} * kChunkSize;
   st.free_chunks = free_chunks_;
   for (const Slot& s : slots_) {
     if (s.state == ChunkState::kExtent) {
@@ -756,7 +784,7 @@ int Allocator::check(const PoolFile& pool, AllocatorStats* stats) {
   if (int rc = scan_heap(pool, &img)) return rc;
   if (stats != nullptr) {
     AllocatorStats st;
-    st.heap_bytes = pool.header().chunk_count * kChunkSize;
+    st.heap_bytes = uint64_t{pool.chunk_count()} * kChunkSize;
     for (const auto& fr : img.free_ranges) st.free_chunks += fr.second;
     for (const auto& ex : img.extents) {
       ++st.allocated_extents;

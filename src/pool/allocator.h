@@ -2,10 +2,11 @@
 //
 // Persistent state is only words that change inside the caller's wrap, so a
 // wrap that aborts or is cut by a crash leaves no trace:
-//   * chunk heads (PoolFile::chunk_table): one word per 256 KiB chunk; 0 for
-//     a free chunk, else a tagged head for an extent of N chunks or for a
-//     run of equal blocks of one size class.  Chunks inside an extent keep
-//     head 0, so the table parses left to right.
+//   * chunk heads (one table per zone; PoolFile::head_offset): one word per
+//     256 KiB chunk; 0 for a free chunk, else a tagged head for an extent
+//     of N chunks or for a run of equal blocks of one size class.  Chunks
+//     inside an extent keep head 0, so a table parses left to right.  An
+//     extent never spans two zones.
 //   * block headers: each block of a run starts with a 16-byte header whose
 //     first word says allocated/free, the size class and the run's nonce (a
 //     random number chosen when the run was formatted, so stale headers
@@ -18,6 +19,9 @@
 //
 // The allocator reaches the wrap through TxAccess, which the engine layer
 // implements: layering stays bottom-up (pool does not include engine).
+// When no free chunks fit a request, the allocator grows the pool
+// (PoolFile::grow; outside any wrap, so an aborted wrap leaves the pool
+// grown) and takes them from the new zone.
 #ifndef SOFTWRAP_POOL_ALLOCATOR_H_
 #define SOFTWRAP_POOL_ALLOCATOR_H_
 
@@ -61,7 +65,9 @@ class Allocator {
   static int open(PoolFile* pool, std::unique_ptr<Allocator>* out);
 
   // In a wrap (tx.in_wrap()).  Returns the pool offset of n usable bytes,
-  // 16-byte aligned, or 0 with the thread error set (SW_ENOSPC, SW_EINVAL).
+  // 16-byte aligned, growing the pool if it must, or 0 with the thread
+  // error set (SW_ENOSPC: full and it cannot grow, the message says why;
+  // SW_EIO: a growth failed; SW_EINVAL).
   virtual uint64_t alloc(TxAccess& tx, size_t n) = 0;
   // Frees the allocation at offset; SW_EINVAL if it is not a live one.
   virtual int free(TxAccess& tx, uint64_t offset) = 0;
@@ -72,8 +78,10 @@ class Allocator {
   // only.  Their persistent heads stay 0 ("free"), so a crash releases them
   // by itself; recovery reaches their contents through the links of the log
   // records that continue there, and nothing else may use them until
-  // release_log_chunks.  Returns the offset of the first chunk, or 0 (no n
-  // contiguous free chunks; nothing reserved).  Thread-safe, no wrap needed.
+  // release_log_chunks.  Grows the pool when no n contiguous chunks are
+  // free.  Returns the offset of the first chunk, or 0 (the pool is full
+  // and cannot grow: thread error set; nothing reserved).  Thread-safe, no
+  // wrap needed.
   virtual uint64_t reserve_log_chunks(uint32_t n) = 0;
   // Returns chunks reserved by reserve_log_chunks to the free map.
   virtual void release_log_chunks(uint64_t offset, uint32_t n) = 0;

@@ -1,17 +1,23 @@
 // pool.cc — configuration resolution and the pool file: create, validate,
-// open, map.
+// open, attach.  Zones, the address-range reservation and growth are in
+// pool_growth.cc.
 //
-// Approach: the header is the single source of truth for the layout and is
-// validated completely (magic, version, checksum, size, every region's
-// alignment, order and bounds) from a pread copy *before* the file is mapped
-// writable, so a refused file is never written.  Creation is ordered so that
-// a crash at any point leaves a file open() refuses: the regions are sized
-// (zero-filled by ftruncate, preallocated by fallocate where supported) and
-// synced first, the header is written and synced last.  An exclusive
-// flock() on the descriptor, held for the PoolFile's lifetime, keeps a
-// second opener (another process, or another PoolFile in this one) out.
-// attach()/format() build a PoolFile over caller memory instead (crash
-// simulator, fuzzer): same validation, no file, lock or mapping.
+// Approach: the header is the single source of truth for the layout of
+// zone 0 and is validated completely (magic, version, checksum, size, every
+// region's alignment, order and bounds) from a pread copy *before* anything
+// is mapped, then the durable size and growth limit (PoolMeta, also read
+// with pread), then every zone; a refused file is never written.  Creation
+// is ordered so that a crash at any point leaves a file open() refuses: the
+// regions are sized (zero-filled by ftruncate, preallocated by fallocate
+// where supported) and synced first, the header is written and synced last.
+// An exclusive flock() on the descriptor, held for the PoolFile's lifetime,
+// keeps a second opener (another process, or another PoolFile in this one)
+// out.  attach()/format() build a PoolFile over caller memory instead
+// (crash simulator, fuzzer): same validation, no file, lock or mapping.
+//
+// Version 1 pools (no zones, no PoolMeta growth words) are accepted and
+// upgraded in place at bind() (pool_growth.cc): their layout is version 2's
+// zone 0 exactly.
 #include "pool/pool.h"
 
 #include <fcntl.h>
@@ -22,6 +28,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cinttypes>
 #include <cstdlib>
@@ -32,13 +39,6 @@
 #include "common/error.h"
 #include "common/hash.h"
 #include "medium/medium.h"
-
-#ifndef MAP_SHARED_VALIDATE
-#define MAP_SHARED_VALIDATE 0x03
-#endif
-#ifndef MAP_SYNC
-#define MAP_SYNC 0x80000
-#endif
 
 namespace softwrap {
 namespace {
@@ -97,6 +97,25 @@ int env_u32(const char* name, uint32_t* out) {
   return 0;
 }
 
+// Size of an environment override: parse_byte_size, or "unlimited" where
+// `unlimited` is given.
+int env_size(const char* name, uint64_t* out, const uint64_t* unlimited, uint64_t min) {
+  const char* v = env(name);
+  if (v == nullptr) return 0;
+  if (unlimited != nullptr && std::strcmp(v, "unlimited") == 0) {
+    *out = *unlimited;
+    return 0;
+  }
+  uint64_t n = 0;
+  if (!parse_byte_size(v, &n) || n < min) {
+    return set_error(SW_EINVAL, "environment variable %s='%s' is not a size of at least %" PRIu64
+                     " bytes (digits with an optional K, M, G or T suffix%s)", name, v, min,
+                     unlimited != nullptr ? ", or 'unlimited'" : "");
+  }
+  *out = n;
+  return 0;
+}
+
 // ---------------------------------------------------------------- layout
 
 // Fills the layout fields of *h for a pool of `size` bytes.
@@ -144,22 +163,6 @@ int compute_layout(uint64_t size, uint32_t lanes, uint64_t lane_size, PoolHeader
 
 // ---------------------------------------------------------------- OS helpers
 
-char* map_pool(int fd, size_t size, const std::string& path, bool* is_dax) {
-  // MAP_SYNC only succeeds on DAX: then CPU cache flushes make data durable.
-  void* p = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED_VALIDATE | MAP_SYNC, fd, 0);
-  if (p != MAP_FAILED) {
-    *is_dax = true;
-    return static_cast<char*>(p);
-  }
-  p = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-  if (p == MAP_FAILED) {
-    set_error_errno(SW_EIO, "cannot map pool '%s' (%zu bytes)", path.c_str(), size);
-    return nullptr;
-  }
-  *is_dax = false;
-  return static_cast<char*>(p);
-}
-
 int lock_file(int fd, const std::string& path) {
   while (flock(fd, LOCK_EX | LOCK_NB) != 0) {
     if (errno == EINTR) continue;
@@ -190,6 +193,29 @@ int random_bytes(void* buf, size_t n) {
   return 0;
 }
 
+// Reads n bytes at off; *got is how many there were (a short file).
+int pread_all(int fd, void* buf, size_t n, uint64_t off, size_t* got, const std::string& path) {
+  *got = 0;
+  while (*got < n) {
+    ssize_t r = pread(fd, static_cast<char*>(buf) + *got, n - *got, static_cast<off_t>(off + *got));
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0) return set_error_errno(SW_EIO, "cannot read pool file '%s'", path.c_str());
+    if (r == 0) break;
+    *got += static_cast<size_t>(r);
+  }
+  return 0;
+}
+
+// The growth limit a new pool records: sw_config.max_size, or its size.
+int creation_limit(uint64_t size, const ResolvedConfig& cfg, uint64_t* limit) {
+  *limit = cfg.max_size == 0 ? size : cfg.max_size;
+  if (*limit < size) {
+    return set_error(SW_EINVAL, "sw_config.max_size %" PRIu64 " is below the pool size %" PRIu64
+                     " (0 = the pool does not grow)", *limit, size);
+  }
+  return 0;
+}
+
 uint64_t realtime_ns() {
   timespec ts{};
   clock_gettime(CLOCK_REALTIME, &ts);
@@ -206,6 +232,27 @@ struct Region {
 }  // namespace
 
 // ------------------------------------------------------------------ config
+
+bool parse_byte_size(const std::string& s, uint64_t* out) {
+  size_t digits = 0;
+  uint64_t n = 0;
+  for (; digits < s.size() && s[digits] >= '0' && s[digits] <= '9'; ++digits) {
+    if (n > (UINT64_MAX - 9) / 10) return false;
+    n = n * 10 + static_cast<uint64_t>(s[digits] - '0');
+  }
+  if (digits == 0) return false;
+  std::string unit;
+  for (size_t i = digits; i < s.size(); ++i) unit += static_cast<char>(std::tolower(static_cast<unsigned char>(s[i])));
+  if (unit.size() > 1 && unit.back() == 'b') unit.pop_back();             // "MB", "MiB" -> "m", "mi"
+  if (unit.size() == 2 && unit[1] == 'i') unit.pop_back();                // "mi" -> "m"
+  static const char kUnits[] = "bkmgt";
+  const char* u = unit.empty() ? kUnits : std::strchr(kUnits, unit[0]);
+  if (u == nullptr || unit.size() > 1) return false;
+  const unsigned shift = static_cast<unsigned>(u - kUnits) * 10;
+  if (shift != 0 && n > (UINT64_MAX >> shift)) return false;
+  *out = n << shift;
+  return true;
+}
 
 const char* engine_kind_name(sw_engine_kind k) {
   switch (k) {
@@ -258,6 +305,7 @@ int resolve_config(const sw_config* cfg, ResolvedConfig* out) {
     if (cfg->lanes) r.lanes = cfg->lanes;
     r.lane_size = cfg->lane_size;
     r.flags = cfg->flags;
+    r.max_size = cfg->max_size;
   }
   if (!is_pow2(r.alias_entries) || r.alias_entries < 64) {
     return set_error(SW_EINVAL, "sw_config.alias_entries %u must be a power of two >= 64", r.alias_entries);
@@ -322,6 +370,9 @@ int resolve_config(const sw_config* cfg, ResolvedConfig* out) {
   if (r.shadow_budget_kib == 0) {
     return set_error(SW_EINVAL, "environment variable SOFTWRAP_SHADOW_BUDGET_KIB must be >= 1");
   }
+  const uint64_t unlimited = kUnlimitedPoolSize;
+  if (int rc = env_size("SOFTWRAP_POOL_MAX", &r.max_size, &unlimited, 0)) return rc;
+  if (int rc = env_size("SOFTWRAP_POOL_RESERVE", &r.reserve_limit, nullptr, kMinPoolSize)) return rc;
   *out = r;
   return 0;
 }
@@ -329,12 +380,13 @@ int resolve_config(const sw_config* cfg, ResolvedConfig* out) {
 // ------------------------------------------------------------------ PoolFile
 
 PoolFile::~PoolFile() {
-  if (base_ != nullptr && !attached_) munmap(base_, size_);
+  if (base_ != nullptr && !attached_) munmap(base_, reserved_);  // the mapping and the rest of the reservation
   if (fd_ >= 0) close(fd_);  // releases the flock
 }
 
 // Reads only min(file_size, sizeof(PoolHeader)) bytes of data, any alignment.
-int PoolFile::validate_header(const void* data, size_t file_size) {
+int PoolFile::validate_header(const void* data, size_t file_size, bool* upgrade) {
+  if (upgrade != nullptr) *upgrade = false;
   if (file_size < sizeof(PoolHeader)) {
     return set_error(SW_EFOREIGN, "not a softwrap pool: the file is %zu bytes, smaller than a pool header (%zu)",
                      file_size, sizeof(PoolHeader));
@@ -345,28 +397,36 @@ int PoolFile::validate_header(const void* data, size_t file_size) {
   if (std::memcmp(h.magic, kPoolMagic, sizeof h.magic) != 0) {
     return set_error(SW_EFOREIGN, "not a softwrap pool: bad magic");
   }
-  if (h.layout_version != kLayoutVersion) {
-    if (h.layout_version < kLayoutVersion) {
-      return set_error(SW_EVERSION,
-                       "pool layout version %u was written by an older softwrap; this library reads version %u "
-                       "(log records that continue in heap extents). Open it with the softwrap that made it "
-                       "and copy the data into a new pool",
-                       h.layout_version, kLayoutVersion);
+  if (h.layout_version != kLayoutVersion && h.layout_version != kLayoutVersionV1) {
+    if (h.layout_version > kLayoutVersion) {
+      return set_error(SW_EVERSION, "pool layout version %u is newer than this library reads (versions %u "
+                       "and %u): use a newer softwrap", h.layout_version, kLayoutVersionV1, kLayoutVersion);
     }
-    return set_error(SW_EVERSION, "pool layout version %u is newer than this library reads (version %u): "
-                     "use a newer softwrap", h.layout_version, kLayoutVersion);
+    return set_error(SW_EVERSION, "pool layout version %u is not supported (this library reads versions %u and %u); "
+                     "open the pool with the softwrap release that wrote it", h.layout_version, kLayoutVersionV1,
+                     kLayoutVersion);
   }
   if (h.header_size != sizeof(PoolHeader)) {
     return set_error(SW_ECORRUPT, "pool header: header_size %u, expected %zu", h.header_size, sizeof(PoolHeader));
   }
   const uint64_t sum = hash64(&h, kChecksummedBytes);
+  bool torn_upgrade = false;
   if (h.checksum != sum) {
-    return set_error(SW_ECORRUPT, "pool header checksum mismatch (stored 0x%016" PRIx64 ", computed 0x%016" PRIx64
-                     "): the header is corrupt", h.checksum, sum);
+    // The upgrade from version 1 stores the version word and the checksum
+    // separately (pool_growth.cc); a crash between the two leaves a header
+    // whose checksum is right for the other version.  bind() finishes it.
+    PoolHeader other = h;
+    other.layout_version = h.layout_version == kLayoutVersion ? kLayoutVersionV1 : kLayoutVersion;
+    if (h.checksum != hash64(&other, kChecksummedBytes)) {
+      return set_error(SW_ECORRUPT, "pool header checksum mismatch (stored 0x%016" PRIx64 ", computed 0x%016" PRIx64
+                       "): the header is corrupt", h.checksum, sum);
+    }
+    torn_upgrade = true;
   }
-  if (h.pool_size != file_size) {
-    return set_error(SW_ECORRUPT, "pool header says %" PRIu64 " bytes but the file has %zu: the file was %s",
-                     h.pool_size, file_size, file_size < h.pool_size ? "truncated" : "extended");
+  if (upgrade != nullptr) *upgrade = torn_upgrade || h.layout_version == kLayoutVersionV1;
+  if (h.pool_size > file_size) {
+    return set_error(SW_ECORRUPT, "pool header says the pool was created with %" PRIu64
+                     " bytes but the file has %zu: the file was truncated", h.pool_size, file_size);
   }
   if (h.pool_size < kMinPoolSize) {
     return set_error(SW_ECORRUPT, "pool header: pool_size %" PRIu64 " is below the minimum %" PRIu64, h.pool_size,
@@ -417,6 +477,39 @@ int PoolFile::validate_header(const void* data, size_t file_size) {
   return 0;
 }
 
+// The durable size and growth limit from PoolMeta `m` (a version-1 pool has
+// zeros there: its size is its initial size and it does not grow), checked
+// against the initial size and the `room` there is (file or memory), and
+// the maximum cfg asks for.
+int PoolFile::setup(uint64_t initial, const PoolMeta& m, const ResolvedConfig& cfg, uint64_t room) {
+  uint64_t size = m.pool_size, limit = m.max_size;
+  if (upgrade_ && size == 0 && limit == 0) size = limit = initial;
+  if (size < initial || (size != initial && size % kPageSize != 0)) {  // zones end on page boundaries
+    return set_error(SW_ECORRUPT, "pool metadata: durable size %" PRIu64 " is neither the initial size %" PRIu64
+                     " nor a multiple of 4096 above it", size, initial);
+  }
+  if (limit < size) {
+    return set_error(SW_ECORRUPT, "pool metadata: maximum size %" PRIu64 " is below the durable size %" PRIu64, limit,
+                     size);
+  }
+  if (size > room) {
+    return set_error(SW_ECORRUPT, "the pool is %" PRIu64 " bytes (its durable size) but the %s has only %" PRIu64
+                     ": the file was truncated", size, attached_ ? "memory" : "file", room);
+  }
+  if (cfg.max_size != 0 && cfg.max_size != limit) {
+    if (cfg.max_size < size) {
+      return set_error(SW_EINVAL, "sw_config.max_size %" PRIu64 " is below the pool's size %" PRIu64
+                       " (a pool does not shrink)", cfg.max_size, size);
+    }
+    limit = cfg.max_size;
+    limit_changed_ = true;
+  }
+  size_.store(size, std::memory_order_relaxed);
+  limit_ = limit;
+  skip_zone_fence_ = cfg.grow_skip_zone_fence;
+  return 0;
+}
+
 std::unique_ptr<PoolFile> PoolFile::create(const std::string& path, size_t size, const ResolvedConfig& cfg) {
   if (size < kMinPoolSize) {
     set_error(SW_EINVAL, "pool size %zu is below the minimum of %" PRIu64 " bytes (8 MiB)", size, kMinPoolSize);
@@ -427,6 +520,8 @@ std::unique_ptr<PoolFile> PoolFile::create(const std::string& path, size_t size,
     set_error(SW_EINVAL, "bad pool geometry: %u lanes of %" PRIu64 " bytes", cfg.lanes, cfg.lane_size);
     return nullptr;
   }
+  uint64_t limit = 0;
+  if (creation_limit(size, cfg, &limit) != 0) return nullptr;
   PoolHeader h{};
   if (compute_layout(size, cfg.lanes, cfg.lane_size, &h) != 0) return nullptr;
 
@@ -472,14 +567,21 @@ std::unique_ptr<PoolFile> PoolFile::create(const std::string& path, size_t size,
   }
   if (fallocate(pf->fd_, 0, 0, static_cast<off_t>(size)) != 0 && errno != EOPNOTSUPP && errno != ENOSYS &&
       errno != EINVAL) {
-    set_error_errno(SW_EIO, "cannot allocate %zu bytes for pool file '%s'", size, path.c_str());
+    set_error_errno(errno == ENOSPC || errno == EDQUOT ? SW_ENOSPC : SW_EIO,
+                    "cannot allocate %zu bytes for pool file '%s'", size, path.c_str());
     return nullptr;
   }
-  pf->size_ = size;
-  pf->base_ = map_pool(pf->fd_, size, path, &pf->is_dax_);
-  if (pf->base_ == nullptr) return nullptr;
-  // Every region is valid as zeros: no root, retired_seq 0, clean lanes, all
-  // chunks free.  Make them durable before the header that blesses them.
+  pf->file_size_ = size;
+  pf->size_.store(size, std::memory_order_relaxed);
+  pf->limit_ = limit;
+  pf->skip_zone_fence_ = cfg.grow_skip_zone_fence;
+  if (pf->reserve_and_map(cfg.reserve_limit) != 0) return nullptr;
+  // Every region is valid as zeros (no root, retired_seq 0, clean lanes, all
+  // chunks free) but the durable size and the limit.  Make them durable
+  // before the header that blesses them.
+  auto* meta = reinterpret_cast<PoolMeta*>(pf->base_ + h.meta_offset);
+  meta->pool_size = size;
+  meta->max_size = limit;
   if (sync_range(pf->base_, size, path) != 0) return nullptr;
 
   std::memcpy(h.magic, kPoolMagic, sizeof h.magic);
@@ -493,7 +595,7 @@ std::unique_ptr<PoolFile> PoolFile::create(const std::string& path, size_t size,
   h.checksum = hash64(&h, kChecksummedBytes);
   std::memcpy(pf->base_, &h, sizeof h);
   if (sync_range(pf->base_, kPageSize, path) != 0) return nullptr;
-  if (validate_header(pf->base_, size) != 0) return nullptr;  // self-check; cannot fail
+  if (validate_header(pf->base_, size) != 0 || pf->load_zones() != 0) return nullptr;  // self-check; cannot fail
 
   // Make the new directory entry durable too (best effort).
   std::string dir = path.substr(0, path.find_last_of('/') == std::string::npos ? 0 : path.find_last_of('/'));
@@ -506,7 +608,7 @@ std::unique_ptr<PoolFile> PoolFile::create(const std::string& path, size_t size,
   return pf;
 }
 
-std::unique_ptr<PoolFile> PoolFile::open(const std::string& path) {
+std::unique_ptr<PoolFile> PoolFile::open(const std::string& path, const ResolvedConfig& cfg) {
   std::unique_ptr<PoolFile> pf(new PoolFile());
   pf->path_ = path;
   pf->fd_ = ::open(path.c_str(), O_RDWR | O_CLOEXEC);
@@ -524,56 +626,69 @@ std::unique_ptr<PoolFile> PoolFile::open(const std::string& path) {
     set_error(SW_EFOREIGN, "not a softwrap pool: '%s' is not a regular file", path.c_str());
     return nullptr;
   }
-  const size_t file_size = static_cast<size_t>(st.st_size);
-  // Validate a read-only copy before mapping anything writable.
+  const auto file_size = static_cast<size_t>(st.st_size);
+  // Validate read-only copies of the header and PoolMeta before mapping.
   PoolHeader h{};
-  const size_t want = file_size < sizeof h ? file_size : sizeof h;
   size_t got = 0;
-  while (got < want) {
-    ssize_t r = pread(pf->fd_, reinterpret_cast<char*>(&h) + got, want - got, static_cast<off_t>(got));
-    if (r < 0 && errno == EINTR) continue;
-    if (r < 0) {
-      set_error_errno(SW_EIO, "cannot read the header of '%s'", path.c_str());
-      return nullptr;
-    }
-    if (r == 0) break;
-    got += static_cast<size_t>(r);
+  if (pread_all(pf->fd_, &h, std::min(file_size, sizeof h), 0, &got, path) != 0) return nullptr;
+  if (validate_header(&h, got < sizeof h ? got : file_size, &pf->upgrade_) != 0) return nullptr;
+  PoolMeta m{};
+  if (pread_all(pf->fd_, &m, sizeof m, h.meta_offset, &got, path) != 0) return nullptr;
+  if (got != sizeof m) {
+    set_error(SW_EIO, "short read of the metadata of '%s'", path.c_str());
+    return nullptr;
   }
-  if (validate_header(&h, got < want ? got : file_size) != 0) return nullptr;
-
-  pf->size_ = file_size;
-  pf->base_ = map_pool(pf->fd_, file_size, path, &pf->is_dax_);
-  if (pf->base_ == nullptr) return nullptr;
-  // The mapping must show the header we validated (guards against a writer
-  // that ignores the lock).
-  if (std::memcmp(pf->base_, &h, sizeof h) != 0 && validate_header(pf->base_, file_size) != 0) return nullptr;
+  pf->file_size_ = file_size;
+  if (pf->setup(h.pool_size, m, cfg, file_size) != 0) return nullptr;
+  if (pf->reserve_and_map(cfg.reserve_limit) != 0) return nullptr;
+  // The mapping must show what we validated (guards against a writer that
+  // ignores the lock).
+  if (std::memcmp(pf->base_, &h, sizeof h) != 0 || std::memcmp(pf->meta(), &m, sizeof m) != 0) {
+    set_error(SW_EBUSY, "pool '%s' changed while it was being opened (another writer ignores the lock?)", path.c_str());
+    return nullptr;
+  }
+  if (pf->load_zones() != 0) return nullptr;
   return pf;
 }
 
-int PoolFile::sync_all() { return attached_ ? 0 : sync_range(base_, size_, path_); }
+int PoolFile::sync_all() { return attached_ ? 0 : sync_range(base_, size(), path_); }
 
-std::unique_ptr<PoolFile> PoolFile::attach(void* base, size_t size) {
+std::unique_ptr<PoolFile> PoolFile::attach(void* base, size_t capacity, const ResolvedConfig& cfg) {
   if (base == nullptr || reinterpret_cast<uintptr_t>(base) % kPageSize != 0) {
     set_error(SW_EINVAL, "attach: pool memory %p must be 4096-aligned", base);
     return nullptr;
   }
-  if (validate_header(base, size) != 0) return nullptr;
+  bool upgrade = false;
+  if (validate_header(base, capacity, &upgrade) != 0) return nullptr;
   std::unique_ptr<PoolFile> pf(new PoolFile());
   pf->path_ = "<memory>";
   pf->base_ = static_cast<char*>(base);
-  pf->size_ = size;
   pf->is_dax_ = true;
   pf->attached_ = true;
+  pf->upgrade_ = upgrade;
+  pf->reserved_ = capacity / kPageSize * kPageSize;
+  PoolMeta m;
+  std::memcpy(&m, pf->meta(), sizeof m);
+  if (pf->setup(pf->header().pool_size, m, cfg, capacity) != 0) return nullptr;
+  pf->max_size_ = std::min(pf->limit_, pf->reserved_);
+  if (pf->load_zones() != 0) return nullptr;
   return pf;
 }
 
-std::unique_ptr<PoolFile> PoolFile::format(void* base, size_t size, const ResolvedConfig& cfg, const uint8_t* uuid) {
-  if (size < kMinPoolSize) {
-    set_error(SW_EINVAL, "pool size %zu is below the minimum of %" PRIu64 " bytes (8 MiB)", size, kMinPoolSize);
+std::unique_ptr<PoolFile> PoolFile::format(void* base, size_t capacity, size_t size, const ResolvedConfig& cfg,
+                                           const uint8_t* uuid) {
+  if (size < kMinPoolSize || size > capacity) {
+    set_error(SW_EINVAL, "pool size %zu is not in [%" PRIu64 " (8 MiB), %zu (the memory)]", size, kMinPoolSize,
+              capacity);
     return nullptr;
   }
+  uint64_t limit = 0;
+  if (creation_limit(size, cfg, &limit) != 0) return nullptr;
   PoolHeader h{};
   if (compute_layout(size, cfg.lanes, cfg.lane_size, &h) != 0) return nullptr;
+  auto* meta = reinterpret_cast<PoolMeta*>(static_cast<char*>(base) + h.meta_offset);
+  meta->pool_size = size;
+  meta->max_size = limit;
   std::memcpy(h.magic, kPoolMagic, sizeof h.magic);
   h.layout_version = kLayoutVersion;
   h.header_size = sizeof(PoolHeader);
@@ -585,7 +700,7 @@ std::unique_ptr<PoolFile> PoolFile::format(void* base, size_t size, const Resolv
   }
   h.checksum = hash64(&h, kChecksummedBytes);
   std::memcpy(base, &h, sizeof h);
-  return attach(base, size);
+  return attach(base, capacity, cfg);
 }
 
 }  // namespace softwrap

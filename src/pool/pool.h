@@ -1,17 +1,27 @@
-// pool.h — a pool file mapped into memory: creation, validation, layout.
+// pool.h — a pool file mapped into memory: creation, validation, layout,
+// growth.
 //
 // PoolFile owns the file descriptor (with an exclusive advisory lock, so a
 // second process gets SW_EBUSY instead of corrupting it), the mapping and
-// the validated header.  It knows where every region is; it does not know
-// about wraps.  Creation writes every region, then the header last (stored,
-// flushed, fenced), so a crash during creation leaves a file that open()
-// refuses rather than a half-initialized pool.
+// the validated header.  It knows where every region and every zone is;
+// it does not know about wraps.  Creation writes every region, then the
+// header last (stored, flushed, fenced), so a crash during creation leaves
+// a file that open() refuses rather than a half-initialized pool.
+//
+// Growth: open reserves the address range of the pool's maximum size
+// (PROT_NONE) and maps the file at its start, so a growth maps the new part
+// in place and every pointer into the pool stays valid.  grow() extends the
+// file, maps it, formats a zone there through the medium, and only then
+// persists the new durable size (PoolMeta::pool_size): a crash at any point
+// leaves a pool that opens, at the old size or the new one.
 #ifndef SOFTWRAP_POOL_POOL_H_
 #define SOFTWRAP_POOL_POOL_H_
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
 
 #include "pool/pool_format.h"
@@ -20,6 +30,32 @@
 namespace softwrap {
 
 class Medium;
+
+// Address range an unlimited pool reserves at open, unless
+// SOFTWRAP_POOL_RESERVE says otherwise: 1 TiB (an x86-64 process has 128
+// TiB, so a hundred such pools fit; a smaller file system caps it anyway).
+inline constexpr uint64_t kDefaultReserveLimit = 1ull << 40;
+// A growth adds as many bytes as the pool has (doubling it), at most this
+// many, at least what the request that triggered it needs (pool.cc).
+inline constexpr uint64_t kMaxGrowthStep = 1ull << 30;
+// Zones a pool can have (zone 0 included).
+inline constexpr uint32_t kMaxZones = 1u << 16;
+
+// One zone of the heap: chunk heads at `table`, `chunks` chunks from `heap`,
+// numbered from first_chunk.  Zone 0 is the pool as created ([0, initial
+// size): its "zone header" is the PoolHeader); later zones are [offset, end).
+struct Zone {
+  uint64_t offset;
+  uint64_t end;
+  uint64_t table;
+  uint64_t heap;
+  uint32_t first_chunk;
+  uint32_t chunks;
+};
+
+// Strict byte size: digits with an optional K/M/G/T suffix (binary; "KiB",
+// "MB" and a trailing "B" are accepted too), no overflow.
+bool parse_byte_size(const std::string& s, uint64_t* out);
 
 struct PoolGeometry {
   uint32_t lanes = 32;
@@ -54,6 +90,19 @@ struct ResolvedConfig {
   //   wcl_misread_pairs: recovery applies each half of a write-combined PAIR
   //     record to its whole word — a deliberately broken variant.
   bool wcl_misread_pairs = false;
+  // Growth (sw_config.max_size, SOFTWRAP_POOL_MAX).  At create: the pool's
+  // maximum size; 0 = its size (it does not grow).  At open: a new maximum
+  // (recorded in the pool); 0 = keep the recorded one.  kUnlimitedPoolSize:
+  // as far as the file system allows.
+  uint64_t max_size = 0;
+  // Address range reserved at open for a pool without a finite maximum:
+  // at most this (SOFTWRAP_POOL_RESERVE), and at most the file system's
+  // size (the pool can never outgrow its file system).
+  uint64_t reserve_limit = kDefaultReserveLimit;
+  // Internal knob for a crash simulator control (never set from sw_config
+  // or the environment): growth skips the fence between formatting a zone
+  // and persisting the size that covers it — a deliberately broken variant.
+  bool grow_skip_zone_fence = false;
 };
 // Returns 0 or SW_EINVAL (with message) for a bad value in cfg or the
 // environment.
@@ -68,25 +117,45 @@ class PoolFile {
   PoolFile& operator=(const PoolFile&) = delete;
 
   // nullptr + thread error on failure (codes as documented in softwrap.h).
+  // open() validates the header, the durable size and every zone and
+  // writes nothing; cfg supplies max_size and reserve_limit.
   static std::unique_ptr<PoolFile> create(const std::string& path, size_t size,
                                           const ResolvedConfig& cfg);
-  static std::unique_ptr<PoolFile> open(const std::string& path);
+  static std::unique_ptr<PoolFile> open(const std::string& path, const ResolvedConfig& cfg = {});
   // In-memory pools (crash simulator, fuzzer): no file, no lock, no
-  // mapping of our own.  attach() validates the header at `base` like
-  // open() does; format() lays out a new pool in `size` zeroed bytes
-  // (uuid from `uuid`, or random if nullptr) and attaches it.  The memory
-  // must outlive the PoolFile and is not freed by it.  is_dax() is true:
-  // there is no file to msync, so the x86 medium is the one that applies.
-  static std::unique_ptr<PoolFile> attach(void* base, size_t size);
-  static std::unique_ptr<PoolFile> format(void* base, size_t size, const ResolvedConfig& cfg,
+  // mapping of our own.  `capacity` bytes at `base` hold the pool and room
+  // for it to grow (the maximum is capped at capacity).  attach() validates
+  // the pool at `base` like open() does; format() lays out a new pool of
+  // `size` bytes (uuid from `uuid`, or random if nullptr) in zeroed bytes
+  // and attaches it.  The memory must outlive the PoolFile and is not
+  // freed by it.  is_dax() is true: there is no file to msync, so the x86
+  // medium is the one that applies.
+  static std::unique_ptr<PoolFile> attach(void* base, size_t capacity, const ResolvedConfig& cfg = {});
+  static std::unique_ptr<PoolFile> format(void* base, size_t capacity, size_t size, const ResolvedConfig& cfg,
                                           const uint8_t* uuid = nullptr);
   // Validates a header image (used by open and by the fuzzer): 0 or the
-  // SW_E* code open() would give, with a message.
-  static int validate_header(const void* data, size_t file_size);
+  // SW_E* code open() would give, with a message.  *upgrade (if given) is
+  // set when the pool must be brought to the current layout version at
+  // bind(): a version-1 header, or one whose upgrade a crash interrupted.
+  static int validate_header(const void* data, size_t file_size, bool* upgrade = nullptr);
+
+  // Binds the medium through which every later write of the pool layer
+  // goes (growth; the in-place upgrade of a version-1 pool and a new
+  // maximum size, which are written here), and trims a file tail that an
+  // interrupted growth left past the durable size.  Call once, after
+  // open/attach and before recovery.  0 or SW_EIO.
+  int bind(Medium* medium);
 
   const std::string& path() const { return path_; }
   char* base() const { return base_; }
-  size_t size() const { return size_; }
+  // The durable size: zones cover [0, size()).  Grows; never shrinks.
+  size_t size() const { return size_.load(std::memory_order_acquire); }
+  size_t initial_size() const { return header().pool_size; }
+  // How far this open may grow the pool: min(its maximum, the reserved
+  // address range).  Addresses in [base, base + max_size()) are ours.
+  size_t max_size() const { return max_size_; }
+  // The maximum recorded in the pool (kUnlimitedPoolSize or bytes).
+  uint64_t size_limit() const { return limit_; }
   bool is_dax() const { return is_dax_; }
   const PoolHeader& header() const { return *reinterpret_cast<const PoolHeader*>(base_); }
 
@@ -97,15 +166,45 @@ class PoolFile {
   char* lane_base(uint32_t lane) const {
     return base_ + header().log_offset + uint64_t{lane} * header().lane_size;
   }
-  uint64_t* chunk_table() const {
-    return reinterpret_cast<uint64_t*>(base_ + header().chunk_table_offset);
+
+  // Zones and chunks: the one place that knows where chunk c is.  All of
+  // these may be called from any thread, also while another one grows the
+  // pool (a zone is published before the size that covers it).
+  uint32_t zone_count() const { return zone_count_.load(std::memory_order_acquire); }
+  const Zone& zone(uint32_t i) const { return zone_blocks_[i / kZonesPerBlock][i % kZonesPerBlock]; }
+  uint32_t chunk_count() const { return chunk_count_.load(std::memory_order_acquire); }
+  // REQUIRES: c < chunk_count().
+  uint64_t chunk_offset(uint32_t c) const;
+  uint64_t head_offset(uint32_t c) const;
+  bool zone_starts_at(uint32_t c) const;
+  // The chunk holding pool offset `off`, if `off` is in some zone's heap.
+  bool chunk_at(uint64_t off, uint32_t* c) const;
+  // [off, off + n) lies in the chunks of one zone.
+  bool heap_contains(uint64_t off, uint64_t n) const;
+  // [off, off + bytes) is whole chunks of one zone (a log extent), bytes > 0.
+  bool chunk_run_ok(uint64_t off, uint64_t bytes) const {
+    uint32_t c = 0;
+    return bytes >= kChunkSize && bytes % kChunkSize == 0 && chunk_at(off, &c) && off == chunk_offset(c) &&
+           heap_contains(off, bytes);
   }
-  char* heap() const { return base_ + header().heap_offset; }
+  // [off, off + n) may be written by a log record being replayed or rolled
+  // back: the root slot of PoolMeta, or inside one zone's chunk heads and
+  // chunks (never a header, the watermark, the size, lane headers or lanes).
+  bool home_range_ok(uint64_t off, uint64_t n) const;
+
+  // Appends a zone of at least `min_chunks` chunks (the growth policy may
+  // make it larger; see kMaxGrowthStep) and returns it in *added.  Durable
+  // when it returns.  Serialized: one growth at a time.  0, or SW_ENOSPC
+  // (the maximum, the reserved range or the file system is reached: the
+  // message says which) or SW_EIO, with nothing changed.  Without a bound
+  // medium the pool does not grow (SW_ENOSPC).
+  int grow(uint64_t min_chunks, Zone* added);
 
   bool contains(const void* p, size_t n) const {
     auto a = reinterpret_cast<uintptr_t>(p);
     auto b = reinterpret_cast<uintptr_t>(base_);
-    return a >= b && n <= size_ && a - b <= size_ - n;
+    const uint64_t s = size();
+    return a >= b && n <= s && a - b <= s - n;
   }
   uint64_t offset_of(const void* p) const { return static_cast<uint64_t>(static_cast<const char*>(p) - base_); }
   char* at(uint64_t off) const { return base_ + off; }
@@ -114,13 +213,37 @@ class PoolFile {
   int sync_all();
 
  private:
+  static constexpr uint32_t kZonesPerBlock = 64;
   PoolFile() = default;
+  int setup(uint64_t initial, const PoolMeta& m, const ResolvedConfig& cfg, uint64_t room);
+  int reserve_and_map(uint64_t reserve_limit);
+  int load_zones();
+  void add_zone(const Zone& z);
+  uint32_t zone_of_chunk(uint32_t c) const;
+  uint32_t zone_of_offset(uint64_t off) const;
+  int extend_file(uint64_t from, uint64_t to);
+  int growth_refused(uint64_t min_chunks) const;
+
   std::string path_;
   int fd_ = -1;
   char* base_ = nullptr;
-  size_t size_ = 0;
+  uint64_t reserved_ = 0;   // bytes of address space at base_ (attached: the caller's capacity)
+  uint64_t file_size_ = 0;  // at open (a longer file's tail is trimmed at bind)
+  std::atomic<uint64_t> size_{0};
+  uint64_t limit_ = 0;      // recorded (or newly requested) maximum
+  uint64_t max_size_ = 0;   // min(limit_, reserved_), page-aligned
   bool is_dax_ = false;
-  bool attached_ = false;  // memory is the caller's: no munmap
+  bool attached_ = false;   // memory is the caller's: no munmap
+  bool upgrade_ = false;    // bind() brings a version-1 pool to version 2
+  bool limit_changed_ = false;  // bind() records limit_
+  bool skip_zone_fence_ = false;  // ResolvedConfig::grow_skip_zone_fence
+  Medium* medium_ = nullptr;
+  std::mutex grow_mu_;
+  std::atomic<uint32_t> zone_count_{0};
+  std::atomic<uint32_t> chunk_count_{0};
+  // Zones in blocks that never move, so readers need no lock: a block and
+  // its entries are written before zone_count_ is released.
+  std::unique_ptr<Zone[]> zone_blocks_[kMaxZones / kZonesPerBlock];
 };
 
 }  // namespace softwrap

@@ -1,15 +1,20 @@
 // pool_format.h — the on-media layout of a pool file (docs/pool-format.md).
 //
 //   0            PoolHeader (one 4 KiB page, immutable after creation)
-//   meta_offset  PoolMeta   (root slot, retired-sequence watermark)
+//   meta_offset  PoolMeta   (root slot, retired-sequence watermark, durable
+//                            size and growth limit)
 //   lane_table   LaneHeader[lanes], one cache line each
 //   log_offset   lanes * lane_size bytes of log
-//   chunk_table  uint64_t[chunk_count]: allocator chunk heads
-//   heap_offset  chunk_count * chunk_size bytes of heap
+//   chunk_table  uint64_t[chunk_count]: allocator chunk heads  } zone 0
+//   heap_offset  chunk_count * chunk_size bytes of heap         }
+//   pool_size    zone 1: ZoneHeader page, chunk heads, chunks    (growth)
+//   ...          zone 2, ... back to back up to PoolMeta::pool_size
 //
 // All integers little-endian, all offsets from the start of the file.  The
 // header's checksum covers every byte before it; a header that fails it is
-// refused (SW_ECORRUPT), never repaired.
+// refused (SW_ECORRUPT), never repaired.  The header describes the pool as
+// created (zone 0); a pool grows by appending zones after it, and
+// PoolMeta::pool_size says how far the zones go.
 #ifndef SOFTWRAP_POOL_POOL_FORMAT_H_
 #define SOFTWRAP_POOL_POOL_FORMAT_H_
 
@@ -20,18 +25,23 @@ namespace softwrap {
 
 inline constexpr char kPoolMagic[16] = "SOFTWRAP-POOL-1";  // 15 chars + NUL
 // Version 2: redo frames and undo records may continue in log extents
-// (LINK entries, docs/log-format.md); a version-1 reader would take a
-// linked frame for a torn one and lose a committed wrap.
+// (LINK entries, docs/log-format.md; a version-1 reader would take a
+// linked frame for a torn one and lose a committed wrap), zones (growth)
+// and PoolMeta's durable size and limit.  A version-1 pool is upgraded
+// in place when it is opened for use (pool.cc).
 inline constexpr uint32_t kLayoutVersion = 2;
+inline constexpr uint32_t kLayoutVersionV1 = 1;
 inline constexpr uint64_t kPageSize = 4096;
 inline constexpr uint64_t kMinPoolSize = 8ull << 20;
 inline constexpr uint64_t kChunkSize = 256ull << 10;
+// PoolMeta::max_size of a pool that grows as far as the file system allows.
+inline constexpr uint64_t kUnlimitedPoolSize = UINT64_MAX;
 
 struct PoolHeader {
   char magic[16];
   uint32_t layout_version;
   uint32_t header_size;  // sizeof(PoolHeader)
-  uint64_t pool_size;
+  uint64_t pool_size;    // size at creation: the end of zone 0
   uint8_t uuid[16];
   uint64_t create_time_ns;
   uint32_t lanes;
@@ -43,7 +53,7 @@ struct PoolHeader {
   uint64_t chunk_table_offset;
   uint64_t heap_offset;
   uint64_t chunk_size;
-  uint64_t chunk_count;
+  uint64_t chunk_count;  // chunks of zone 0
   uint64_t reserved[8];
   uint64_t checksum;  // hash64 of all bytes above
 };
@@ -51,8 +61,8 @@ static_assert(sizeof(PoolHeader) <= kPageSize);
 static_assert(sizeof(PoolHeader) % 8 == 0);
 
 // Pool-wide mutable metadata.  root_* are ordinary persistent words changed
-// only inside wraps; retired_seq is written directly (store, flush, fence)
-// by log truncation and recovery.
+// only inside wraps; the other words are written directly (store, flush,
+// fence), never in a wrap.
 struct PoolMeta {
   uint64_t root_offset;  // 0 = no root yet
   uint64_t root_size;
@@ -62,8 +72,16 @@ struct PoolMeta {
   // only frames above it.  Own cache line.
   uint64_t retired_seq;
   uint64_t reserved1[7];
+  // Growth (version 2).  Own cache line.  pool_size is the durable size:
+  // zones cover exactly [0, pool_size); it changes only after the zone it
+  // adds is formatted and durable, so bytes past it (a file extended by a
+  // growth a crash interrupted) are never read.  max_size >= pool_size is
+  // the growth limit (kUnlimitedPoolSize: as far as the file system goes).
+  uint64_t pool_size;
+  uint64_t max_size;
+  uint64_t reserved2[6];
 };
-static_assert(sizeof(PoolMeta) == 128);
+static_assert(sizeof(PoolMeta) == 192);
 
 // One per lane.  Redo frames are self-validating and found by scanning;
 // undo records are found from here (docs/log-format.md).
@@ -79,6 +97,32 @@ struct LaneHeader {
   uint64_t reserved[5];
 };
 static_assert(sizeof(LaneHeader) == 64);
+
+// The first page of every zone after zone 0.  The zone is
+//   [offset, +4096)                       this header (then zeros)
+//   [offset + 4096, +round4K(8 * n))      chunk heads of its n chunks
+//   [that end, + n * chunk_size)          its chunks
+// and ends where the next zone (or the pool) starts.  Its chunks are
+// numbered after those of the zones before it (first_chunk), so the
+// allocator sees one sequence of chunks; an extent never spans two zones.
+inline constexpr char kZoneMagic[8] = "SW-ZONE";  // 7 chars + NUL
+struct ZoneHeader {
+  char magic[8];
+  uint32_t layout_version;  // 2
+  uint32_t index;           // zone number, >= 1
+  uint8_t uuid[16];         // the pool's: a zone of another pool never parses
+  uint64_t offset;          // where this header is (its zone's start)
+  uint64_t size;            // bytes of the zone
+  uint64_t chunk_count;     // n >= 1
+  uint64_t first_chunk;     // number of its first chunk in the whole pool
+  uint64_t reserved[4];
+  uint64_t checksum;        // hash64 of all bytes above
+};
+static_assert(sizeof(ZoneHeader) == 104);
+
+constexpr uint64_t round_up_page(uint64_t v) { return (v + kPageSize - 1) / kPageSize * kPageSize; }
+// Bytes of a zone (after zone 0) of n chunks.  REQUIRES: n < 2^32.
+constexpr uint64_t zone_bytes(uint64_t n) { return kPageSize + round_up_page(n * 8) + n * kChunkSize; }
 
 }  // namespace softwrap
 

@@ -21,6 +21,7 @@
 
 #include "common/error.h"
 #include "common/hash.h"
+#include "medium/medium.h"
 
 namespace softwrap {
 namespace {
@@ -138,18 +139,18 @@ TEST_F(PoolFileTest, CreateOpenRoundTrip) {
     EXPECT_NE(h.create_time_ns, 0u);
     EXPECT_EQ(pf->meta()->root_offset, 0u);
     EXPECT_EQ(pf->meta()->retired_seq, 0u);
-    for (uint64_t c = 0; c < h.chunk_count; ++c) ASSERT_EQ(pf->chunk_table()[c], 0u);
+    for (uint64_t c = 0; c < h.chunk_count; ++c) ASSERT_EQ(*reinterpret_cast<const uint64_t*>(pf->at(pf->head_offset(static_cast<uint32_t>(c)))), 0u);
     EXPECT_EQ(pf->lane_base(1) - pf->lane_base(0), static_cast<ptrdiff_t>(h.lane_size));
-    EXPECT_TRUE(pf->contains(pf->heap(), 16));
+    EXPECT_TRUE(pf->contains(pf->at(pf->chunk_offset(0)), 16));
     EXPECT_FALSE(pf->contains(pf->base() + pf->size() - 8, 16));
-    std::memcpy(pf->heap() + 100, "persist", 8);
+    std::memcpy(pf->at(pf->chunk_offset(0)) + 100, "persist", 8);
     EXPECT_EQ(pf->sync_all(), 0);
     created = h;
   }
   auto pf = PoolFile::open(p);
   ASSERT_NE(pf, nullptr) << last_error_message();
   EXPECT_EQ(std::memcmp(&pf->header(), &created, sizeof created), 0);
-  EXPECT_STREQ(pf->heap() + 100, "persist");
+  EXPECT_STREQ(pf->at(pf->chunk_offset(0)) + 100, "persist");
   EXPECT_EQ(pf->path(), p);
 }
 
@@ -229,7 +230,7 @@ TEST_F(PoolFileTest, ExistingFileIsNotReplacedWithoutOverwrite) {
   auto pf = PoolFile::create(p, kPool, cfg);
   ASSERT_NE(pf, nullptr) << last_error_message();
   EXPECT_EQ(std::filesystem::file_size(p), kPool);
-  EXPECT_EQ(pf->heap()[0], 0) << "old bytes must not survive";
+  EXPECT_EQ(pf->at(pf->chunk_offset(0))[0], 0) << "old bytes must not survive";
 }
 
 TEST_F(PoolFileTest, RefusesForeignFiles) {
@@ -254,13 +255,13 @@ TEST_F(PoolFileTest, RefusesForeignFiles) {
   expect_refused(path("zeros"), SW_EFOREIGN, "not a softwrap pool");
 }
 
-TEST_F(PoolFileTest, RefusesTruncatedAndExtendedPools) {
+// (A file longer than the pool is what an interrupted growth leaves: it
+// opens; zone_test.cc.)
+TEST_F(PoolFileTest, RefusesTruncatedPools) {
   const std::string p = path();
   make_pool(p);
   ASSERT_EQ(truncate(p.c_str(), kPool - 4096), 0);
   expect_refused(p, SW_ECORRUPT, "truncated");
-  ASSERT_EQ(truncate(p.c_str(), kPool + 4096), 0);
-  expect_refused(p, SW_ECORRUPT, "extended");
   ASSERT_EQ(truncate(p.c_str(), 100), 0);  // not even a whole header left
   expect_refused(p, SW_EFOREIGN, "smaller than a pool header");
 }
@@ -318,10 +319,61 @@ TEST_F(PoolFileTest, RefusesOtherLayoutVersion) {
   });
   expect_refused(p, SW_EVERSION, "newer than this library");
   edit_header(p, [](PoolHeader* h) {
-    h->layout_version = 1;  // before log extents: a linked frame would look torn to it
+    h->layout_version = 0;
     reseal(h);
   });
-  expect_refused(p, SW_EVERSION, "older softwrap");
+  expect_refused(p, SW_EVERSION, "not supported");
+}
+
+// A version-1 pool is version 2's zone 0 without PoolMeta's growth words:
+// opened for use, it is upgraded in place (PoolMeta first, then the
+// header), keeps its bytes, and a crash between the header's two words
+// (version, then checksum) leaves a header open() accepts and finishes.
+TEST_F(PoolFileTest, Version1PoolsAreUpgradedInPlace) {
+  for (const bool torn : {false, true}) {
+    SCOPED_TRACE(torn ? "upgrade torn between version and checksum" : "version-1 pool");
+    const std::string p = path(torn ? "torn" : "v1");
+    make_pool(p);
+    uint64_t heap = 0;
+    {
+      std::string bytes = read_bytes(p);
+      PoolHeader h;
+      std::memcpy(&h, bytes.data(), sizeof h);
+      heap = h.heap_offset;
+      std::memcpy(bytes.data() + heap, "committed bytes", 16);
+      PoolMeta m{};
+      std::memcpy(&m, bytes.data() + h.meta_offset, sizeof m);
+      m.pool_size = 0;  // never written by version 1
+      m.max_size = 0;
+      std::memcpy(bytes.data() + h.meta_offset, &m, sizeof m);
+      h.layout_version = kLayoutVersionV1;
+      reseal(&h);
+      if (torn) h.layout_version = kLayoutVersion;  // the version word landed, the checksum did not
+      std::memcpy(bytes.data(), &h, sizeof h);
+      write_bytes(p, bytes);
+    }
+    {
+      auto pf = PoolFile::open(p);
+      ASSERT_NE(pf, nullptr) << last_error_message();
+      EXPECT_EQ(pf->size(), kPool);
+      MediumOptions mo;
+      mo.kind = SW_MEDIUM_MSYNC;
+      auto medium = make_medium(mo, pf->base(), pf->size());
+      ASSERT_NE(medium, nullptr) << last_error_message();
+      ASSERT_EQ(pf->bind(medium.get()), 0) << last_error_message();
+      medium->drain();
+      EXPECT_EQ(pf->header().layout_version, kLayoutVersion);
+      EXPECT_EQ(pf->meta()->pool_size, kPool);
+      EXPECT_EQ(std::memcmp(pf->at(heap), "committed bytes", 16), 0);
+    }
+    PoolHeader after;
+    std::memcpy(&after, read_bytes(p).data(), sizeof after);
+    EXPECT_EQ(after.layout_version, kLayoutVersion);
+    EXPECT_EQ(after.checksum, hash64(&after, offsetof(PoolHeader, checksum)));
+    auto again = PoolFile::open(p);
+    ASSERT_NE(again, nullptr) << last_error_message();
+    EXPECT_EQ(again->size(), kPool);
+  }
 }
 
 TEST_F(PoolFileTest, RefusesInconsistentLayoutWithValidChecksum) {

@@ -385,7 +385,7 @@ class SoftwrapEngine final : public Engine {
 
   // Inserts/updates the word in the active table (and again in a newer one
   // if a switch raced with us).  False if no table can take it.
-  bool put_word(SwThread& t, uint64_t w, uint64_t v) {
+  [[gnu::always_inline]] bool put_word(SwThread& t, uint64_t w, uint64_t v) {
     for (;;) {
       const uint64_t g = ring_.active_gen();
       AliasTable& tab = ring_.table(g);

@@ -87,11 +87,6 @@ void RedoWriter::begin(Lane& lane) {
   put(kFrameMagic);
 }
 
-uint64_t RedoWriter::words_left() {
-  const uint64_t seg = ext_ ? ext_size_ - ext_pos_ : limit_ - lane_->tail;
-  return seg / 8 - fill_ / 8;
-}
-
 void RedoWriter::flush_line() {
   if (ext_) {
     medium_->stream(ext_ + ext_pos_, line_, kLine);
@@ -146,20 +141,6 @@ bool RedoWriter::link() {
   ext_ = static_cast<char*>(pool_->at(e.offset));
   ext_pos_ = 0;
   ext_size_ = bytes;
-  return true;
-}
-
-bool RedoWriter::append_store(uint64_t off, uint64_t v, unsigned size) {
-  return flush_pending_in(off & ~uint64_t{7}, 8) && put_store(off, v, size);
-}
-
-bool RedoWriter::put_store(uint64_t off, uint64_t v, unsigned size) {
-  if (!ensure(2)) return false;
-  const uint64_t lg = size == 8 ? 3 : size == 4 ? 2 : size == 2 ? 1 : 0;
-  ++count_;
-  counters().log_bytes.add(16);
-  put(off << 8 | lg << 4 | kStore);
-  put(v);
   return true;
 }
 

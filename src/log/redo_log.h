@@ -40,6 +40,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/counters.h"
 #include "common/hash.h"
 #include "log/lanes.h"
 
@@ -105,7 +106,9 @@ class RedoWriter {
   void begin(Lane& lane);
   // Append entries; false if the frame cannot grow (no free heap chunk for
   // an extent: the caller abandons the frame).
-  bool append_store(uint64_t off, uint64_t v, unsigned size);
+  bool append_store(uint64_t off, uint64_t v, unsigned size) {
+    return flush_pending_in(off & ~uint64_t{7}, 8) && put_store(off, v, size);
+  }
   bool append_range(uint64_t off, const void* src, size_t n);
 
   // Write-combined logging (SW_CONFIG_WCL).  The caller compared the new
@@ -141,7 +144,10 @@ class RedoWriter {
 
  private:
   // Words the current segment can still take, including the open line.
-  uint64_t words_left();
+  uint64_t words_left() const {
+    const uint64_t seg = ext_ ? ext_size_ - ext_pos_ : limit_ - lane_->tail;
+    return seg / 8 - fill_ / 8;
+  }
   // Makes room for `words` more words (plus a link) in the segment,
   // linking to a new extent if needed.  False: no space anywhere.
   bool ensure(uint64_t words);
@@ -160,7 +166,15 @@ class RedoWriter {
     return !pending_.set || pending_.w + 8 <= off || pending_.w >= off + n || flush_pending();
   }
   bool flush_pending();
-  bool put_store(uint64_t off, uint64_t v, unsigned size);
+  bool put_store(uint64_t off, uint64_t v, unsigned size) {
+    if (words_left() < 4 && !ensure(2)) return false;  // ensure's test, inline
+    const uint64_t lg = size == 8 ? 3 : size == 4 ? 2 : size == 2 ? 1 : 0;
+    ++count_;
+    counters().log_bytes.add(16);
+    put(off << 8 | lg << 4 | kStore);
+    put(v);
+    return true;
+  }
   bool put_range(uint64_t off, const unsigned char* src, size_t n);
   bool put_pair(uint64_t a, uint64_t va, unsigned ha, uint64_t b, uint64_t vb, unsigned hb);
   // Streams `lines` whole lines from src at the segment's position.

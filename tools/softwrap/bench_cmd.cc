@@ -38,6 +38,8 @@ void bench_usage(FILE* out) {
           "  --no-pin         do not pin single-threaded cells' foreground thread to one\n"
           "                   CPU and the retirement thread to the others\n"
           "  --time-scale X   multiply every measurement's duration by X\n"
+          "  --wcl, --no-wcl  every pool the experiments open uses write-combined logging\n"
+          "                   (SW_CONFIG_WCL), or none does: sets SOFTWRAP_WCL for the run\n"
           "\n"
           "Exit status: 0 ok; 1 an experiment failed its correctness checks, or (not\n"
           "with --quick) a paper claim checked by the suite did not hold; 2 usage.\n");
@@ -48,7 +50,7 @@ void bench_usage(FILE* out) {
 }
 
 int bench_command(const std::vector<std::string>& args) {
-  Options opts({"out", "pool-dir", "time-scale"}, {"quick", "no-plot", "no-pin"});
+  Options opts({"out", "pool-dir", "time-scale"}, {"quick", "no-plot", "no-pin", "wcl", "no-wcl"});
   std::string err;
   if (!opts.parse(args, &err)) return usage_error(err, "bench");
   if (opts.help()) {
@@ -64,6 +66,11 @@ int bench_command(const std::vector<std::string>& args) {
     for (const auto& e : softwrap::bench::experiments()) printf("%-9s %s\n", e.name, e.title);
     return kExitOk;
   }
+  if (opts.has("wcl") && opts.has("no-wcl")) return usage_error("--wcl and --no-wcl contradict each other", "bench");
+  // The experiments set their pools' flags themselves; the environment wins
+  // over them, as it does for any program.
+  if (opts.has("wcl")) setenv("SOFTWRAP_WCL", "1", 1);
+  if (opts.has("no-wcl")) setenv("SOFTWRAP_WCL", "0", 1);
   softwrap::bench::SuiteOptions o;
   o.quick = opts.has("quick");
   o.plot = !opts.has("no-plot");

@@ -147,6 +147,12 @@ bool apply_engine_medium(const Options& opts, sw_config* cfg) {
     fprintf(stderr, "softwrap: unknown medium '%s' (auto, x86, msync, scm-emu)\n", opts.get("medium").c_str());
     return false;
   }
+  if (opts.has("wcl") && opts.has("no-wcl")) {
+    fprintf(stderr, "softwrap: --wcl and --no-wcl contradict each other\n");
+    return false;
+  }
+  if (opts.has("wcl")) cfg->flags |= SW_CONFIG_WCL;
+  if (opts.has("no-wcl")) cfg->flags &= ~SW_CONFIG_WCL;
   return true;
 }
 

@@ -63,6 +63,13 @@ expect 0 "check (undo engine)" "$SW" pool check "$P" --engine undo
 expect 0 "info again" "$SW" pool info "$P"
 contains "does not grow" "a pool created without --max does not grow"
 
+# --wcl: write-combined logging for the pools a command opens.
+expect 0 "workload --wcl" "$SW" workload tatp --engine softwrap --transactions 500 --wcl --pool-dir "$DIR"
+contains "write-combined logging: 500 words stored" "workload reports the WCL counters"
+expect 0 "workload --no-wcl" "$SW" workload tatp --engine softwrap --transactions 500 --no-wcl --pool-dir "$DIR"
+contains "NVRAM writes" "workload reports NVRAM writes"
+expect 2 "--wcl with --no-wcl" "$SW" workload tatp --wcl --no-wcl
+
 # Growth limits: --max at least --size, or unlimited; info shows them.
 G=$DIR/g.pool
 expect 2 "--max below --size" "$SW" pool create "$G" --size 16M --max 8M

@@ -354,7 +354,8 @@ bool run_bench(const DemoConfig& dc, Rng& rng, std::vector<std::string>* files) 
 }
 
 bool parse_demo_args(const std::vector<std::string>& args, DemoConfig* dc, int* exit_code) {
-  Options opts({"dir", "accounts", "kills", "seed", "bench-seconds", "engine", "medium"}, {"keep", "no-bench"});
+  Options opts({"dir", "accounts", "kills", "seed", "bench-seconds", "engine", "medium"},
+               {"keep", "no-bench", "wcl", "no-wcl"});
   std::string err;
   if (!opts.parse(args, &err)) return *exit_code = usage_error(err, "demo"), false;
   if (opts.help()) return demo_usage(stdout), *exit_code = kExitOk, false;
@@ -401,7 +402,7 @@ bool parse_demo_args(const std::vector<std::string>& args, DemoConfig* dc, int* 
 void demo_usage(FILE* out) {
   fprintf(out,
           "Usage: softwrap demo [--dir D] [--keep] [--accounts N] [--kills K] [--seed S]\n"
-          "                     [--bench-seconds X] [--no-bench] [--engine E] [--medium M]\n"
+          "                     [--bench-seconds X] [--no-bench] [--engine E] [--medium M] [--wcl]\n"
           "  Kills a process in the middle of transactions on every engine (softwrap,\n"
           "  softwrap-local, undo, and the non-atomic baseline), recovers, checks the\n"
           "  bank's invariants, then compares the engines' wraps per second.\n"
@@ -414,6 +415,7 @@ void demo_usage(FILE* out) {
           "  --no-bench           skip the throughput comparison\n"
           "  --engine E           run only engine E\n"
           "  --medium M           medium (default x86: a process kill keeps the page cache)\n"
+          "  --wcl, --no-wcl      write-combined logging on or off (SW_CONFIG_WCL; default off)\n"
           "  Exit 0 iff every atomic engine passed every kill.\n");
 }
 

@@ -37,6 +37,7 @@ void workload_usage(FILE* out) {
           "\n"
           "  --engine E        default undo; undo-themis runs as the Themis paper's Ideal\n"
           "  --medium M        default x86\n"
+          "  --wcl, --no-wcl   write-combined logging on or off (SW_CONFIG_WCL; default off)\n"
           "  --threads N       threads running transactions at once (default 1)\n"
           "  --transactions N  per thread (default 10000)\n"
           "  --tx-size N       units per transaction (SPS: swaps, PC: updates, LL:\n"
@@ -84,12 +85,22 @@ void print_report(const wl::Info& info, const wl::Params& p, sw_pool* pool, cons
          "temporal->non-temporal %.2f, commit %.2f, other %.2f; elided by undo-themis %.2f\n",
          d(st.fences), d(st.fences_log), d(st.fences_data + st.fences_retire), d(st.fences_commit),
          d(st.fences_other), d(st.fences_elided));
+  const uint64_t words = st.wcl_words_full + st.wcl_words_half + st.wcl_words_eliminated;
+  if (words != 0) {  // write-combined logging was on
+    const auto pct = [&](uint64_t n) { return 100.0 * static_cast<double>(n) / static_cast<double>(words); };
+    printf("write-combined logging: %" PRIu64 " words stored: %.1f %% unchanged, %.1f %% changed in one half "
+           "(%" PRIu64 " paired), %.1f %% otherwise; %" PRIu64 " log words and %" PRIu64 " log lines saved\n",
+           words, pct(st.wcl_words_eliminated), pct(st.wcl_words_half), st.wcl_words_paired, pct(st.wcl_words_full),
+           st.log_words_saved, st.log_lines_saved);
+  }
+  printf("NVRAM writes (log and home): %" PRIu64 " words, %" PRIu64 " lines\n", st.nvram_words, st.nvram_lines);
 }
 
 }  // namespace
 
 int workload_command(const std::vector<std::string>& args) {
-  Options opts({"engine", "medium", "threads", "transactions", "tx-size", "scale", "seed", "pool-dir"}, {});
+  Options opts({"engine", "medium", "threads", "transactions", "tx-size", "scale", "seed", "pool-dir"},
+               {"wcl", "no-wcl"});
   std::string err;
   if (!opts.parse(args, &err)) return usage_error(err, "workload");
   if (opts.help()) {

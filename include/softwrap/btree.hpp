@@ -635,6 +635,14 @@ class btree {
   static constexpr size_t leaf_used_end(unsigned n) {
     return kHasData ? kLeafDataAt + n * sizeof(SD) : kLeafKeysAt + n * sizeof(SK);
   }
+  // Whether an insert at `slot` of a node holding `use` writes the node's
+  // image in one call (kOneWrite) rather than the shifted arrays and
+  // slotuse separately: only when that logs no more bytes (each call costs
+  // a 16-byte entry header).  Log bytes are what a wrap pays per line on
+  // slow media (scm-emu's Tw per streamed line); calls what it pays on x86.
+  static constexpr bool one_write_pays(size_t image_end, size_t shifted_bytes) {
+    return kOneWrite && image_end + 16 <= shifted_bytes + 16 * 3 + 8;
+  }
   static void set_head_slotuse(unsigned char* img, unsigned n) {
     const auto u = static_cast<uint16_t>(n);
     std::memcpy(img + offsetof(btree_detail::node_head, slotuse), &u, sizeof u);

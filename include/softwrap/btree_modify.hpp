@@ -6,9 +6,10 @@
 // (separator key, new node); the full node's keys plus the new one are laid
 // out in DRAM and divided evenly, so both halves hold at least half their
 // slots, and both are written with one sw_write per array.  A plain insert
-// shifts the slots right of the insertion point with one sw_write, built
-// from the node image the descent read (one sw_read and one sw_write when
-// nodes are too big to be read whole).  Erase descends along every child
+// shifts the slots right of the insertion point with one sw_write per
+// array plus slotuse, built from the node image the descent read — or, in
+// small nodes where that logs no more bytes (an insertion near the front),
+// with one sw_write of the node's image up to its last used slot.  Erase descends along every child
 // that may hold the key (with equal separators a key can sit right of its
 // separator) and, on the way back up, fixes an underfull child by borrowing
 // one slot from a sibling with spare slots or else merging with a sibling.
@@ -86,7 +87,8 @@ bool SW_BTREE::insert_descend(uint64_t node, int level, const probe& p, key_arg 
       split_leaf_insert(node, v, slot, sk, sd, split_key, split_node, pos);
       return true;
     }
-    if constexpr (kOneWrite) {
+    const size_t shifted = (use - slot + 1) * (sizeof(SK) + (kHasData ? sizeof(SD) : 0));
+    if (one_write_pays(leaf_used_end(use + 1), shifted)) {
       // One sw_write of the node's image up to its last used slot.
       const size_t end = leaf_used_end(use + 1);
       btree_detail::scratch buf(end);
@@ -113,7 +115,8 @@ bool SW_BTREE::insert_descend(uint64_t node, int level, const probe& p, key_arg 
   // This node is unchanged below us: v still holds it.
   if (use == inner_slotmax) {
     split_inner_insert(node, v, slot, child_key, child_split, split_key, split_node);
-  } else if constexpr (kOneWrite) {
+  } else if (one_write_pays(kInnerChildrenAt + (use + 2) * sizeof(uint64_t),
+                            (use - slot + 1) * (sizeof(SK) + sizeof(uint64_t)))) {
     const size_t end = kInnerChildrenAt + (use + 2) * sizeof(uint64_t);
     btree_detail::scratch buf(end);
     auto* b = static_cast<unsigned char*>(buf.data());

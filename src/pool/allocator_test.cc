@@ -24,6 +24,7 @@
 #include <gtest/gtest.h>
 
 #include "common/error.h"
+#include "medium/medium.h"
 #include "pool/pool.h"
 
 namespace softwrap {
@@ -76,11 +77,10 @@ class FakeTx final : public TxAccess {
     return v;
   }
   void store64(uint64_t off, uint64_t v) override {
-    const PoolHeader& h = pool_->header();
     EXPECT_TRUE(open_) << "store outside a wrap";
     EXPECT_EQ(off % 8, 0u);
-    EXPECT_TRUE(off >= h.chunk_table_offset && off + 8 <= h.heap_offset + h.chunk_count * kChunkSize)
-        << "allocator stored outside chunk table and heap: " << off;
+    EXPECT_TRUE(off > pool_->header().meta_offset + 16 && pool_->home_range_ok(off, 8))
+        << "allocator stored outside the chunk heads and chunks of the zones: " << off;
     if (ws_ != nullptr) {
       EXPECT_TRUE(ws_->claim(off, this)) << "two open wraps store to word " << off;
     }
@@ -157,9 +157,25 @@ class AllocatorTest : public ::testing::Test {
     ASSERT_NE(pool_, nullptr) << last_error_message();
     ASSERT_EQ(Allocator::open(pool_.get(), &alloc_), 0) << last_error_message();
   }
+  // Zone 0's heap (the tests below grow a pool only where they say so).
   uint64_t heap_begin() const { return pool_->header().heap_offset; }
   uint64_t heap_end() const { return heap_begin() + pool_->header().chunk_count * kChunkSize; }
-  uint64_t chunks() const { return pool_->header().chunk_count; }
+  uint64_t chunks() const { return pool_->chunk_count(); }
+
+  // A pool of `size` bytes that may grow to `max`, with a medium to grow by.
+  void make_growable(size_t size, uint64_t max) {
+    ResolvedConfig cfg;
+    cfg.lanes = 1;
+    cfg.max_size = max;
+    pool_ = PoolFile::create(path(), size, cfg);
+    ASSERT_NE(pool_, nullptr) << last_error_message();
+    MediumOptions mo;
+    mo.kind = SW_MEDIUM_MSYNC;
+    medium_ = make_medium(mo, pool_->base(), pool_->size());
+    ASSERT_NE(medium_, nullptr) << last_error_message();
+    ASSERT_EQ(pool_->bind(medium_.get()), 0) << last_error_message();
+    ASSERT_EQ(Allocator::open(pool_.get(), &alloc_), 0) << last_error_message();
+  }
 
   uint64_t alloc1(size_t n) {
     FakeTx tx(pool_.get());
@@ -193,13 +209,15 @@ class AllocatorTest : public ::testing::Test {
     }
   }
   // No overlap, and a small block's 16-byte header is in nobody's range.
+  // Each allocation lies in the chunks of one zone.
   void expect_disjoint(const Oracle& live) {
     uint64_t prev_end = heap_begin();
     for (const auto& [off, l] : live) {
       ASSERT_EQ(off % 16, 0u);
-      ASSERT_GE(off, heap_begin());
-      ASSERT_LE(off + l.usable, heap_end());
-      const uint64_t header = (off - heap_begin()) % kChunkSize == 0 ? 0 : 16;
+      uint32_t c = 0;
+      ASSERT_TRUE(pool_->chunk_at(off, &c)) << off;
+      ASSERT_TRUE(pool_->heap_contains(off, l.usable)) << "allocation at " << off << " leaves its zone's heap";
+      const uint64_t header = off == pool_->chunk_offset(c) ? 0 : 16;
       ASSERT_LE(prev_end, off - header) << "allocation at " << off << " overlaps its predecessor";
       prev_end = off + l.usable;
     }
@@ -265,6 +283,7 @@ class AllocatorTest : public ::testing::Test {
   }
 
   std::string dir_;
+  std::unique_ptr<Medium> medium_;
   std::unique_ptr<PoolFile> pool_;
   std::unique_ptr<Allocator> alloc_;
 };
@@ -637,6 +656,100 @@ TEST_F(AllocatorTest, CheckDetectsCorruption) {
   EXPECT_EQ(Allocator::check(*pool_, nullptr), 0);
   hdr[0] ^= 1;
   expect_consistent({{blk, {200, 224, 0}}, {ext, {600000, 3 * kChunkSize, 0}}});
+}
+
+// ------------------------------------------------------------------ growth
+
+TEST_F(AllocatorTest, RandomAllocFreeAcrossZones) {
+  make_growable(8ull << 20, 48ull << 20);
+  std::mt19937_64 rng(9);
+  Oracle live;
+  for (int batch = 0; batch < 20; ++batch) {
+    random_rounds(rng, 60, &live);
+    expect_disjoint(live);
+    expect_tags(live);
+    expect_consistent(live);
+  }
+  EXPECT_GE(pool_->zone_count(), 3u) << "the pool did not grow";
+  EXPECT_LE(pool_->size(), 48ull << 20);
+  // The persistent heap alone rebuilds the same state.
+  const AllocatorStats dram = alloc_->stats();
+  alloc_.reset();
+  medium_.reset();
+  pool_.reset();
+  pool_ = PoolFile::open(path());
+  ASSERT_NE(pool_, nullptr) << last_error_message();
+  ASSERT_EQ(Allocator::open(pool_.get(), &alloc_), 0) << last_error_message();
+  const AllocatorStats again = alloc_->stats();
+  EXPECT_EQ(again.allocated_bytes, dram.allocated_bytes);
+  EXPECT_EQ(again.free_chunks, dram.free_chunks);
+  EXPECT_EQ(again.heap_bytes, dram.heap_bytes);
+  expect_tags(live);
+}
+
+TEST_F(AllocatorTest, ExtentsNeverSpanZones) {
+  make_growable(8ull << 20, 64ull << 20);
+  const uint64_t zone0 = chunks();  // about 31
+  const uint64_t head = alloc1((zone0 - 4) * kChunkSize);  // 4 chunks left at zone 0's end
+  ASSERT_NE(head, 0u) << last_error_message();
+  const uint64_t grown = alloc1(6 * kChunkSize);  // does not fit there: grows
+  ASSERT_NE(grown, 0u) << last_error_message();
+  ASSERT_EQ(pool_->zone_count(), 2u);
+  EXPECT_EQ(grown, pool_->zone(1).heap) << "the first extent of a new zone starts at its first chunk";
+  free1(grown);
+  // 4 free chunks end zone 0 and all of zone 1's start it: they are
+  // numbered one after the other, yet 8 chunks must not straddle them.
+  const uint64_t eight = alloc1(8 * kChunkSize);
+  ASSERT_NE(eight, 0u);
+  EXPECT_TRUE(pool_->heap_contains(eight, 8 * kChunkSize));
+  EXPECT_EQ(eight, pool_->zone(1).heap);
+  free1(eight);
+  free1(head);
+  expect_consistent({});
+  EXPECT_EQ(alloc_->stats().free_chunks, chunks());
+}
+
+TEST_F(AllocatorTest, GrowthStopsAtTheMaximumWithAMessageNamingIt) {
+  make_growable(8ull << 20, 16ull << 20);
+  uint64_t n = 0;
+  while (alloc1(1ull << 20) != 0) ++n;
+  EXPECT_EQ(last_error(), SW_ENOSPC);
+  EXPECT_NE(std::strstr(last_error_message(), "pool heap full: 1048576 bytes requested"), nullptr)
+      << last_error_message();
+  EXPECT_NE(std::strstr(last_error_message(), "maximum size of 16777216 bytes"), nullptr) << last_error_message();
+  EXPECT_EQ(pool_->size(), 16ull << 20);
+  EXPECT_EQ(pool_->zone_count(), 2u);
+  EXPECT_EQ(n, pool_->zone(0).chunks / 4 + pool_->zone(1).chunks / 4);
+  // A pool without a maximum says it does not grow.
+  alloc_.reset();
+  medium_.reset();
+  pool_.reset();
+  std::filesystem::remove(path());
+  make(8ull << 20);
+  while (alloc1(1ull << 20) != 0) {
+  }
+  EXPECT_NE(std::strstr(last_error_message(), "does not grow"), nullptr) << last_error_message();
+}
+
+TEST_F(AllocatorTest, ReserveLogChunksGrowsThePool) {
+  make_growable(8ull << 20, 64ull << 20);
+  const uint64_t zone0 = chunks();
+  const uint64_t off = alloc_->reserve_log_chunks(static_cast<uint32_t>(zone0 + 8));  // more than zone 0 holds
+  ASSERT_NE(off, 0u) << last_error_message();
+  EXPECT_GE(pool_->zone_count(), 2u);
+  EXPECT_TRUE(pool_->heap_contains(off, (zone0 + 8) * kChunkSize));
+  EXPECT_EQ(alloc_->log_chunks(), zone0 + 8);
+  // Reserved chunks keep head 0: the persistent heap calls them free.
+  AllocatorStats st;
+  ASSERT_EQ(Allocator::check(*pool_, &st), 0);
+  EXPECT_EQ(st.free_chunks, chunks());
+  EXPECT_EQ(alloc_->stats().free_chunks, chunks() - zone0 - 8);
+  const size_t size = pool_->size();
+  alloc_->release_log_chunks(off, static_cast<uint32_t>(zone0 + 8));
+  EXPECT_EQ(alloc_->log_chunks(), 0u);
+  EXPECT_EQ(alloc_->stats().free_chunks, chunks());
+  EXPECT_EQ(alloc1((zone0 + 8) * kChunkSize), off) << "released log chunks are reused";
+  EXPECT_EQ(pool_->size(), size) << "no growth needed for them";
 }
 
 }  // namespace

@@ -285,15 +285,15 @@ int PoolFile::bind(Medium* medium) {
 
 int PoolFile::growth_refused(uint64_t min_chunks) const {
   const uint64_t cur = size();
-  if (medium_ == nullptr) {
-    return set_error(SW_ENOSPC, "the pool (%" PRIu64 " bytes) is not open for writing, so it cannot grow", cur);
-  }
   if (zone_count() >= kMaxZones || min_chunks > UINT32_MAX - chunk_count()) {
     return set_error(SW_ENOSPC, "the pool (%" PRIu64 " bytes) has as many zones or chunks as it can have", cur);
   }
   if (limit_ == initial_size()) {
     return set_error(SW_ENOSPC, "the pool does not grow: its maximum size is its size, %" PRIu64 " bytes (set "
                      "sw_config.max_size or SOFTWRAP_POOL_MAX when creating or opening it to let it grow)", cur);
+  }
+  if (medium_ == nullptr) {
+    return set_error(SW_ENOSPC, "the pool (%" PRIu64 " bytes) is not open for writing, so it cannot grow", cur);
   }
   if (max_size_ < limit_) {
     return set_error(SW_ENOSPC, "the pool is %" PRIu64 " bytes and cannot grow past the %" PRIu64

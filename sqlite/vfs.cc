@@ -1,15 +1,12 @@
 // vfs.cc — the "softwrap" and "scm" SQLite VFSes (docs/sqlite.md).
 //
-// Storage.  A pool holds a small directory in its root object: kMaxFiles
-// entries, each with a name, a size and a table of 256 KiB blocks (one
-// pool heap extent each; the table doubles when it fills).  Every access to
-// pool memory goes through the softwrap API (sw_read/sw_write/sw_load64/
-// sw_pmalloc), so metadata and data changes join the wrap that is open on
-// the calling thread and a file grows, shrinks or is created atomically
-// with the data written into it.  Bytes past a file's size read as zero; a
-// write past the end zero-fills the gap explicitly.  Overwrites are compared
-// with the current contents and only changed 64-byte lines are written, and
-// pools are opened with 4 KiB shadow pages (SQLite's page size).
+// Storage (vfs_store.h).  A pool holds a directory of files in its root
+// object; a file is a table of 256 KiB blocks.  Every access to pool memory
+// goes through the softwrap API, so metadata and data changes join the wrap
+// that is open on the calling thread; each open file's size and block
+// addresses are also kept in DRAM (FileMap).  Overwrites write only the
+// words that changed, and pools are opened with 4 KiB shadow pages
+// (SQLite's page size).
 //
 // Wraps.  "softwrap": the first xWrite/xTruncate of a transaction opens a
 // wrap on the calling thread and remembers that in the file handle; SQLite's
@@ -51,34 +48,19 @@ SQLITE_EXTENSION_INIT1
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
 
 #include "softwrap/softwrap.h"
 #include "softwrap/sqlite.h"
+#include "vfs_params.h"
+#include "vfs_store.h"
 
 namespace {
 
-constexpr uint64_t kMagic = 0x50415257534c5153ull;  // "SQLSWRAP"
-constexpr int kMaxFiles = 32;
-constexpr int kNameMax = 232;
-constexpr uint64_t kBlock = 256 * 1024;  // one pool heap chunk: no header waste
-constexpr uint64_t kDefaultPoolSize = 128ull << 20;
-
-struct Dirent {
-  char name[kNameMax];
-  uint64_t in_use;
-  uint64_t size;
-  uint64_t nblocks;    // blocks allocated (may exceed what size needs)
-  uint64_t table_off;  // pool offset of uint64_t[table_cap] block offsets
-  uint64_t table_cap;
-};
-struct Root {
-  uint64_t magic;
-  uint64_t version;
-  Dirent ents[kMaxFiles];
-};
+using namespace softwrap::sqlite_vfs;  // NOLINT(google-build-using-namespace): the VFS's own parts
 
 enum Kind { kSoftwrapVfs = 0, kScmVfs = 1 };
 
@@ -93,10 +75,12 @@ void set_err(const char* fmt, ...) {
 }
 
 struct Pool;
-// Per-process lock state of one stored file.
+// Per-process state of one open stored file: its DRAM map and SQLite's
+// lock state.
 struct Shared {
   Pool* pool;
   int slot;
+  std::unique_ptr<FileMap> map;
   int refs = 0;
   int n_shared = 0;
   void* reserved = nullptr;
@@ -133,173 +117,24 @@ struct File {
   // pool file
   Pool* pool;
   Shared* sh;
-  Dirent* d;
   int lock;
   bool wrap_open;
   bool delete_on_close;
   bool is_main;
   char* db_path;  // main db: key into g_dbs
   pthread_t wrap_thread;
+  // refused open (see "refused opens")
+  char* refusal;
+  int refusal_code;
 };
 
-// ------------------------------------------------------------- pool storage
+// ------------------------------------------------------------- directory
 
-uint64_t ld(Pool* P, const uint64_t* a) { return sw_load64(P->p, a); }
-// Metadata words go through sw_write (shadow pages), not sw_store64: an
-// alias table holding any word entry makes every sw_read of a range look
-// up each 8-byte word of it in that table, which made page reads ~2x slower.
-void st(Pool* P, uint64_t* a, uint64_t v) { sw_write(P->p, a, &v, sizeof v); }
-char* block_ptr(Pool* P, Dirent* d, uint64_t i) {
-  auto* t = static_cast<uint64_t*>(sw_pool_ptr(P->p, ld(P, &d->table_off)));
-  return static_cast<char*>(sw_pool_ptr(P->p, ld(P, &t[i])));
-}
+uint64_t ld(Pool* P, const uint64_t* a) { return load_word(P->p, a); }
 
 int sw_to_sqlite(int code, int dflt) {
   if (code == SW_ENOSPC || code == SW_ETOOBIG) return SQLITE_FULL;
   return dflt;
-}
-
-// Makes sure blocks [0, need) exist.  In the caller's wrap.
-int ensure_blocks(Pool* P, Dirent* d, uint64_t need) {
-  const uint64_t have = ld(P, &d->nblocks);
-  if (need <= have) return 0;
-  const uint64_t cap = ld(P, &d->table_cap);
-  if (need > cap) {
-    uint64_t ncap = cap != 0 ? cap * 2 : 64;
-    while (ncap < need) ncap *= 2;
-    auto* nt = static_cast<uint64_t*>(sw_pmalloc(P->p, ncap * 8));
-    if (nt == nullptr) return sw_errno();
-    void* old = sw_pool_ptr(P->p, ld(P, &d->table_off));
-    if (have != 0) {
-      std::vector<uint64_t> tmp(have);
-      if (int rc = sw_read(P->p, tmp.data(), old, have * 8); rc != 0) return rc;
-      if (int rc = sw_write(P->p, nt, tmp.data(), have * 8); rc != 0) return rc;
-    }
-    st(P, &d->table_off, sw_pool_offset(P->p, nt));
-    st(P, &d->table_cap, ncap);
-    if (old != nullptr && sw_pfree(P->p, old) != 0) return sw_errno();
-  }
-  auto* t = static_cast<uint64_t*>(sw_pool_ptr(P->p, ld(P, &d->table_off)));
-  for (uint64_t i = have; i < need; ++i) {
-    void* b = sw_pmalloc(P->p, kBlock);
-    if (b == nullptr) return sw_errno();
-    st(P, &t[i], sw_pool_offset(P->p, b));
-    st(P, &d->nblocks, i + 1);
-  }
-  return 0;
-}
-
-// Applies fn(pool_ptr, len, done) over [off, off+n) of a file whose blocks
-// exist.
-template <class Fn>
-int for_range(Pool* P, Dirent* d, uint64_t off, uint64_t n, Fn fn) {
-  uint64_t done = 0;
-  while (done < n) {
-    const uint64_t o = off + done;
-    const uint64_t bi = o / kBlock, bo = o % kBlock;
-    const uint64_t len = std::min(n - done, kBlock - bo);
-    if (int rc = fn(block_ptr(P, d, bi) + bo, len, done); rc != 0) return rc;
-    done += len;
-  }
-  return 0;
-}
-
-// SQLite rewrites whole pages to change a few bytes.  Comparing with the
-// current contents (DRAM speed: aliases or home) and writing only the
-// 8-byte words that differ keeps the log, the alias tables and the home
-// writes of retirement proportional to what changed (the write-combined
-// logging paper's read-and-compare, at word granularity).  Runs of changed
-// words separated by at most kGapWords unchanged words are written as one
-// range: a range record's header costs as much as two words.
-int write_changed_lines(Pool* P, char* dst, const char* src, uint64_t n) {
-  constexpr uint64_t kGapWords = 2;
-  char old[4096];
-  uint64_t done = 0;
-  while (done < n) {
-    const uint64_t len = std::min<uint64_t>(n - done, sizeof old);
-    if (int rc = sw_read(P->p, old, dst + done, len); rc != 0) return rc;
-    // Word boundaries follow the pool address; the first and last word may
-    // be partial.
-    auto word_end = [&](uint64_t i) {
-      const uint64_t a = reinterpret_cast<uintptr_t>(dst + done + i);
-      return std::min<uint64_t>(len, i + (8 - a % 8));
-    };
-    auto differs = [&](uint64_t i, uint64_t e) { return std::memcmp(old + i, src + done + i, e - i) != 0; };
-    uint64_t i = 0;
-    while (i < len) {
-      uint64_t e = word_end(i);
-      if (!differs(i, e)) {
-        i = e;
-        continue;
-      }
-      // [i, j) is the run; extend it over changed words and short gaps.
-      uint64_t j = e, gap = 0;
-      for (uint64_t k = e; k < len && gap <= kGapWords;) {
-        const uint64_t ke = word_end(k);
-        if (differs(k, ke)) {
-          j = ke;
-          gap = 0;
-        } else {
-          ++gap;
-        }
-        k = ke;
-      }
-      if (int rc = sw_write(P->p, dst + done + i, src + done + i, j - i); rc != 0) return rc;
-      i = j;
-    }
-    done += len;
-  }
-  return 0;
-}
-
-// Writes n bytes at off (extending and zero-filling); in the caller's wrap.
-int store_write(Pool* P, Dirent* d, uint64_t off, const void* src, uint64_t n) {
-  const uint64_t size = ld(P, &d->size);
-  const uint64_t end = off + n;
-  if (int rc = ensure_blocks(P, d, (std::max(end, size) + kBlock - 1) / kBlock); rc != 0) return rc;
-  if (off > size) {
-    int rc = for_range(P, d, size, off - size,
-                       [&](char* p, uint64_t len, uint64_t) { return sw_memset(P->p, p, 0, len); });
-    if (rc != 0) return rc;
-  }
-  // Bytes already in the file: only the 64-byte lines that change.
-  const uint64_t overlap = off < size ? std::min(end, size) - off : 0;
-  int rc = for_range(P, d, off, overlap, [&](char* p, uint64_t len, uint64_t done) {
-    return write_changed_lines(P, p, static_cast<const char*>(src) + done, len);
-  });
-  if (rc != 0) return rc;
-  rc = for_range(P, d, off + overlap, n - overlap, [&](char* p, uint64_t len, uint64_t done) {
-    return sw_write(P->p, p, static_cast<const char*>(src) + overlap + done, len);
-  });
-  if (rc != 0) return rc;
-  if (end > size) st(P, &d->size, end);
-  return 0;
-}
-
-// Reads; returns the number of bytes that were inside the file.
-uint64_t store_read(Pool* P, Dirent* d, uint64_t off, void* dst, uint64_t n, int* err) {
-  const uint64_t size = ld(P, &d->size);
-  const uint64_t avail = off < size ? std::min(n, size - off) : 0;
-  *err = for_range(P, d, off, avail, [&](char* p, uint64_t len, uint64_t done) {
-    return sw_read(P->p, static_cast<char*>(dst) + done, p, len);
-  });
-  if (avail < n) std::memset(static_cast<char*>(dst) + avail, 0, n - avail);
-  return avail;
-}
-
-int store_truncate(Pool* P, Dirent* d, uint64_t n) {
-  const uint64_t size = ld(P, &d->size);
-  if (n < size) {
-    st(P, &d->size, n);
-    return 0;
-  }
-  if (n == size) return 0;
-  if (int rc = ensure_blocks(P, d, (n + kBlock - 1) / kBlock); rc != 0) return rc;
-  int rc = for_range(P, d, size, n - size,
-                     [&](char* p, uint64_t len, uint64_t) { return sw_memset(P->p, p, 0, len); });
-  if (rc != 0) return rc;
-  st(P, &d->size, n);
-  return 0;
 }
 
 // A wrap of its own for directory changes (nested into an open one).
@@ -340,11 +175,8 @@ int create_slot(Pool* P, const std::string& key) {
     char name[kNameMax] = {};
     std::memcpy(name, key.data(), key.size());
     sw_write(P->p, d->name, name, kNameMax);
-    st(P, &d->size, 0);
-    st(P, &d->nblocks, 0);
-    st(P, &d->table_off, 0);
-    st(P, &d->table_cap, 0);
-    st(P, &d->in_use, 1);
+    for (uint64_t* a : {&d->size, &d->nblocks, &d->table_off, &d->table_cap}) store_word(P->p, a, 0);
+    store_word(P->p, &d->in_use, 1);
     if (w.close() != 0) {
       set_err("softwrap vfs: creating %s: %s", key.c_str(), sw_errormsg());
       return -1;
@@ -360,14 +192,7 @@ int delete_slot(Pool* P, int slot) {
   Dirent* d = &P->root->ents[slot];
   DirWrap w(P);
   if (w.rc != 0) return w.rc;
-  const uint64_t nb = ld(P, &d->nblocks);
-  for (uint64_t i = 0; i < nb; ++i) sw_pfree(P->p, block_ptr(P, d, i));
-  if (ld(P, &d->table_off) != 0) sw_pfree(P->p, sw_pool_ptr(P->p, ld(P, &d->table_off)));
-  st(P, &d->in_use, 0);
-  st(P, &d->size, 0);
-  st(P, &d->nblocks, 0);
-  st(P, &d->table_off, 0);
-  st(P, &d->table_cap, 0);
+  free_file(P->p, d);  // a failure fails the wrap, and its close says so
   const int rc = w.close();
   // Whether or not the wrap committed, re-read the names from the pool.
   load_names(P);
@@ -375,26 +200,6 @@ int delete_slot(Pool* P, int slot) {
 }
 
 // ------------------------------------------------------------ pool registry
-
-uint64_t parse_size(const char* s, uint64_t dflt) {
-  if (s == nullptr || *s == '\0') return dflt;
-  char* end = nullptr;
-  unsigned long long v = strtoull(s, &end, 10);
-  switch (*end) {
-    case 'k': case 'K': v <<= 10; break;
-    case 'm': case 'M': v <<= 20; break;
-    case 'g': case 'G': v <<= 30; break;
-    default: break;
-  }
-  return v != 0 ? v : dflt;
-}
-
-std::string absolute(const std::string& p) {
-  if (!p.empty() && p[0] == '/') return p;
-  char cwd[4096];
-  if (getcwd(cwd, sizeof cwd) == nullptr) return p;
-  return std::string(cwd) + "/" + p;
-}
 
 // Opens (or creates) a pool, or takes another reference.  g_mu held.
 int pool_acquire(const std::string& path, uint64_t size, const sw_config& cfg_in, bool create, Pool** out) {
@@ -408,17 +213,19 @@ int pool_acquire(const std::string& path, uint64_t size, const sw_config& cfg_in
   sw_pool* p = nullptr;
   if (stat(path.c_str(), &sb) == 0) {
     p = sw_pool_open(path.c_str(), &cfg);
+    if (p == nullptr) set_err("softwrap vfs: cannot open pool %s: %s", path.c_str(), sw_errormsg());
   } else if (create) {
     p = sw_pool_create(path.c_str(), size, &cfg);
+    if (p == nullptr) {
+      set_err("softwrap vfs: cannot create pool %s (poolsize=%llu, lanes=%u, lanesize=%llu): %s", path.c_str(),
+              static_cast<unsigned long long>(size), cfg.lanes, static_cast<unsigned long long>(cfg.lane_size),
+              sw_errormsg());
+    }
   } else {
-    set_err("softwrap vfs: no pool %s", path.c_str());
+    set_err("softwrap vfs: no pool %s, and the open does not create one (no SQLITE_OPEN_CREATE)", path.c_str());
     return SQLITE_CANTOPEN;
   }
-  if (p == nullptr) {
-    const int code = sw_errno();
-    set_err("softwrap vfs: pool %s: %s", path.c_str(), sw_errormsg());
-    return code == SW_EBUSY ? SQLITE_BUSY : SQLITE_CANTOPEN;
-  }
+  if (p == nullptr) return sw_errno() == SW_EBUSY ? SQLITE_BUSY : SQLITE_CANTOPEN;
   auto* root = static_cast<Root*>(sw_pool_root(p, sizeof(Root)));
   if (root == nullptr || (sw_load64(p, &root->magic) != 0 && sw_load64(p, &root->magic) != kMagic)) {
     set_err("softwrap vfs: pool %s holds something other than SQLite files", path.c_str());
@@ -459,6 +266,7 @@ Shared* shared_acquire(Pool* P, int slot) {  // g_mu held
     s = new Shared;
     s->pool = P;
     s->slot = slot;
+    s->map = std::make_unique<FileMap>(P->p, &P->root->ents[slot]);
   }
   s->refs++;
   return s;
@@ -531,15 +339,19 @@ int commit(File* f) {
   f->wrap_open = false;
   if (sw_wrap_close(p) != 0) {
     set_err("softwrap vfs: commit failed: %s", sw_errormsg());
+    f->sh->map->reload();  // the wrap was rolled back
     return SQLITE_IOERR_FSYNC;
   }
   return SQLITE_OK;
 }
 
+// The wrap's writes touched this file only (its journal is a DRAM file),
+// and SQLite's EXCLUSIVE lock, still held, keeps others from reading it.
 void abort_wrap(File* f) {
   if (f->kind != kSoftwrapVfs || !f->wrap_open) return;
   if (same_thread(f)) sw_wrap_abort(f->pool->p);
   f->wrap_open = false;
+  f->sh->map->reload();
 }
 
 // ------------------------------------------------------------ pool file I/O
@@ -547,9 +359,8 @@ void abort_wrap(File* f) {
 int p_close(sqlite3_file* pf);
 int p_read(sqlite3_file* pf, void* buf, int n, sqlite3_int64 off) {
   auto* f = reinterpret_cast<File*>(pf);
-  int err = 0;
-  const uint64_t got = store_read(f->pool, f->d, static_cast<uint64_t>(off), buf, static_cast<uint64_t>(n), &err);
-  if (err != 0) {
+  uint64_t got = 0;
+  if (f->sh->map->read(static_cast<uint64_t>(off), buf, static_cast<uint64_t>(n), &got) != 0) {
     set_err("softwrap vfs: read: %s", sw_errormsg());
     return SQLITE_IOERR_READ;
   }
@@ -559,7 +370,7 @@ int p_read(sqlite3_file* pf, void* buf, int n, sqlite3_int64 off) {
 int p_write(sqlite3_file* pf, const void* buf, int n, sqlite3_int64 off) {
   auto* f = reinterpret_cast<File*>(pf);
   if (int rc = begin_write(f, SQLITE_IOERR_WRITE); rc != SQLITE_OK) return rc;
-  if (int rc = store_write(f->pool, f->d, static_cast<uint64_t>(off), buf, static_cast<uint64_t>(n)); rc != 0) {
+  if (int rc = f->sh->map->write(static_cast<uint64_t>(off), buf, static_cast<uint64_t>(n)); rc != 0) {
     set_err("softwrap vfs: write: %s", sw_errormsg());
     return sw_to_sqlite(rc, SQLITE_IOERR_WRITE);
   }
@@ -569,7 +380,7 @@ int p_write(sqlite3_file* pf, const void* buf, int n, sqlite3_int64 off) {
 int p_truncate(sqlite3_file* pf, sqlite3_int64 size) {
   auto* f = reinterpret_cast<File*>(pf);
   if (int rc = begin_write(f, SQLITE_IOERR_TRUNCATE); rc != SQLITE_OK) return rc;
-  if (int rc = store_truncate(f->pool, f->d, static_cast<uint64_t>(size)); rc != 0) {
+  if (int rc = f->sh->map->truncate(static_cast<uint64_t>(size)); rc != 0) {
     set_err("softwrap vfs: truncate: %s", sw_errormsg());
     return sw_to_sqlite(rc, SQLITE_IOERR_TRUNCATE);
   }
@@ -580,7 +391,7 @@ int p_sync(sqlite3_file* pf, int) { return commit(reinterpret_cast<File*>(pf)); 
 
 int p_size(sqlite3_file* pf, sqlite3_int64* out) {
   auto* f = reinterpret_cast<File*>(pf);
-  *out = static_cast<sqlite3_int64>(ld(f->pool, &f->d->size));
+  *out = static_cast<sqlite3_int64>(f->sh->map->size());
   return SQLITE_OK;
 }
 
@@ -719,6 +530,79 @@ const sqlite3_io_methods kMemMethods = {
     1, m_close, m_read, m_write, m_truncate, m_sync, m_size, m_lock, m_lock, m_check_reserved,
     m_file_control, p_sector_size, p_device_chars, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr};
 
+// ------------------------------------------------------------ refused opens
+//
+// SQLite turns a failed xOpen of a main database into its bare "unable to
+// open database file": a VFS cannot hand it a message.  So when the open
+// of a main database fails for a reason we can explain (a URI parameter
+// that is not understood, a pool that cannot be created or opened), xOpen
+// succeeds with a refused file that holds the message and the result code.
+// It reads as an empty file (SQLite reads the header while it opens) and
+// fails every lock, write and sync.  The auto-extension,
+// which SQLite runs at the end of every sqlite3_open*, finds it and fails
+// the open with the message (report_refusal): sqlite3_open_v2 returns the
+// code and sqlite3_errmsg() the message, which is what the sqlite3 shell
+// prints and Python raises.  An ATTACH runs no auto-extension: it fails at
+// its first lock with SQLITE_CANTOPEN (SQLITE_BUSY for a pool another
+// process holds) and SQLite's text for it.  Every refusal also goes to
+// sqlite3_log.
+
+int r_close(sqlite3_file* pf) {
+  std::free(reinterpret_cast<File*>(pf)->refusal);
+  return SQLITE_OK;
+}
+int r_read(sqlite3_file*, void* buf, int n, sqlite3_int64) {
+  std::memset(buf, 0, static_cast<size_t>(n));
+  return SQLITE_IOERR_SHORT_READ;
+}
+// BUSY stays BUSY ("database is locked"); a bad parameter's SQLITE_ERROR
+// would read "SQL logic error" at an ATTACH: it fails as a file that cannot
+// be opened.
+int r_fail(sqlite3_file* pf) {
+  return reinterpret_cast<File*>(pf)->refusal_code == SQLITE_BUSY ? SQLITE_BUSY : SQLITE_CANTOPEN;
+}
+int r_write(sqlite3_file* pf, const void*, int, sqlite3_int64) { return r_fail(pf); }
+int r_truncate(sqlite3_file* pf, sqlite3_int64) { return r_fail(pf); }
+int r_sync(sqlite3_file* pf, int) { return r_fail(pf); }
+int r_size(sqlite3_file*, sqlite3_int64* out) {
+  *out = 0;
+  return SQLITE_OK;
+}
+int r_lock(sqlite3_file* pf, int) { return r_fail(pf); }
+int r_unlock(sqlite3_file*, int) { return SQLITE_OK; }
+
+const sqlite3_io_methods kRefusedMethods = {
+    1, r_close, r_read, r_write, r_truncate, r_sync, r_size, r_lock, r_unlock, m_check_reserved,
+    m_file_control, p_sector_size, p_device_chars, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr};
+
+int refuse(File* f, int code) {  // the message is in t_err
+  sqlite3_log(code, "%s", t_err.c_str());
+  f->refusal = strdup(t_err.c_str());
+  f->refusal_code = code;
+  f->base.pMethods = &kRefusedMethods;
+  return SQLITE_OK;
+}
+
+void refusal_function(sqlite3_context* ctx, int, sqlite3_value**) {
+  const auto* f = static_cast<const File*>(sqlite3_user_data(ctx));
+  sqlite3_result_error(ctx, f->refusal, -1);
+  sqlite3_result_error_code(ctx, f->refusal_code);
+}
+
+// If the connection's main database is a refused file, leaves its message
+// and code as the connection's error (a failing statement is the one way
+// an extension can set both) and returns true.
+bool report_refusal(sqlite3* db) {
+  sqlite3_file* file = nullptr;
+  if (sqlite3_file_control(db, "main", SQLITE_FCNTL_FILE_POINTER, &file) != SQLITE_OK || file == nullptr ||
+      file->pMethods != &kRefusedMethods) {
+    return false;
+  }
+  sqlite3_create_function(db, "softwrap_refused_open", 0, SQLITE_UTF8, file, refusal_function, nullptr, nullptr);
+  sqlite3_exec(db, "SELECT softwrap_refused_open()", nullptr, nullptr, nullptr);
+  return true;
+}
+
 // ------------------------------------------------------------ VFS methods
 
 int x_open(sqlite3_vfs* vfs, const char* zname, sqlite3_file* pf, int flags, int* out_flags) {
@@ -738,34 +622,14 @@ int x_open(sqlite3_vfs* vfs, const char* zname, sqlite3_file* pf, int flags, int
   std::string key;
   std::string dbpath = zname;
   if (main_db) {
-    const char* pool_param = sqlite3_uri_parameter(zname, "pool");
-    if (pool_param == nullptr) pool_param = std::getenv("SOFTWRAP_SQLITE_POOL");
-    const std::string pool_path =
-        (pool_param != nullptr && *pool_param != '\0') ? absolute(pool_param) : dbpath;
-    uint64_t size = parse_size(std::getenv("SOFTWRAP_SQLITE_POOL_SIZE"), kDefaultPoolSize);
-    size = parse_size(sqlite3_uri_parameter(zname, "poolsize"), size);
-    sw_engine_kind engine = f->kind == kScmVfs ? SW_ENGINE_NONATOMIC : SW_ENGINE_DEFAULT;
-    if (const char* e = sqlite3_uri_parameter(zname, "engine"); e != nullptr) {
-      const std::string es = e;
-      engine = es == "softwrap"         ? SW_ENGINE_SOFTWRAP
-               : es == "softwrap-local" ? SW_ENGINE_SOFTWRAP_LOCAL
-               : es == "undo"           ? SW_ENGINE_UNDO
-               : es == "nonatomic"      ? SW_ENGINE_NONATOMIC
-                                        : engine;
+    OpenParams op;
+    const bool create = (flags & SQLITE_OPEN_CREATE) != 0;
+    auto uri = [zname](const char* k) { return sqlite3_uri_parameter(zname, k); };
+    if (!softwrap::sqlite_vfs::parse_open_params(uri, dbpath, f->kind == kScmVfs, &op, &t_err)) {
+      return refuse(f, SQLITE_ERROR);
     }
-    sw_config cfg{};
-    cfg.engine = engine;
-    // Creation: few lanes (one per concurrently committing connection) and
-    // large ones, because one SQLite transaction is one wrap.
-    // One shadow page per SQLite page (4 KiB default): a page read or write
-    // is then one alias lookup per table instead of four.
-    cfg.shadow_page_size = static_cast<uint32_t>(parse_size(sqlite3_uri_parameter(zname, "shadowpage"), 4096));
-    cfg.lanes = static_cast<uint32_t>(parse_size(sqlite3_uri_parameter(zname, "lanes"), 8));
-    cfg.lane_size = std::min<uint64_t>(std::max<uint64_t>(size / 4 / cfg.lanes, 1ull << 20), 64ull << 20);
-    cfg.lane_size = parse_size(sqlite3_uri_parameter(zname, "lanesize"), cfg.lane_size) / 4096 * 4096;
-    if (int rc = pool_acquire(pool_path, size, cfg, (flags & SQLITE_OPEN_CREATE) != 0, &P); rc != SQLITE_OK) {
-      return rc;
-    }
+    if (int rc = pool_acquire(op.pool_path, op.pool_size, op.cfg, create, &P); rc != SQLITE_OK) return refuse(f, rc);
+    const std::string& pool_path = op.pool_path;
     key = pool_path == dbpath ? std::string("db") : dbpath;
   } else {
     std::string db, sfx;
@@ -781,19 +645,18 @@ int x_open(sqlite3_vfs* vfs, const char* zname, sqlite3_file* pf, int flags, int
   int slot = find_slot(P, key);
   if (slot < 0) {
     if ((flags & SQLITE_OPEN_CREATE) == 0) {
-      set_err("softwrap vfs: no file %s in pool %s", key.c_str(), P->path.c_str());
-      pool_release(P);
-      return SQLITE_CANTOPEN;
+      set_err("softwrap vfs: no file %s in pool %s, and the open does not create one (no SQLITE_OPEN_CREATE)",
+              key.c_str(), P->path.c_str());
+    } else {
+      slot = create_slot(P, key);
     }
-    slot = create_slot(P, key);
     if (slot < 0) {
       pool_release(P);
-      return SQLITE_CANTOPEN;
+      return main_db ? refuse(f, SQLITE_CANTOPEN) : SQLITE_CANTOPEN;
     }
   }
   f->pool = P;
   f->sh = shared_acquire(P, slot);
-  f->d = &P->root->ents[slot];
   f->lock = SQLITE_LOCK_NONE;
   f->delete_on_close = (flags & SQLITE_OPEN_DELETEONCLOSE) != 0;
   f->is_main = main_db;
@@ -855,7 +718,7 @@ int x_access(sqlite3_vfs* vfs, const char* zname, int flags, int* out) {
 }
 
 int x_full_pathname(sqlite3_vfs*, const char* zname, int n, char* out) {
-  const std::string p = absolute(zname);
+  const std::string p = softwrap::sqlite_vfs::absolute_path(zname);
   if (p.size() + 1 > static_cast<size_t>(n)) return SQLITE_CANTOPEN;
   std::memcpy(out, p.c_str(), p.size() + 1);
   return SQLITE_OK;
@@ -901,16 +764,27 @@ sqlite3_vfs g_softwrap_vfs = make_vfs("softwrap", kSoftwrapVfs);
 sqlite3_vfs g_scm_vfs = make_vfs("scm", kScmVfs);
 
 // Auto-extension: every new connection whose main database lives in the
-// softwrap VFS keeps its rollback journal in memory.
+// softwrap VFS keeps its rollback journal in memory and up to 16 MiB of
+// dirty pages in SQLite's page cache before it spills any into the open
+// wrap.  SQLite's default (spill once the cache passes its 2 MB) makes a
+// large transaction write the same pages (B-tree interior pages, a table's
+// and its indexes' pages) into the wrap again and again and read them back
+// through the alias tables in between: each time a compare, log records and
+// a shadow-page update.  With the threshold most transactions write each
+// page once, at COMMIT (speedtest1's writing tests 1.25x -> 1.02x of the
+// nonatomic engine's time, docs/sqlite.md#speedtest1); clean pages still
+// obey cache_size, and PRAGMA cache_spill overrides it per connection.
+constexpr const char* kConnectionPragmas = "PRAGMA cache_spill=-16384; PRAGMA journal_mode=MEMORY";
 int auto_init(sqlite3* db, const char**, const sqlite3_api_routines*) {
+  if (report_refusal(db)) return SQLITE_OK;
   sqlite3_vfs* v = nullptr;
   if (sqlite3_file_control(db, "main", SQLITE_FCNTL_VFS_POINTER, &v) == SQLITE_OK && v == &g_softwrap_vfs) {
-    // The pragma needs a SHARED lock; another connection may hold the file
+    // The pragmas need a SHARED lock; another connection may hold the file
     // exclusively for a moment.  If it stays busy the connection keeps the
     // default journal mode, whose journal is a DRAM file here anyway.
     int rc = SQLITE_BUSY;
     for (int i = 0; i < 2000 && rc == SQLITE_BUSY; ++i) {
-      rc = sqlite3_exec(db, "PRAGMA journal_mode=MEMORY", nullptr, nullptr, nullptr);
+      rc = sqlite3_exec(db, kConnectionPragmas, nullptr, nullptr, nullptr);
       if (rc == SQLITE_BUSY) usleep(1000);
     }
     // Open reports the connection's last error code: leave none behind.
@@ -919,9 +793,12 @@ int auto_init(sqlite3* db, const char**, const sqlite3_api_routines*) {
   return SQLITE_OK;
 }
 
-}  // namespace
 
-extern "C" int sw_sqlite_register(int make_default) {
+// Registers the VFSes once; makes "softwrap" the default when asked to or
+// when SOFTWRAP_SQLITE_DEFAULT=1.  *err says why it failed, if it can.
+int register_vfs(bool make_default, std::string* err) {
+  bool env_default = false;
+  if (!softwrap::sqlite_vfs::default_vfs_from_env(&env_default, err)) return SQLITE_ERROR;
   static std::once_flag once;
   static int rc = SQLITE_OK;
   std::call_once(once, [] {
@@ -939,18 +816,48 @@ extern "C" int sw_sqlite_register(int make_default) {
           reinterpret_cast<void*>(auto_init)));
     }
   });
-  if (rc == SQLITE_OK && make_default) return sqlite3_vfs_register(&g_softwrap_vfs, 1);
+  if (rc != SQLITE_OK) {
+    *err = "softwrap vfs: registering the VFSes failed (no \"unix\" VFS to build on?)";
+    return rc;
+  }
+  if (make_default || env_default) return sqlite3_vfs_register(&g_softwrap_vfs, 1);
+  return SQLITE_OK;
+}
+
+}  // namespace
+
+extern "C" int sw_sqlite_register(int make_default) {
+  std::string err;
+  const int rc = register_vfs(make_default != 0, &err);
+  if (rc != SQLITE_OK && !err.empty()) sqlite3_log(rc, "%s", err.c_str());
   return rc;
 }
 
 #ifdef SW_SQLITE_EXTENSION
-extern "C" __attribute__((visibility("default"))) int sqlite3_swsqlite_init(sqlite3* db, char** err,
-                                                                            const sqlite3_api_routines* api) {
+namespace {
+int load_extension(sqlite3* db, char** err, const sqlite3_api_routines* api, bool make_default) {
   SQLITE_EXTENSION_INIT2(api);
-  const int rc = sw_sqlite_register(0);
-  if (rc != SQLITE_OK) return rc;
+  std::string why;
+  if (const int rc = register_vfs(make_default, &why); rc != SQLITE_OK) {
+    if (err != nullptr && !why.empty()) *err = sqlite3_mprintf("%s", why.c_str());
+    return rc;
+  }
   // The connection that loads us was opened before the auto-extension existed.
   auto_init(db, nullptr, api);
   return SQLITE_OK_LOAD_PERMANENTLY;
+}
+}  // namespace
+
+// The entry point SQLite derives from the file name swsqlite.so.
+extern "C" __attribute__((visibility("default"))) int sqlite3_swsqlite_init(sqlite3* db, char** err,
+                                                                            const sqlite3_api_routines* api) {
+  return load_extension(db, err, api, false);
+}
+
+// Named explicitly (".load swsqlite sqlite3_swsqlite_default_init"): also
+// makes "softwrap" the default VFS.
+extern "C" __attribute__((visibility("default"))) int sqlite3_swsqlite_default_init(
+    sqlite3* db, char** err, const sqlite3_api_routines* api) {
+  return load_extension(db, err, api, true);
 }
 #endif

@@ -88,6 +88,15 @@ class VfsTest : public ::testing::TestWithParam<const char*> {
 TEST_P(VfsTest, PersistsAcrossReopenAndUsesTheRightJournal) {
   sqlite3* db = open(uri("a.db"));
   EXPECT_EQ(one(db, "PRAGMA journal_mode"), is_softwrap() ? "memory" : "delete");
+  // softwrap: 16 MiB of dirty pages (4 KiB plus SQLite's page header)
+  // before a spill into the wrap; SQLite's default is its 2 MB cache.
+  const int spill = std::stoi(one(db, "PRAGMA cache_spill"));
+  if (is_softwrap()) {
+    EXPECT_GT(spill, 3900);
+    EXPECT_LE(spill, 4096);
+  } else {
+    EXPECT_LT(spill, 1000);
+  }
   ASSERT_EQ(exec(db, "CREATE TABLE t(k INTEGER PRIMARY KEY, v TEXT)"), SQLITE_OK);
   ASSERT_EQ(exec(db, "INSERT INTO t SELECT value, hex(randomblob(200)) FROM " + series(2000) + ""), SQLITE_OK)
       << sqlite3_errmsg(db) << " / " << vfs_error();
@@ -114,12 +123,16 @@ TEST_P(VfsTest, RollbackWorksAlsoAfterTheCacheSpilled) {
   const std::string sum = one(db, "SELECT sum(length(v)) || ':' || hex(md5) FROM t, (SELECT group_concat(hex(v)) AS md5 FROM t)");
   ASSERT_EQ(exec(db, "BEGIN; UPDATE t SET v = zeroblob(50); INSERT INTO t VALUES(1000, 'x'); ROLLBACK"), SQLITE_OK);
   EXPECT_EQ(one(db, "SELECT count(*) FROM t"), "100");
-  // A transaction larger than the page cache writes pages before COMMIT.
-  ASSERT_EQ(exec(db, "PRAGMA cache_size=10"), SQLITE_OK);
+  // A transaction larger than the page cache writes pages before COMMIT
+  // (the VFS's own spill threshold lowered too).
+  ASSERT_EQ(exec(db, "PRAGMA cache_size=10; PRAGMA cache_spill=10"), SQLITE_OK);
+  int spills = 0, hi = 0;
   ASSERT_EQ(exec(db, "BEGIN; INSERT INTO t SELECT value + 1000, randomblob(300) FROM " + series(3000) + "; "
                      "UPDATE t SET v = zeroblob(10) WHERE k <= 100"),
             SQLITE_OK)
       << sqlite3_errmsg(db);
+  ASSERT_EQ(sqlite3_db_status(db, SQLITE_DBSTATUS_CACHE_SPILL, &spills, &hi, 0), SQLITE_OK);
+  EXPECT_GT(spills, 0) << "the transaction did not spill";
   ASSERT_EQ(exec(db, "ROLLBACK"), SQLITE_OK) << sqlite3_errmsg(db);
   EXPECT_EQ(one(db, "SELECT count(*) FROM t"), "100");
   EXPECT_EQ(one(db, "SELECT sum(length(v)) || ':' || hex(md5) FROM t, (SELECT group_concat(hex(v)) AS md5 FROM t)"), sum);
@@ -148,12 +161,13 @@ TEST_P(VfsTest, SynchronousOffStillCommits) {
   sqlite3_close(db);
 }
 
-TEST_P(VfsTest, TransactionTooLargeForAWrapFailsCleanly) {
+TEST_P(VfsTest, TransactionLargerThanThePoolFailsCleanly) {
   if (!is_softwrap()) GTEST_SKIP() << "only the softwrap VFS bounds a transaction by its wrap";
-  sqlite3* db = open(uri("big.db", "&poolsize=16M"));
+  sqlite3* db = open(uri("big.db"));
   ASSERT_EQ(exec(db, "CREATE TABLE t(k INTEGER PRIMARY KEY, v BLOB)"), SQLITE_OK);
   ASSERT_EQ(exec(db, "INSERT INTO t VALUES(1, 'keep')"), SQLITE_OK);
-  const int rc = exec(db, "INSERT INTO t SELECT value + 1, randomblob(1000) FROM " + series(20000) + "");
+  // 80 MB of rows in one transaction, in a 64 MiB pool.
+  const int rc = exec(db, "INSERT INTO t SELECT value + 1, randomblob(4000) FROM " + series(20000) + "");
   EXPECT_EQ(rc, SQLITE_FULL) << sqlite3_errmsg(db);
   EXPECT_EQ(sqlite3_get_autocommit(db), 1);
   EXPECT_EQ(one(db, "SELECT count(*) FROM t"), "1");
@@ -269,22 +283,45 @@ int run_program(const std::vector<std::string>& argv, const std::string& input, 
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
+// Issue 13: at default settings (no poolsize) a transaction larger than a
+// log lane commits (log space on demand).
+std::string default_uri(const std::string& dir, const std::string& name, const char* vfs) {
+  return "file:" + dir + "/" + name + "?vfs=" + vfs;
+}
+
+TEST_P(VfsTest, ShellHundredThousandRowsInOneTransactionAtDefaults) {
+  if (!fs::exists("/usr/bin/sqlite3")) GTEST_SKIP() << "no /usr/bin/sqlite3";
+  const std::string module = fs::path(SW_SQLITE_MODULE).replace_extension("").string();
+  // As a user types it: one INSERT statement per row between BEGIN and COMMIT.
+  std::string script = ".load " + module + "\n.open " + default_uri(dir_, "shell.db", GetParam()) +
+                       "\nCREATE TABLE t(id INTEGER, name TEXT);\nBEGIN;\n";
+  for (int i = 0; i < 100000; ++i) script += "INSERT INTO t VALUES(" + std::to_string(i) + ",'row " + std::to_string(i) + "');\n";
+  script += "COMMIT;\nSELECT count(*) FROM t;\n";
+  std::string out;
+  ASSERT_EQ(run_program({"/usr/bin/sqlite3", "-bail"}, script, &out), 0) << out.substr(0, 2000);
+  EXPECT_NE(out.find("100000"), std::string::npos) << out.substr(0, 2000);
+  sqlite3* db = open(default_uri(dir_, "shell.db", GetParam()));
+  EXPECT_EQ(one(db, "SELECT count(*) FROM t"), "100000");
+  sqlite3_close(db);
+}
+
 TEST_P(VfsTest, LoadableExtensionInTheShellAndASecondProcessIsKeptOut) {
   if (!fs::exists("/usr/bin/sqlite3")) GTEST_SKIP() << "no /usr/bin/sqlite3";
   const std::string module = fs::path(SW_SQLITE_MODULE).replace_extension("").string();
   std::string out;
   const std::string script = ".load " + module + "\n.open " + uri("shell.db") +
-                             "\nCREATE TABLE t(x);\nINSERT INTO t VALUES(42);\nSELECT x FROM t;\n";
+                             "\nCREATE TABLE t(x);\nINSERT INTO t VALUES('row-only-in-the-pool');\nSELECT x FROM t;\n";
   ASSERT_EQ(run_program({"/usr/bin/sqlite3", "-bail"}, script, &out), 0) << out;
-  EXPECT_NE(out.find("42"), std::string::npos) << out;
+  EXPECT_NE(out.find("row-only-in-the-pool"), std::string::npos) << out;
   sqlite3* db = open(uri("shell.db"));
-  EXPECT_EQ(one(db, "SELECT x FROM t"), "42");
-  // While this process holds the pool, another one cannot open it.
+  EXPECT_EQ(one(db, "SELECT x FROM t"), "row-only-in-the-pool");
+  // While this process holds the pool, another one cannot open it (nor
+  // print the row: a value no path or process id can contain).
   out.clear();
   const std::string script2 = ".load " + module + "\n.open " + uri("shell.db") + "\nSELECT x FROM t;\n";
   EXPECT_NE(run_program({"/usr/bin/sqlite3", "-bail"}, script2, &out), 0) << out;
   EXPECT_TRUE(out.find("locked") != std::string::npos || out.find("unable to open") != std::string::npos) << out;
-  EXPECT_EQ(out.find("42"), std::string::npos) << out;
+  EXPECT_EQ(out.find("row-only-in-the-pool"), std::string::npos) << out;
   EXPECT_EQ(one(db, "PRAGMA integrity_check"), "ok");
   sqlite3_close(db);
 }
@@ -311,6 +348,146 @@ TEST_P(VfsTest, LoadableExtensionFromPython) {
   sqlite3* db = open(uri("py.db"));
   EXPECT_EQ(one(db, "SELECT x FROM t"), "7");
   sqlite3_close(db);
+}
+
+// An open refused by the VFS: its code and message, as sqlite3_open_v2 and
+// sqlite3_errmsg give them.
+std::pair<int, std::string> refused_open(const std::string& u) {
+  sqlite3* db = nullptr;
+  const int rc = sqlite3_open_v2(u.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_URI, nullptr);
+  std::string msg = db != nullptr ? sqlite3_errmsg(db) : "";
+  sqlite3_close(db);
+  return {rc, msg};
+}
+
+TEST_P(VfsTest, BadUriParametersAreRefusedWithTheirMessage) {
+  const struct {
+    std::string extra;
+    int code;
+    const char* says;
+  } cases[] = {
+      {"&engine=UNDO", SQLITE_ERROR, "engine=UNDO is not an engine: engine names are lower case"},
+      {"&engine=redo", SQLITE_ERROR, "engine=redo is not one of softwrap, softwrap-local, undo, undo-themis, nonatomic"},
+      {"&poolsize=12x", SQLITE_ERROR, "URI parameter poolsize=12x is not a size"},
+      {"&poolsize=1M", SQLITE_CANTOPEN, "is below the minimum"},
+      {"&lanes=0", SQLITE_ERROR, "URI parameter lanes=0"},
+      {"&lanesize=1000", SQLITE_CANTOPEN, "lane_size 1000 must be a multiple of 4096"},
+      {"&shadowpage=3000", SQLITE_CANTOPEN, "shadow_page_size 3000 must be a power of two"},
+  };
+  for (const auto& c : cases) {
+    const auto [rc, msg] = refused_open("file:" + dir_ + "/bad.db?vfs=" + GetParam() + c.extra);
+    EXPECT_EQ(rc, c.code) << c.extra << ": " << msg;
+    EXPECT_NE(msg.find(c.says), std::string::npos) << c.extra << ": " << msg;
+    EXPECT_FALSE(fs::exists(dir_ + "/bad.db")) << c.extra << ": a refused open creates no pool";
+  }
+  // Without SQLITE_OPEN_CREATE a missing pool is named.
+  sqlite3* db = nullptr;
+  EXPECT_EQ(sqlite3_open_v2(uri("none.db").c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_URI, nullptr),
+            SQLITE_CANTOPEN);
+  EXPECT_NE(std::string(sqlite3_errmsg(db)).find("no pool " + dir_ + "/none.db"), std::string::npos)
+      << sqlite3_errmsg(db);
+  sqlite3_close(db);
+  // ATTACH runs no auto-extension: a plain CANTOPEN, and the connection
+  // goes on.
+  db = open(uri("main.db"));
+  EXPECT_EQ(exec(db, "ATTACH '" + uri("att.db", "&engine=UNDO") + "' AS a"), SQLITE_CANTOPEN) << sqlite3_errmsg(db);
+  EXPECT_EQ(exec(db, "CREATE TABLE t(x)"), SQLITE_OK) << sqlite3_errmsg(db);
+  sqlite3_close(db);
+}
+
+TEST_P(VfsTest, RefusalReachesTheShellItsLogAndPython) {
+  if (!fs::exists("/usr/bin/sqlite3") || !fs::exists("/usr/bin/python3")) GTEST_SKIP() << "no sqlite3 or python3";
+  const std::string module = fs::path(SW_SQLITE_MODULE).replace_extension("").string();
+  const std::string bad = uri("bad.db", "&engine=UNDO");
+  std::string out;
+  run_program({"/usr/bin/sqlite3", "-bail"}, ".log stdout\n.load " + module + "\n.open " + bad + "\n", &out);
+  // The open's error line and SQLite's log line (".log") both carry it.
+  EXPECT_NE(out.find("Error: unable to open database \"" + bad + "\": softwrap vfs: URI parameter engine=UNDO"),
+            std::string::npos) << out;
+  EXPECT_NE(out.find("(1) softwrap vfs: URI parameter engine=UNDO"), std::string::npos) << out;
+  out.clear();
+  const std::string py = "import sqlite3\n"
+                         "c = sqlite3.connect(':memory:')\n"
+                         "c.enable_load_extension(True)\n"
+                         "c.load_extension('" + module + "')\n"
+                         "try:\n"
+                         "    sqlite3.connect('" + bad + "', uri=True)\n"
+                         "except sqlite3.OperationalError as e:\n"
+                         "    print('refused:', e)\n";
+  ASSERT_EQ(run_program({"/usr/bin/python3", "-"}, py, &out), 0) << out;
+  EXPECT_NE(out.find("refused: softwrap vfs: URI parameter engine=UNDO is not an engine"), std::string::npos) << out;
+  EXPECT_FALSE(fs::exists(dir_ + "/bad.db"));
+}
+
+// True if the file at `path` is a softwrap pool (not an SQLite database).
+bool is_pool_file(const std::string& path) {
+  char head[16] = {};
+  FILE* f = std::fopen(path.c_str(), "rb");
+  if (f == nullptr) return false;
+  const size_t n = std::fread(head, 1, sizeof head, f);
+  std::fclose(f);
+  return n == sizeof head && std::string(head, 15) != "SQLite format 3";
+}
+
+TEST_P(VfsTest, DefaultVfsForUnmodifiedPrograms) {
+  if (!is_softwrap()) GTEST_SKIP() << "the default VFS is \"softwrap\"";
+  if (!fs::exists("/usr/bin/sqlite3") || !fs::exists("/usr/bin/python3")) GTEST_SKIP() << "no sqlite3 or python3";
+  const std::string module = fs::path(SW_SQLITE_MODULE).replace_extension("").string();
+  // Python: an unmodified script (plain path, no vfs=) in a process whose
+  // sitecustomize loads the extension; SOFTWRAP_SQLITE_DEFAULT=1 does the rest.
+  fs::create_directories(dir_ + "/site");
+  {
+    FILE* f = std::fopen((dir_ + "/site/sitecustomize.py").c_str(), "w");
+    ASSERT_NE(f, nullptr);
+    std::fprintf(f, "import sqlite3\nc = sqlite3.connect(':memory:')\nc.enable_load_extension(True)\n"
+                    "c.load_extension('%s')\nc.close()\n", module.c_str());
+    std::fclose(f);
+  }
+  const std::string py_db = dir_ + "/py.db";
+  setenv("PYTHONPATH", (dir_ + "/site").c_str(), 1);
+  setenv("SOFTWRAP_SQLITE_DEFAULT", "1", 1);
+  std::string out;
+  const int rc = run_program({"/usr/bin/python3", "-"},
+                             "import sqlite3\nd = sqlite3.connect('" + py_db + "')\n"
+                             "d.execute('CREATE TABLE t(x)')\nd.execute('INSERT INTO t VALUES (11)')\nd.commit()\n",
+                             &out);
+  unsetenv("PYTHONPATH");
+  // The shell: the extension loaded, then a plain ".open".
+  const std::string sh_db = dir_ + "/sh.db";
+  run_program({"/usr/bin/sqlite3", "-bail"},
+              ".load " + module + "\n.open " + sh_db + "\nCREATE TABLE t(x);\nINSERT INTO t VALUES(12);\n", &out);
+  // Explicitly by entry point, without the environment.
+  unsetenv("SOFTWRAP_SQLITE_DEFAULT");
+  const std::string ep_db = dir_ + "/ep.db";
+  run_program({"/usr/bin/sqlite3", "-bail"},
+              ".load " + module + " sqlite3_swsqlite_default_init\n.open " + ep_db +
+                  "\nCREATE TABLE t(x);\nINSERT INTO t VALUES(13);\n",
+              &out);
+  ASSERT_EQ(rc, 0) << out;
+  const std::pair<std::string, const char*> dbs[] = {{py_db, "11"}, {sh_db, "12"}, {ep_db, "13"}};
+  for (const auto& [path, value] : dbs) {
+    EXPECT_TRUE(is_pool_file(path)) << path << " should be a softwrap pool; output: " << out;
+    sqlite3* db = open("file:" + path + "?vfs=softwrap");
+    EXPECT_EQ(one(db, "SELECT x FROM t"), value) << path;
+    sqlite3_close(db);
+  }
+  // The extension without either keeps the default VFS.
+  const std::string plain_db = dir_ + "/plain.db";
+  run_program({"/usr/bin/sqlite3", "-bail"},
+              ".load " + module + "\n.open " + plain_db + "\nCREATE TABLE t(x);\n", &out);
+  EXPECT_FALSE(is_pool_file(plain_db)) << out;
+}
+
+TEST(SqliteRegister, EnvironmentMakesSoftwrapTheDefault) {
+  sqlite3_vfs* before = sqlite3_vfs_find(nullptr);
+  setenv("SOFTWRAP_SQLITE_DEFAULT", "1", 1);
+  EXPECT_EQ(sw_sqlite_register(0), SQLITE_OK);
+  EXPECT_STREQ(sqlite3_vfs_find(nullptr)->zName, "softwrap");
+  setenv("SOFTWRAP_SQLITE_DEFAULT", "yes", 1);
+  EXPECT_EQ(sw_sqlite_register(0), SQLITE_ERROR);
+  unsetenv("SOFTWRAP_SQLITE_DEFAULT");
+  ASSERT_EQ(sqlite3_vfs_register(before, 1), SQLITE_OK);
+  EXPECT_EQ(sqlite3_vfs_find(nullptr), before);
 }
 
 TEST(ScmVfs, JournalLivesInThePoolDuringATransaction) {

@@ -46,18 +46,18 @@
 #include <string>
 #include <vector>
 
+#include "bench_common.h"
 #include "softwrap/btree_map.hpp"
 
 #ifdef SW_HAVE_PMDK_PEER
 #include "pmdk_peer.h"
 #endif
 
-#ifndef MADV_POPULATE_WRITE
-#define MADV_POPULATE_WRITE 23
-#endif
-
 namespace {
 
+using softwrap::bench::engine_kind;
+using softwrap::bench::prefault;
+using softwrap::bench::split;
 using Clock = std::chrono::steady_clock;
 using tree_t = softwrap::btree_map<uint64_t, uint64_t>;
 
@@ -76,17 +76,6 @@ struct Options {
   std::string csv;
 };
 
-std::vector<std::string> split(const std::string& s) {
-  std::vector<std::string> v;
-  size_t at = 0;
-  while (at <= s.size()) {
-    const size_t c = s.find(',', at);
-    v.push_back(s.substr(at, c == std::string::npos ? std::string::npos : c - at));
-    if (c == std::string::npos) break;
-    at = c + 1;
-  }
-  return v;
-}
 
 [[noreturn]] void usage(const char* argv0) {
   std::fprintf(stderr,
@@ -175,14 +164,6 @@ std::string apply_variant(const std::string& spec, sw_config* cfg) {
   return spec.substr(0, at);
 }
 
-sw_engine_kind engine_kind(const std::string& e) {
-  if (e == "softwrap") return SW_ENGINE_SOFTWRAP;
-  if (e == "softwrap-local") return SW_ENGINE_SOFTWRAP_LOCAL;
-  if (e == "undo") return SW_ENGINE_UNDO;
-  if (e == "nonatomic") return SW_ENGINE_NONATOMIC;
-  std::fprintf(stderr, "unknown engine %s\n", e.c_str());
-  std::exit(2);
-}
 
 // One tree being filled: ours (pool + tree) or PMDK's.
 struct Contender {
@@ -227,8 +208,6 @@ bool cpu_ticks(uint64_t* steal, uint64_t* total) {
 }
 
 size_t pool_bytes(uint64_t n) { return std::max<size_t>(size_t{64} << 20, (n * 112 + (32u << 20)) & ~size_t{4095}); }
-
-void prefault(void* base, size_t size) { (void)madvise(base, size, MADV_POPULATE_WRITE); }
 
 bool run_cell(const Options& o, const std::string& medium, const std::string& order,
               const std::vector<uint64_t>& keys, std::vector<Row>* rows) {
@@ -392,11 +371,7 @@ bool write_csv(const Options& o, const std::vector<Row>& rows) {
 
 int main(int argc, char** argv) {
 #ifdef SW_HAVE_PMDK_PEER
-  // libpmem reads PMEM_IS_PMEM_FORCE when it is loaded: set it and restart.
-  if (!getenv("PMEM_IS_PMEM_FORCE")) {
-    setenv("PMEM_IS_PMEM_FORCE", "1", 1);
-    execv("/proc/self/exe", argv);
-  }
+  softwrap::bench::force_pmem_restart(argv);
 #endif
   const Options o = parse(argc, argv);
   std::printf("B+tree inserts (full paper V-D, Figs. 13/14): %llu single-insert wraps per cell, "

@@ -56,6 +56,7 @@ const char* engine_str(sw_engine_kind e) {
     case SW_ENGINE_SOFTWRAP: return "softwrap";
     case SW_ENGINE_SOFTWRAP_LOCAL: return "softwrap-local";
     case SW_ENGINE_UNDO: return "undo";
+    case SW_ENGINE_UNDO_THEMIS: return "undo-themis";
     case SW_ENGINE_NONATOMIC: return "nonatomic";
     default: return "default";
   }
@@ -140,7 +141,7 @@ void unpin_threads() {
 // ------------------------------------------------------------ temp files
 
 namespace {
-constexpr int kTempSlots = 4;
+constexpr int kTempSlots = 8;
 char g_temp[kTempSlots][512];  // unlinked by the signal handler
 
 extern "C" void unlink_temps_and_reraise(int sig) {
@@ -179,6 +180,7 @@ struct Root {
   uint64_t array_off;
   uint64_t array_bytes;
 };
+}  // namespace
 
 void prefault(void* p, uint64_t n) {
   const auto page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
@@ -187,7 +189,6 @@ void prefault(void* p, uint64_t n) {
   if (madvise(reinterpret_cast<void*>(begin), end - begin, MADV_POPULATE_WRITE) == 0) return;
   for (uintptr_t a = begin; a < end; a += page) (void)*reinterpret_cast<volatile const char*>(a);
 }
-}  // namespace
 
 ArrayPool::ArrayPool(const std::string& dir, uint64_t array_bytes)
     : path_(dir + "/sw-bench-suite-" + std::to_string(getpid()) + ".pool"),
@@ -521,6 +522,19 @@ std::string loadavg() {
   f >> a >> b >> c;
   return a + " " + b + " " + c;
 }
+
+// CPU time stolen by the hypervisor and all CPU time, in ticks since boot
+// (the first line of /proc/stat); {0, 0} where it cannot be read.
+std::pair<uint64_t, uint64_t> steal_and_total() {
+  std::ifstream f("/proc/stat");
+  std::string cpu;
+  uint64_t v[8] = {}, total = 0;
+  f >> cpu;
+  for (uint64_t& x : v) f >> x;
+  if (!f || cpu != "cpu") return {0, 0};
+  for (uint64_t x : v) total += x;
+  return {v[7], total};
+}
 }  // namespace
 
 Csv::Csv(const std::string& path, const std::vector<std::string>& header) : cols_(header.size()) {
@@ -563,7 +577,7 @@ void Csv::end_row() {
 Context::Context(const SuiteOptions& o, const std::string& experiment, const std::string& meta_name,
                  const std::string& label)
     : o_(o), name_(label.empty() ? experiment : label), dir_(o.out_dir + "/" + experiment), meta_name_(meta_name),
-      start_(Clock::now()) {
+      start_(Clock::now()), steal_start_(steal_and_total()) {
   mkdirs(dir_);
   set_pinning(o.pin);
   unpin_threads();
@@ -583,6 +597,11 @@ Context::Context(const SuiteOptions& o, const std::string& experiment, const std
 Context::~Context() {
   if (!std::uncaught_exceptions()) {
     note("loadavg_end", loadavg());
+    const auto [steal, total] = steal_and_total();
+    if (total > steal_start_.second) {
+      note("cpu_steal_pct", fmt("%.2f", 100.0 * static_cast<double>(steal - steal_start_.first) /
+                                            static_cast<double>(total - steal_start_.second)));
+    }
     note("seconds", fmt("%.1f", std::chrono::duration<double>(Clock::now() - start_).count()));
   }
   delete pool_;

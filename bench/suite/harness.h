@@ -26,6 +26,7 @@
 #include <cstdio>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "softwrap/softwrap.h"
@@ -81,9 +82,12 @@ const char* medium_str(sw_medium_kind m);
 
 // Pool files of up to 1.2 GiB in /dev/shm must not outlive an interrupted
 // run: registered paths are unlinked on SIGINT, SIGTERM, SIGHUP and SIGPIPE
-// (then the signal's default action runs).  At most 4 at a time.
+// (then the signal's default action runs).  At most 8 at a time.
 void register_temp_file(const std::string& path);
 void unregister_temp_file(const std::string& path);
+
+// Faults [p, p+n) in for writing (before timing a mapping).
+void prefault(void* p, uint64_t n);
 
 // The paper's setting on scm-emu: Tw = 1 µs, Ts = 220 ns.
 struct CellConfig {
@@ -271,7 +275,8 @@ class Context {
   // Progress line: "[exp] step/total what", redrawn with \r.
   void set_total(int total) { total_ = total; }
   void step(const std::string& what);
-  // Free-form facts recorded in meta.csv (load average, options, checks).
+  // Free-form facts recorded in meta.csv (load average, CPU time stolen by
+  // the hypervisor while the experiment ran, options, checks).
   void note(const std::string& key, const std::string& value);
   void check(bool ok, const std::string& what);  // recorded; failing => run fails
   int failures() const { return failures_; }
@@ -283,6 +288,7 @@ class Context {
   int total_ = 0, done_ = 0, failures_ = 0;
   std::vector<std::pair<std::string, std::string>> notes_;
   Clock::time_point start_;
+  std::pair<uint64_t, uint64_t> steal_start_;  // /proc/stat: steal and total ticks
 };
 
 std::string fmt(const char* f, ...) __attribute__((format(printf, 1, 2)));

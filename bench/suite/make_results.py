@@ -22,6 +22,9 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import paper  # noqa: E402
+import results_kv  # noqa: E402
+import results_themis  # noqa: E402
+import results_themis_sim  # noqa: E402
 
 R = None  # results directory
 IMG_DIR = None  # <dir of the output file>/results: the plots, committed with the page
@@ -93,16 +96,17 @@ def k(x):
     return f"{x / 1e3:,.1f}k"
 
 
-def image(exp):
+def image(exp, name=None):
     """Copies the plot next to the page (results/ itself is not committed)."""
-    src = os.path.join(R, exp, exp + ".png")
+    name = name or exp
+    src = os.path.join(R, exp, name + ".png")
     if not os.path.exists(src):
         w(f"*(no plot: {src} missing — is /usr/bin/python3 with matplotlib installed?)*")
         w()
         return
     os.makedirs(IMG_DIR, exist_ok=True)
-    shutil.copyfile(src, os.path.join(IMG_DIR, exp + ".png"))
-    w(f"![{exp}](results/{exp}.png)")
+    shutil.copyfile(src, os.path.join(IMG_DIR, name + ".png"))
+    w(f"![{name}](results/{name}.png)")
     w()
 
 
@@ -134,21 +138,24 @@ def header():
     w("This page puts the SoftWrAP papers' evaluation (full paper, MSST 2015, section V; "
       "workshop paper, section 3.5; the MSST slides' block-copy variant of Fig. 11) beside "
       "our measurements of the same experiments with `softwrap bench`, and compares softwrap "
-      "with PMDK's libpmemobj. Every section gives the paper's numbers, ours, the plot and a "
+      "with PMDK's libpmemobj; its last section does the same for the Themis paper's estimate of what "
+      "fence-less persist ordering gives undo logging (Figs. 3, 8, 10, 12). Every section gives the paper's "
+      "numbers, ours, the plot and a "
       "sentence on each difference. The paper's figures are images without data: where it "
       "prints numbers (Table II) we compare exactly, elsewhere we compare with what its text "
       "states, quoted in `bench/suite/paper.py`.")
     w()
     w("**Regenerate:** `bench/suite/make-results` (builds, runs `softwrap bench all`, the B+tree "
-      "benchmark `sw_bench_btree` and the TPC-C script `sqlite/fig16.sh` into `results/` — about 14 "
-      "minutes on this 2-vCPU machine — then this generator; `--quick`: a smoke run of all three). One "
+      "benchmark `sw_bench_btree`, the key-value benchmark `sw_bench_kv` and the TPC-C script "
+      "`sqlite/fig16.sh` into `results/` — about 18 minutes on this 2-vCPU machine, plus the key-value "
+      "benchmark's — then this generator; `--quick`: a smoke run of all four). One "
       "experiment: `softwrap bench fig6`; smoke test: `softwrap bench all --quick` (CTest label `bench`).")
     w()
     w("## Setup and how it differs from the paper's")
     w()
     loads = []
     for exp in ("fig4", "table2", "fig6", "fig7", "fig8", "fig9", "fig10", "fig11", "fig12", "workshop", "pmdk",
-                "btree", "fig16"):
+                "btree", "kv", "fig16", "speedtest1", "themis", "themis-sim"):
         mm = meta(exp)
         if "loadavg_start" in mm:
             loads.append(f"{exp} {mm['loadavg_start'].split()[0]}")
@@ -191,7 +198,7 @@ def checks():
     w("## The issue's acceptance checks")
     w()
     rows = []
-    for exp, name in (("table2", "meta"), ("pmdk", "pmdk_meta")):
+    for exp, name in (("table2", "meta"), ("pmdk", "pmdk_meta"), ("themis", "meta")):
         if True:
             for key, v in meta(exp, name).items():
                 if key.startswith("check: "):
@@ -203,7 +210,8 @@ def checks():
         return
     table(["check", "result"], rows)
     times = []
-    for exp in ("fig4", "table2", "fig6", "fig7", "fig8", "fig9", "fig10", "fig11", "fig12", "workshop", "pmdk"):
+    for exp in ("fig4", "table2", "fig6", "fig7", "fig8", "fig9", "fig10", "fig11", "fig12", "workshop", "pmdk",
+                "themis", "themis-sim"):
         s = meta(exp).get("seconds")
         if s:
             times.append(float(s))
@@ -212,7 +220,8 @@ def checks():
           "(limit: 30 minutes); `--quick` takes well under a minute (limit: 3).")
         w()
     more = []
-    for exp, what in (("btree", "the B+tree benchmark"), ("fig16", "the TPC-C script")):
+    for exp, what in (("btree", "the B+tree benchmark"), ("kv", "the key-value benchmark"),
+                      ("fig16", "the TPC-C script"), ("speedtest1", "SQLite's speedtest1")):
         s = meta(exp).get("seconds")
         if s:
             more.append(f"{what} {float(s) / 60:.1f} minutes")
@@ -1354,6 +1363,38 @@ def fig16():
     w()
 
 
+def speedtest1():
+    """SQLite's speedtest1 (sqlite/speedtest1.sh): its own Markdown, and its bars as checks."""
+    d = section("SQLite's speedtest1 on the softwrap VFS", "speedtest1", name="bars",
+                how="run `bench/suite/make-results` (or `SPEEDTEST1_OUT=results/speedtest1 sqlite/speedtest1.sh build`)")
+    if d is None:
+        return
+    w("`sqlite/speedtest1.sh` ([docs/sqlite.md](sqlite.md#speedtest1)): SQLite's own benchmark, built from Debian's "
+      "source package of the installed SQLite, every test set verified against stock SQLite (`--verify`, identical "
+      "output), then the main set timed side by side in interleaved rounds on /dev/shm: stock SQLite with DELETE and "
+      "WAL journals, the softwrap VFS with its default engine and with the nonatomic engine (x86 medium).")
+    w()
+    if meta("speedtest1").get("quick") == "1":
+        w("*This run is small (`--quick`: --size 10, one round): a smoke run; the bars hold for --size 100 and "
+          "its verdicts here are indicative.*")
+        w()
+    with open(os.path.join(R, "speedtest1", "speedtest1.md")) as f:
+        body = f.read().split("\n", 1)[1]  # without its title line
+    for line in body.replace("## ", "### ").rstrip().split("\n"):
+        w(line)
+    w()
+    for r in read("speedtest1", "verify") or []:
+        if r["result"] != "identical":
+            shortfall(f"speedtest1: the {r['set']} set on the softwrap VFS: {r['result']}")
+        check(f"speedtest1 {r['set']} set (--size {r['size']}): softwrap VFS output identical to stock SQLite's",
+              r["result"] == "identical")
+    for r in d:
+        ok = check(f"speedtest1 {r['bar']} <= {float(r['limit']):.2f}x", r["result"] == "PASS")
+        if not ok and r["numerator_s"]:
+            shortfall(f"speedtest1: {r['bar']} is {float(r['numerator_s']) / float(r['denominator_s']):.2f}x "
+                      f"(bar {float(r['limit']):.2f}x)")
+
+
 def main():
     global R, IMG_DIR
     if len(sys.argv) != 3:
@@ -1363,8 +1404,11 @@ def main():
     IMG_DIR = os.path.join(os.path.dirname(os.path.abspath(out)), "results")
     header()
     at = len(OUT)
-    for fn in (fig4, table2, fig6, fig7, fig8, fig9, fig10, fig11, fig12, workshop, pmdk, btree, fig16):
+    for fn in (fig4, table2, fig6, fig7, fig8, fig9, fig10, fig11, fig12, workshop, pmdk, btree,
+               lambda: results_kv.kv(sys.modules[__name__]), fig16, speedtest1):
         fn()
+    results_themis.themis(sys.modules[__name__])
+    results_themis_sim.themis_sim(sys.modules[__name__])
     # The checks table comes first but includes the bars the sections check.
     body = OUT[at:]
     del OUT[at:]

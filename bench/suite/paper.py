@@ -112,3 +112,45 @@ FIG16 = {
     "softwrap_over_disk": 30,
     "claim_tw_ns": (1000, 2000),
 }
+
+# The Themis paper (Shahri, Vakil Ghahani, Kolli: "(Almost) Fence-less
+# Persist Ordering"): the numbers its text states.  Its figures are images.
+THEMIS = {
+    # Section II-D (Fig. 3, real x86: c6420 Xeon servers on CloudLab):
+    # "The improvement in performance ranges from 1.09x upto 2.68x, with an
+    # average improvement of 1.67x.  These performance improvements are a
+    # result of eliminating 91.7% of sfence instructions on average."
+    "fig3_min": 1.09,
+    "fig3_max": 2.68,
+    "fig3_avg": 1.67,
+    "removed_avg": 0.917,
+    # Section V-B (Fig. 9, gem5, Themis over Baseline): "as much as 87% (for
+    # PC) and by 45.8% on average"; "SPS, PC, and LL are the three best
+    # performing workloads with performance improvements ranging from 77.4%
+    # to 87%"; "RB, TATP, and TPCC are the three worst performing workloads
+    # with performance improvements ranging from 12.8% to 20.6%."
+    "fig9_avg": 1.458,
+    "fig9_best": ("sps", "pc", "ll"),
+    "fig9_best_range": (1.774, 1.87),
+    "fig9_worst": ("rb", "tatp", "tpcc"),
+    "fig9_worst_range": (1.128, 1.206),
+    # Section V-A (Fig. 8): "The smallest transactions have only one store
+    # within them (e.g., TATP's update location transaction) while the
+    # larger transactions can have over hundred stores within them (e.g., SPS)."
+    "fig8_tatp_stores": 1,
+    "fig8_sps_stores_over": 100,
+    # Section V-C (Fig. 10): "the best performing workloads see that an
+    # overwhelming majority of consecutive removable fence instructions have
+    # only about 200 instructions between them"; TATP and TPCC "skew much
+    # higher".
+    "fig10_best_instructions": 200,
+    "fig10_shown": ("sps", "pc", "tatp", "tpcc"),
+    # Section V-B: "Themis improves performance by as much as 87% (for PC)".
+    "fig9_max": 1.87,
+    # Section V-D (Fig. 11): "Writebacks in LL and TATP see the longest
+    # delays (about 38 cycles), while CQ and TPCC see the shortest delays."
+    "fig11_max_wait_cycles": 38,
+    # Section V-E: "0.5KB (4-bit tail pointer), 0.75KB (6-bit), 1KB (8-bit),
+    # and 1.25KB (10-bit). And found very little performance variation".
+    "ve_tail_kb": {4: 0.5, 6: 0.75, 8: 1.0, 10: 1.25},
+}

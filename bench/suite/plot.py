@@ -470,12 +470,200 @@ def fig16(d):
     save(fig, d, "fig16")
 
 
+def themis(d):
+    """Fig. 3 (Ideal over undo, fences removed), Fig. 8 (stores per
+    transaction), Fig. 10 (distance between removable fences) and Fig. 12
+    (speedup vs transaction size): themis.png, themis_fig8.png,
+    themis_fig10.png, themis_fig12.png."""
+    f3 = read(os.path.join(d, "themis_fig3.csv"))
+    wls = list(dict.fromkeys(r["workload"] for r in f3))
+    t = paper.THEMIS
+    fig, axes = plt.subplots(1, 3, figsize=(19, 4.6))
+    fig.suptitle("Themis Fig. 3 on this machine: undo logging without its non-temporal -> temporal fences (Ideal)")
+    w = 0.27
+    for col, m in enumerate(MEDIA[::-1]):  # x86 first, as the paper's real-hardware figure
+        ax = axes[col]
+        for i, (th, key, how) in enumerate((("1", "ideal_speedup_cpu", "CPU time"),
+                                            ("1", "ideal_speedup", "wall time"),
+                                            ("2", "ideal_speedup", "wall time"))):
+            sel = [one_row(f3, workload=x, medium=m, threads=th) for x in wls]
+            ys = [num(r, key) if r else 0 for r in sel]
+            lo = [y - num(r, key + "_min") if r else 0 for y, r in zip(ys, sel)]
+            hi = [num(r, key + "_max") - y if r else 0 for y, r in zip(ys, sel)]
+            ax.bar([j + (i - 1) * w for j in range(len(wls))], ys, w, yerr=[lo, hi], capsize=2,
+                   label=f"{th} thread{'s' if th == '2' else ''}, {how} (median of rounds, min-max)")
+        ax.axhline(1, color="gray", linewidth=0.6)
+        ax.axhline(t["fig3_avg"], color="black", linestyle=":", label=f"paper average {t['fig3_avg']}x")
+        ax.axhspan(t["fig3_min"], t["fig3_max"], color="black", alpha=0.06,
+                   label=f"paper range {t['fig3_min']}-{t['fig3_max']}x")
+        ax.set_xticks(range(len(wls)), [x.upper() for x in wls], fontsize=8)
+        ax.set_ylabel("Ideal speedup over undo")
+        ax.set_title(f"{m}")
+        ax.legend(fontsize=7)
+    ax = axes[2]
+    sel = [one_row(f3, workload=x, medium="x86", threads="1") for x in wls]
+    ax.bar(range(len(wls)), [100 * num(r, "removed_fraction") if r else 0 for r in sel], 0.5, color="tab:red",
+           label="fences undo issues that Ideal removes (x86, 1 thread)")
+    ax.axhline(100 * t["removed_avg"], color="black", linestyle=":", label=f"paper average {100 * t['removed_avg']}%")
+    ax.set_xticks(range(len(wls)), [x.upper() for x in wls], fontsize=8)
+    ax.set_ylabel("% of undo's fences")
+    ax.set_ylim(0, 105)
+    ax.set_title("fences removed")
+    ax.legend(fontsize=7, loc="lower right")
+    save(fig, d, "themis")
+
+    f8 = read(os.path.join(d, "themis_fig8.csv"))
+    fig, axes = panels("Themis Fig. 8: stores per transaction (our workloads, 8-byte words)", 1, 10, 4.4)
+    ax = axes[0]
+    data = []
+    for x in wls:
+        v = []
+        for r in rows(f8, workload=x):
+            v += [num(r, "stores")] * int(num(r, "transactions"))
+        data.append(v or [0])
+    ax.boxplot(data, whis=(0, 100), showmeans=True)
+    ax.set_xticks(range(1, len(wls) + 1), [x.upper() for x in wls])
+    ax.set_yscale("symlog", linthresh=1)
+    ax.set_ylim(bottom=0)
+    ax.set_ylabel("stores per transaction (whiskers: min, max; triangle: mean)")
+    ax.axhline(t["fig8_sps_stores_over"], color="black", linestyle=":", linewidth=0.8,
+               label="paper: SPS over a hundred, TATP one")
+    ax.legend(fontsize=7)
+    save(fig, d, "themis_fig8")
+
+    f10 = read(os.path.join(d, "themis_fig10.csv"))
+    fig, axes = panels("Themis Fig. 10: distance between consecutive removable fences (undo, x86, 1 thread), CDF", 2,
+                       6.5, 4.4)
+    for col, (unit, label) in enumerate((("cycles", "CPU cycles (rdtsc)"), ("events", "persistent-memory events"))):
+        ax = axes[col]
+        for x in wls:
+            sel = sorted((r for r in rows(f10, workload=x) if num(r, unit) > 0), key=lambda r: num(r, "low"))
+            tot = sum(num(r, unit) for r in sel)
+            if not tot:
+                continue
+            acc, xs, ys = 0, [], []
+            for r in sel:
+                acc += num(r, unit)
+                xs.append(max(num(r, "high"), 1) if num(r, "high") < 2 ** 63 else num(r, "low") * 2)
+                ys.append(acc / tot)
+            bold = x in t["fig10_shown"]
+            ax.step(xs, ys, where="post", linewidth=2 if bold else 0.9, linestyle="-" if bold else "--",
+                    label=x.upper() + (" (in the paper's Fig. 10)" if bold else ""))
+        ax.set_xscale("log")
+        ax.set_xlabel(f"distance in {label}")
+        ax.set_ylabel("fraction of distances")
+        ax.legend(fontsize=6)
+    save(fig, d, "themis_fig10")
+
+    if not os.path.exists(os.path.join(d, "themis_fig12.csv")):
+        return
+    f12 = read(os.path.join(d, "themis_fig12.csv"))
+    fig, axes = panels("Themis Fig. 12 on this machine: Ideal's speedup over undo vs transaction size (1 thread)")
+    for col, m in enumerate(MEDIA[::-1]):
+        ax = axes[col]
+        for x in dict.fromkeys(r["workload"] for r in f12):
+            sel = sorted(rows(f12, workload=x, medium=m), key=lambda r: num(r, "tx_size"))
+            xs = [num(r, "tx_size") for r in sel]
+            ys = [num(r, "ideal_speedup_cpu") for r in sel]
+            err = [[y - num(r, "ideal_speedup_cpu_min") for y, r in zip(ys, sel)],
+                   [num(r, "ideal_speedup_cpu_max") - y for y, r in zip(ys, sel)]]
+            ax.errorbar(xs, ys, yerr=err, marker="o", capsize=2, label=x.upper())
+        ax.axhline(1, color="gray", linewidth=0.6)
+        ax.set_xscale("log", base=2)
+        ax.set_xlabel("transaction size (SPS: swaps, PC: updates, LL: operations)")
+        ax.set_ylabel("Ideal speedup over undo, CPU time (median of rounds, min-max)")
+        ax.set_title(m)
+        ax.legend(fontsize=7)
+    save(fig, d, "themis_fig12")
+
+
+def one_row(data, **kw):
+    sel = rows(data, **kw)
+    return sel[0] if sel else None
+
+
+def themis_sim(d):
+    f9 = read(os.path.join(d, "fig9.csv"))
+    f11 = read(os.path.join(d, "fig11.csv"))
+    f12 = read(os.path.join(d, "fig12.csv"))
+    tw = read(os.path.join(d, "tail_width.csv"))
+    p = paper.THEMIS
+    fig, axes = plt.subplots(1, 4, figsize=(24, 4.8))
+    fig.suptitle("Themis on the simulated machine (Table I): Figs. 9, 11, 12 and section V-E")
+    # Fig. 9: speedup over Baseline.
+    ax = axes[0]
+    names = [r["label"] for r in f9] + ["mean"]
+    th = [num(r, "themis_speedup") for r in f9]
+    idl = [num(r, "ideal_speedup") for r in f9]
+    th.append(sum(th) / len(th))
+    idl.append(sum(idl) / len(idl))
+    xs = range(len(names))
+    ax.bar([x - 0.2 for x in xs], th, 0.4, color="tab:green", label="Themis")
+    ax.bar([x + 0.2 for x in xs], idl, 0.4, color="tab:gray", label="Ideal")
+    for i, r in enumerate(f9):
+        if r["workload"] in p["fig9_best"]:
+            ax.plot([i, i], p["fig9_best_range"], color="black", linewidth=2)
+        if r["workload"] in p["fig9_worst"]:
+            ax.plot([i, i], p["fig9_worst_range"], color="black", linewidth=2)
+    ax.plot([len(f9)], [p["fig9_avg"]], **dict(PAPER_STYLE, label="paper: Themis (ranges as stated)"))
+    ax.axhline(1, color="gray", linewidth=0.6)
+    ax.set_xticks(list(xs))
+    ax.set_xticklabels(names, rotation=45)
+    ax.set_ylabel("speedup over Baseline")
+    ax.set_title("Fig. 9")
+    ax.legend(fontsize=7)
+    # Fig. 11: how long writebacks waited in the WBB (Themis).
+    ax = axes[1]
+    edges = [0, 1, 21, 41, 61, 81, 101, 121, 10**9]
+    labels = ["0", "1-20", "21-40", "41-60", "61-80", "81-100", "101-120", ">120"]
+    bottoms = [0.0] * len(f9)
+    for b in range(len(labels)):
+        fr = []
+        for r in f9:
+            rs = rows(f11, workload=r["workload"])
+            tot = sum(num(x, "writebacks") for x in rs) or 1
+            n = sum(num(x, "writebacks") for x in rs if edges[b] <= num(x, "wait_from") < edges[b + 1])
+            fr.append(100 * n / tot)
+        ax.bar(range(len(f9)), fr, bottom=bottoms, label=labels[b])
+        bottoms = [a + c for a, c in zip(bottoms, fr)]
+    ax.set_xticks(range(len(f9)))
+    ax.set_xticklabels([r["label"] for r in f9], rotation=45)
+    ax.set_ylabel("% of writebacks")
+    ax.set_title(f"Fig. 11: cycles a writeback waited (paper: at most ~{p['fig11_max_wait_cycles']})")
+    ax.legend(fontsize=6, title="cycles", title_fontsize=7)
+    # Fig. 12: speedup against stores per transaction.
+    ax = axes[2]
+    for wl in sorted({r["workload"] for r in f12}):
+        xs2, ys = series(f12, "stores_per_tx", "themis_speedup", workload=wl)
+        ax.plot(xs2, ys, marker="o", label=f"{wl} Themis")
+        xs2, ys = series(f12, "stores_per_tx", "ideal_speedup", workload=wl)
+        ax.plot(xs2, ys, linestyle=":", color=ax.lines[-1].get_color(), label=f"{wl} Ideal")
+    ax.set_xscale("log")
+    ax.set_xlabel("stores per transaction")
+    ax.set_ylabel("speedup over Baseline")
+    ax.set_title("Fig. 12")
+    ax.legend(fontsize=7)
+    # Section V-E: tail pointer width.
+    ax = axes[3]
+    for i, bits in enumerate((4, 6, 8, 10)):
+        ys = [num(one, "speedup") for r in f9 for one in rows(tw, workload=r["workload"], bits=str(bits))]
+        ax.bar([x + (i - 1.5) * 0.2 for x in range(len(f9))], ys, 0.2,
+               label=f"{bits}-bit ({p['ve_tail_kb'][bits]} KB)")
+    ax.axhline(1, color="gray", linewidth=0.6)
+    ax.set_xticks(range(len(f9)))
+    ax.set_xticklabels([r["label"] for r in f9], rotation=45)
+    ax.set_ylabel("Themis speedup over Baseline")
+    ax.set_title("Section V-E: tail pointer width")
+    ax.legend(fontsize=7)
+    save(fig, d, "themis-sim")
+
+
 def main():
     if len(sys.argv) != 2:
         sys.exit("usage: plot.py RESULTS/<experiment>")
     d = sys.argv[1].rstrip("/")
     name = os.path.basename(d)
-    fn = globals().get(name)
+    fn = globals().get(name.replace("-", "_"))
     if fn is None:
         sys.exit(f"plot.py: no plot for '{name}'")
     fn(d)

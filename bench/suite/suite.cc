@@ -92,6 +92,9 @@ const std::vector<Experiment>& experiments() {
       {"fig12", "Fig. 12: maximum throughput vs data reuse", run_fig12},
       {"workshop", "Workshop paper: speedup over undo vs stores per wrap and consecutive wraps", run_workshop},
       {"pmdk", "PMDK peer: array update with pmemobj transactions vs softwrap", run_pmdk},
+      {"themis", "Themis Figs. 3/8/10: undo without its log-order fences (Ideal) on the paper's nine workloads",
+       run_themis},
+      {"themis-sim", "Themis Figs. 9, 11, 12, V-E: the simulated hardware on the workloads' traces", run_themis_sim},
   };
   return kAll;
 }

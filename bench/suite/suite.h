@@ -1,5 +1,6 @@
 // suite.h — the evaluation suite behind `softwrap bench`: one experiment
-// per figure or table of the SoftWrAP papers' evaluations.
+// per figure or table of the SoftWrAP papers' evaluations, and the Themis
+// paper's (exp_themis.cc).
 //
 // Approach: an experiment is a function that measures cells through the
 // public C API (harness.h) and writes CSV files under
@@ -45,6 +46,8 @@ void run_fig11(Context& ctx);
 void run_fig12(Context& ctx);
 void run_workshop(Context& ctx);
 void run_pmdk(Context& ctx);
+void run_themis(Context& ctx);
+void run_themis_sim(Context& ctx);
 
 }  // namespace softwrap::bench
 

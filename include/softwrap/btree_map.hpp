@@ -1,11 +1,11 @@
-// btree_map.hpp — softwrap::btree_map: sorted unique keys with a value each, a persistent B+tree in a softwrap pool
-// with the STX B+tree's interface (see btree.hpp for the approach and
-// docs/containers.md for the API).
+// btree_map.hpp — softwrap::btree_map: sorted unique keys with a value each, a persistent B+tree in a softwrap
+// pool with the STX/tlx B+tree's interface (see btree.hpp for the approach
+// and docs/containers.md for the API and how it differs from tlx's).
 //
-//     softwrap::btree_map<uint64_t, uint64_t> m(pl);   // a new tree; keep m.header_offset()
-//     m.insert(42, 7);
+//     softwrap::btree_map<uint64_t, uint64_t> t(pl);         // a new tree; keep t.header_offset()
+//     t.insert(42, 7);
 //     // later, after reopening the pool:
-//     softwrap::btree_map<...> again(pl, header_offset);
+//     softwrap::btree_map<uint64_t, uint64_t> again(pl, softwrap::attach, header_offset);
 //
 // Every mutating call is a wrap (flattened into the caller's open wrap).
 // Not thread-safe.
@@ -21,7 +21,18 @@ namespace softwrap {
 
 template <class Key, class Data, class Compare = std::less<Key>,
           class Traits = btree_default_traits<Key, std::pair<Key, Data>>>
-using btree_map = btree<Key, Data, Compare, Traits, false, false>;
+class btree_map : public btree<Key, Data, Compare, Traits, false, false> {
+  using base = btree<Key, Data, Compare, Traits, false, false>;
+
+ public:
+  using self = btree_map;
+  using btree_impl = base;
+  using base::base;
+
+  // Exchanges the elements of two trees of one pool (btree::swap).
+  void swap(btree_map& other) { base::swap(other); }
+  friend void swap(btree_map& x, btree_map& y) { x.swap(y); }
+};
 
 }  // namespace softwrap
 

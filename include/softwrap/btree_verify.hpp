@@ -26,7 +26,7 @@ void btree<Key, Data, Compare, Traits, Multi, IsSet>::verify() const {
     if (h.head_leaf || h.tail_leaf || h.size) fail("empty tree with leaves or a size");
     return;
   }
-  Key min_key{};
+  SK min_key{};
   uint64_t leaves = 0, prev_leaf = 0;
   size_type count = 0;
   verify_node(h.root, a_.level(h.root), true, &min_key, &leaves, &prev_leaf, &count);
@@ -38,10 +38,10 @@ void btree<Key, Data, Compare, Traits, Multi, IsSet>::verify() const {
 // Checks the subtree at node (expected at `level`); returns its largest key
 // and stores its smallest in *min_key.
 template <class Key, class Data, class Compare, class Traits, bool Multi, bool IsSet>
-Key btree<Key, Data, Compare, Traits, Multi, IsSet>::verify_node(uint64_t node, unsigned level,
-                                                                 bool is_root, Key* min_key,
+auto btree<Key, Data, Compare, Traits, Multi, IsSet>::verify_node(uint64_t node, unsigned level,
+                                                                 bool is_root, SK* min_key,
                                                                  uint64_t* leaves, uint64_t* prev_leaf,
-                                                                 size_type* count) const {
+                                                                 size_type* count) const -> SK {
   auto fail = [node](const std::string& what) {
     throw btree_verify_error("btree::verify: node at offset " + std::to_string(node) + ": " + what);
   };
@@ -52,10 +52,10 @@ Key btree<Key, Data, Compare, Traits, Multi, IsSet>::verify_node(uint64_t node, 
   const unsigned max = leaf ? leaf_slotmax : inner_slotmax;
   const unsigned min = is_root ? 1 : (leaf ? leaf_slotmin : inner_slotmin);
   if (use < min || use > max) fail("slotuse " + std::to_string(use) + " outside [" + std::to_string(min) + ", " + std::to_string(max) + "]");
-  std::vector<Key> keys(use);
-  a_.rd(keys.data(), leaf ? lf(node)->keys : in(node)->keys, use * sizeof(Key));
+  std::vector<SK> keys(use);
+  a_.rd(keys.data(), leaf ? lf(node)->keys : in(node)->keys, use * sizeof(SK));
   for (unsigned i = 1; i < use; ++i) {
-    if (Multi ? less(keys[i], keys[i - 1]) : !less(keys[i - 1], keys[i]))
+    if (Multi ? less_ss(keys[i], keys[i - 1]) : !less_ss(keys[i - 1], keys[i]))
       fail("keys out of order at slot " + std::to_string(i));
   }
   if (leaf) {
@@ -68,13 +68,13 @@ Key btree<Key, Data, Compare, Traits, Multi, IsSet>::verify_node(uint64_t node, 
     *min_key = keys.front();
     return keys.back();
   }
-  Key max_key{};
+  SK max_key{};
   for (unsigned s = 0; s <= use; ++s) {
-    Key cmin{};
-    const Key cmax = verify_node(a_.ld(&in(node)->children[s]), level - 1, false, &cmin, leaves,
+    SK cmin{};
+    const SK cmax = verify_node(a_.ld(&in(node)->children[s]), level - 1, false, &cmin, leaves,
                                  prev_leaf, count);
-    if (s < use && less(keys[s], cmax)) fail("child " + std::to_string(s) + " exceeds its separator");
-    if (s > 0 && (Multi ? less(cmin, keys[s - 1]) : !less(keys[s - 1], cmin)))
+    if (s < use && less_ss(keys[s], cmax)) fail("child " + std::to_string(s) + " exceeds its separator");
+    if (s > 0 && (Multi ? less_ss(cmin, keys[s - 1]) : !less_ss(keys[s - 1], cmin)))
       fail("child " + std::to_string(s) + " lies below its separator");
     if (s == 0) *min_key = cmin;
     max_key = cmax;

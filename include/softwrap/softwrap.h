@@ -91,7 +91,8 @@ extern "C" {
 #define SW_EFOREIGN (-6)  /* the file is not a softwrap pool */
 #define SW_EVERSION (-7)  /* pool layout version not supported */
 #define SW_ENOWRAP (-8)   /* operation needs an open wrap */
-#define SW_ETOOBIG (-9)   /* wrap exceeds log or alias capacity; aborted */
+#define SW_ETOOBIG (-9)   /* wrap needs more log space than the pool has free
+                             (or more alias entries than DRAM holds); aborted */
 #define SW_ENOTSUP (-10)  /* not supported by this engine / medium */
 #define SW_EBUSY (-11)    /* pool in use (locked by another process, open wraps) */
 #define SW_EEXIST (-12)   /* file exists (sw_pool_create) */
@@ -113,7 +114,18 @@ typedef enum sw_engine_kind {
   SW_ENGINE_SOFTWRAP = 1,    /* global alias tables + redo log (the paper) */
   SW_ENGINE_SOFTWRAP_LOCAL = 2, /* per-thread alias table, recycled at close */
   SW_ENGINE_UNDO = 3,        /* undo log, PMDK style (baseline) */
-  SW_ENGINE_NONATOMIC = 4    /* durable but not atomic (baseline, control) */
+  SW_ENGINE_NONATOMIC = 4,   /* durable but not atomic (baseline, control) */
+  SW_ENGINE_UNDO_THEMIS = 5  /* undo log without the fences that order each
+                                streamed undo record before the store it
+                                protects: crash-consistent only where a
+                                non-temporal store persists before every later
+                                temporal store of its thread (the Themis
+                                persistency model).  No x86 CPU keeps that rule
+                                today, so on the x86, msync and scm-emu media
+                                sw_pool_create/sw_pool_open refuse it
+                                (SW_ENOTSUP) unless SW_CONFIG_THEMIS_IDEAL is
+                                set; it then runs, fast and NOT crash-safe: the
+                                Themis paper's "Ideal" upper bound. */
 } sw_engine_kind;
 
 typedef enum sw_medium_kind {
@@ -126,11 +138,15 @@ typedef enum sw_medium_kind {
 /* Options for create/open.  Zero-initialize and set what you need; zero
  * fields take defaults.  Environment variables override (so any program
  * can be switched without recompiling): SOFTWRAP_ENGINE
- * (softwrap|softwrap-local|undo|nonatomic), SOFTWRAP_MEDIUM
+ * (softwrap|softwrap-local|undo|undo-themis|nonatomic), SOFTWRAP_MEDIUM
  * (auto|x86|msync|scm-emu), SOFTWRAP_SCM_WRITE_NS, SOFTWRAP_SCM_SERIAL_NS,
  * SOFTWRAP_SCM_QUEUE (per-thread|shared), SOFTWRAP_ALIAS_ENTRIES,
- * SOFTWRAP_SHADOW_BUDGET_KIB, SOFTWRAP_STRICT (1|0: set or clear
- * SW_CONFIG_STRICT), SOFTWRAP_REQUIRE_WRAP (1|0: SW_CONFIG_REQUIRE_WRAP). */
+ * SOFTWRAP_WCL (1|0: set or clear SW_CONFIG_WCL),
+ * SOFTWRAP_SHADOW_BUDGET_KIB, SOFTWRAP_SPILL_MIB (DRAM a wrap of the softwrap
+ * engines may hold before it spills: writes in place behind undo records;
+ * default 64), SOFTWRAP_STRICT (1|0: set or clear
+ * SW_CONFIG_STRICT), SOFTWRAP_REQUIRE_WRAP (1|0: SW_CONFIG_REQUIRE_WRAP),
+ * SOFTWRAP_THEMIS_IDEAL (1|0: SW_CONFIG_THEMIS_IDEAL). */
 typedef struct sw_config {
   sw_engine_kind engine;
   sw_medium_kind medium;
@@ -147,8 +163,11 @@ typedef struct sw_config {
                                  8; more than 2 only for outsized wraps) */
   /* Creation only (ignored by open, which reads them from the pool): */
   uint32_t lanes;             /* log lanes = wraps open at once (default 32) */
-  uint64_t lane_size;         /* bytes per lane (default: pool/64 clamped to
-                                 [64 KiB, 16 MiB]) */
+  uint64_t lane_size;         /* fixed log bytes per lane (default: pool/512
+                                 clamped to [64 KiB, 512 KiB]); a wrap whose
+                                 log outgrows it continues in log space
+                                 taken from the heap, so lanes do not bound
+                                 wraps: only free pool space does */
   uint32_t flags;             /* SW_CONFIG_* */
   uint32_t shadow_budget_kib; /* softwrap: a table is also retired once its
                                  shadow pages hold this many KiB (default
@@ -178,6 +197,21 @@ typedef struct sw_config {
                                            outside a wrap are refused
                                            (SW_ENOWRAP) instead of being wraps
                                            of their own */
+#define SW_CONFIG_WCL 0x20u             /* write-combined logging (softwrap,
+                                           softwrap-local): each stored word
+                                           is compared with the value the wrap
+                                           sees; unchanged words are dropped,
+                                           words changed in one 32-bit half
+                                           are logged two to a record
+                                           (docs/log-format.md) */
+#define SW_CONFIG_THEMIS_IDEAL 0x40u    /* let SW_ENGINE_UNDO_THEMIS run on a
+                                           medium that does not keep the
+                                           Themis rule (x86, msync, scm-emu):
+                                           the paper's "Ideal", for measuring
+                                           what the removed fences cost.  A
+                                           power failure may then leave a wrap
+                                           half done.  Without the flag such
+                                           an open fails with SW_ENOTSUP. */
 
 /* ------------------------------------------------------------------ pool */
 
@@ -186,25 +220,27 @@ typedef struct sw_pool sw_pool;
 /* Creates a pool file of `size` bytes (at least 8 MiB) at `path` and opens
  * it.  Fails with SW_EEXIST if the file exists (unless SW_CONFIG_OVERWRITE),
  * SW_EINVAL for a bad size/config (also a max_size below size), SW_ENOSPC
- * if the file system has no room, SW_EIO for OS errors.  cfg may be NULL.
+ * if the file system has no room, SW_EIO for OS errors, SW_ENOTSUP for
+ * SW_ENGINE_UNDO_THEMIS on a medium without the Themis rule and without
+ * SW_CONFIG_THEMIS_IDEAL (no file is left behind).  cfg may be NULL.
  *
- * Growth: a pool created with cfg->max_size > size grows when its heap is
- * full (an allocation, or log space a large wrap needs): the file is
- * extended and mapped in place, so every pointer into the pool stays valid;
- * each growth doubles the pool (adding at most 1 GiB, at least what the
- * request needs) up to max_size.  A crash during a growth leaves a pool
- * that opens, with every committed wrap.  Growth is not part of a wrap: an
- * aborted wrap leaves the pool grown. */
+ * Growth: a pool grows when its heap is full (an allocation, or log space a
+ * large wrap needs) up to its maximum size (cfg->max_size; see sw_config):
+ * the file is extended and mapped in place, so every pointer into the pool
+ * stays valid; each growth doubles the pool (adding at most 1 GiB, at least
+ * what the request needs) up to the maximum.  A crash during a growth
+ * leaves a pool that opens, with every committed wrap.  Growth is not part
+ * of a wrap: an aborted wrap leaves the pool grown. */
 SW_API sw_pool *sw_pool_create(const char *path, size_t size, const sw_config *cfg);
 
 /* Opens an existing pool and runs recovery.  Refuses (NULL) files that are
  * not softwrap pools (SW_EFOREIGN), of an unknown layout version
  * (SW_EVERSION), truncated, with a bad header checksum or a bad zone
  * (SW_ECORRUPT), or already open in another process (SW_EBUSY); SW_EINVAL
- * for a cfg->max_size below the pool's size.  Never writes to a file it
- * refused.  A pool of layout version 1 (softwrap before growable pools) is
- * upgraded in place to version 2, crash-safely; older releases then refuse
- * it.  cfg may be NULL. */
+ * for a cfg->max_size below the pool's size; SW_ENOTSUP for
+ * SW_ENGINE_UNDO_THEMIS on a medium without the Themis rule unless
+ * SW_CONFIG_THEMIS_IDEAL is set.  Never writes to a file it refused.
+ * cfg may be NULL. */
 SW_API sw_pool *sw_pool_open(const char *path, const sw_config *cfg);
 
 /* Retires everything, makes it durable, unmaps and frees the handle.
@@ -302,6 +338,40 @@ SW_API void sw_store64(sw_pool *pool, void *addr, uint64_t v);
  * in shadow pages.  Return 0 or an SW_E* code. */
 SW_API int sw_read(sw_pool *pool, void *dst, const void *src, size_t n);
 SW_API int sw_write(sw_pool *pool, void *dst, const void *src, size_t n);
+/* Zero-copy read: returns a pointer to n bytes equal to what
+ * sw_read(pool, scratch, addr, n) would copy.  That pointer is addr itself
+ * when the home bytes are what a reader sees, and scratch (filled by the
+ * engine's read) otherwise.
+ *
+ * When home bytes are used (the overlay rules):
+ *   softwrap        no alias table a reader consults (every table not yet
+ *                   retired, the active one included, so the caller's own
+ *                   uncommitted stores too) may hold any byte of the
+ *                   shadow pages the range touches: one Bloom-filter bit
+ *                   per page and table, so a filter false positive or a
+ *                   store to another part of the same page makes it copy;
+ *   softwrap-local  outside a wrap always; inside one, when the caller's
+ *                   own alias table may hold nothing of those pages;
+ *   undo, nonatomic always (they store in place; reads never overlay).
+ *
+ * Lifetime and concurrency: the bytes at a returned home address are live
+ * pool memory, not a copy.  They stay equal to what sw_read would return
+ * until the range is next written — by any thread, the caller included:
+ * under undo and nonatomic a store changes them at once, under softwrap
+ * when the store's table is retired.  So consume (or copy) them before the
+ * caller next writes any byte of the range, and, exactly as for sw_read,
+ * exclude concurrent writers of the range with your own locking (a racing
+ * writer can make any read see a mix of old and new bytes).  Never write
+ * through the returned pointer.  Costs no copy and no shared-memory write
+ * on the home path (softwrap: a few atomic loads and one filter word per
+ * page and table), so it suits read-mostly descents of pool data
+ * structures.
+ *
+ * REQUIRES: [addr, addr + n) inside the pool's heap; scratch has room for
+ * n bytes (it may be left untouched).  Returns NULL and sets the thread's
+ * error on SW_EINVAL (NULL pool, or NULL scratch with n > 0) or SW_ERANGE
+ * (range outside the heap).  n == 0 returns addr. */
+SW_API const void *sw_peek(sw_pool *pool, const void *addr, size_t n, void *scratch);
 /* Like sw_write with a constant byte. */
 SW_API int sw_memset(sw_pool *pool, void *dst, int c, size_t n);
 
@@ -343,6 +413,10 @@ SW_API size_t sw_pusable_size(sw_pool *pool, const void *p);
 
 /* -------------------------------------------------------------- counters */
 
+/* Per-pool event counters.  New fields are only ever added at the end.
+ * Buckets of the removable-fence distance histograms: */
+#define SW_GAP_BUCKETS 96
+
 typedef struct sw_stats {
   uint64_t wraps;          /* outermost wraps committed */
   uint64_t aborts;         /* outermost wraps aborted */
@@ -353,7 +427,9 @@ typedef struct sw_stats {
   uint64_t flushes;        /* cache lines flushed (clwb/clflushopt/clflush) */
   uint64_t fences;         /* persist fences (pcommits on scm-emu) */
   uint64_t fences_commit;  /* ... of which at wrap commit */
-  uint64_t fences_log;     /* ... ordering a log record before a data store */
+  uint64_t fences_log;     /* ... ordering a streamed log record before the
+                              data store it protects (non-temporal ->
+                              temporal) */
   uint64_t fences_retire;  /* ... retirement / truncation */
   uint64_t home_writes;    /* stores to home locations */
   uint64_t alias_hits;
@@ -361,7 +437,53 @@ typedef struct sw_stats {
   uint64_t table_switches;
   uint64_t retire_ns;      /* time spent retiring alias tables */
   uint64_t retired_entries;
+  /* Write-combined logging (SW_CONFIG_WCL): 8-byte words the redo engines
+   * stored, by how they reached the log after the read-and-compare: */
+  uint64_t wcl_words_full;       /* changed in both halves: a full record */
+  uint64_t wcl_words_half;       /* changed in one 32-bit half only */
+  uint64_t wcl_words_paired;     /* ... of which logged two to a record */
+  uint64_t wcl_words_eliminated; /* unchanged: no record, no alias, no home write */
+  uint64_t log_words_saved;      /* log words not written thanks to WCL */
+  uint64_t log_lines_saved;      /* log cache lines not written thanks to WCL */
+  /* NVRAM writes (the WCL paper's measure), log and home together: */
+  uint64_t nvram_words;          /* 8-byte words written to the pool */
+  uint64_t nvram_lines;          /* cache lines written back to the pool
+                                    (streamed + flushed) */
+  /* Fences by what they order, in the Themis paper's terms (section II-C):
+   *   non-temporal -> temporal:  fences_log (removable under Themis);
+   *   temporal -> non-temporal:  fences_data + fences_retire;
+   *   commit:                    fences_commit;
+   *   other:                     fences_other.
+   * The five fences_* fields sum to `fences`. */
+  uint64_t fences_data;    /* ... ordering flushed data before the log record
+                              that depends on it (undo: before the commit
+                              mark) */
+  uint64_t fences_other;   /* ... pool metadata, abort, recovery, close */
+  uint64_t fences_elided;  /* non-temporal -> temporal fences that
+                              SW_ENGINE_UNDO_THEMIS skipped (undo would have
+                              issued exactly these) */
+  /* Distance between consecutive removable (non-temporal -> temporal) fence
+   * points of a thread (where undo fences and undo-themis elides), the
+   * Themis paper's Fig. 10: histograms over SW_GAP_BUCKETS buckets (see
+   * sw_gap_bucket_low), in CPU cycles (the time-stamp counter; nanoseconds
+   * where there is none) and in persistent-memory events (loads, stores,
+   * streamed lines, flushed lines and fences of the thread).  Each thread's
+   * first point after a reset starts a new chain and adds no distance. */
+  uint64_t removable_gaps;  /* distances recorded (entries of each histogram) */
+  uint64_t removable_gap_cycles[SW_GAP_BUCKETS];
+  uint64_t removable_gap_events[SW_GAP_BUCKETS];
 } sw_stats;
+
+/* Smallest distance counted in bucket b of the removable_gap_* histograms
+ * (b < SW_GAP_BUCKETS): buckets 0..7 hold the distances 0..7, after that
+ * each power of two is split into four equal buckets (the last bucket also
+ * holds everything larger).  Bucket b spans [sw_gap_bucket_low(b),
+ * sw_gap_bucket_low(b + 1)). */
+static inline uint64_t sw_gap_bucket_low(unsigned b) {
+  if (b < 8) return b;
+  const unsigned e = 3 + (b - 8) / 4; /* 2^e <= distance < 2^(e+1) */
+  return ((uint64_t)(4 + (b - 8) % 4)) << (e - 2);
+}
 
 /* Sums the per-thread counters of the pool (retirement thread included). */
 SW_API int sw_pool_stats(sw_pool *pool, sw_stats *out);

@@ -21,23 +21,44 @@
  * The pool's engine and medium follow the softwrap rules (sw_config,
  * SOFTWRAP_ENGINE, SOFTWRAP_MEDIUM); the URI parameter engine=NAME selects
  * the engine when the environment does not.  The scm VFS asks for the
- * nonatomic engine.
+ * nonatomic engine.  docs/sqlite.md lists every parameter.
  *
- * The same code is also a loadable extension (swsqlite.so, entry point
- * sqlite3_swsqlite_init): ".load ./swsqlite" in the sqlite3 shell.
+ * A value the VFS does not understand (engine=UNDO: names are lower case,
+ * as in SOFTWRAP_ENGINE; poolsize=12x) or a pool it cannot create or open
+ * fails the sqlite3_open*() call with SQLITE_ERROR, SQLITE_CANTOPEN or
+ * SQLITE_BUSY and a message in sqlite3_errmsg() that names the parameter
+ * and its value (also sent to sqlite3_log); nothing is created.
+ *
+ * The same code is also a loadable extension (swsqlite.so): ".load
+ * swsqlite" in the sqlite3 shell runs its entry point sqlite3_swsqlite_init,
+ * which registers both VFSes; ".load swsqlite sqlite3_swsqlite_default_init"
+ * also makes "softwrap" the default VFS, so that databases opened by plain
+ * file name use it.  SOFTWRAP_SQLITE_DEFAULT=1 in the environment does the
+ * same for every registration (either entry point or sw_sqlite_register).
  */
 #ifndef SOFTWRAP_SQLITE_H_
 #define SOFTWRAP_SQLITE_H_
+
+#if defined(__GNUC__)
+#define SW_SQLITE_API __attribute__((visibility("default")))
+#else
+#define SW_SQLITE_API
+#endif
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
 /* Registers the "softwrap" and "scm" VFSes with the SQLite library the
- * program is linked with (idempotent, thread-safe).  If make_default is
- * nonzero, "softwrap" becomes the default VFS.  Returns SQLITE_OK (0) or an
- * SQLite error code. */
-int sw_sqlite_register(int make_default);
+ * program is linked with (idempotent, thread-safe), and an auto-extension
+ * that sets journal_mode=MEMORY on every new connection whose database uses
+ * "softwrap".  If make_default is nonzero or the environment has
+ * SOFTWRAP_SQLITE_DEFAULT=1, "softwrap" becomes the default VFS.
+ * Returns SQLITE_OK (0); SQLITE_ERROR if SOFTWRAP_SQLITE_DEFAULT is set to
+ * anything but 0 or 1 (nothing is registered; the message goes to
+ * sqlite3_log) or if SQLite has no "unix" VFS to build on; another SQLite
+ * error code if SQLite refuses the registration. */
+SW_SQLITE_API int sw_sqlite_register(int make_default);
 
 #ifdef __cplusplus
 } /* extern "C" */

@@ -28,6 +28,7 @@ namespace softwrap {
 AliasRing::AliasRing(const ResolvedConfig& cfg, PoolFile* pool, Medium* medium)
     : pool_(pool),
       medium_(medium),
+      load_(medium),
       limit_(std::min<uint32_t>(std::max<uint32_t>(cfg.max_alias_tables, 2), kMaxRing)),
       ring_(std::bit_ceil(limit_)),
       threshold_(std::max<uint32_t>(cfg.alias_entries / cfg.retire_divisor, 1)),
@@ -143,6 +144,7 @@ uint64_t AliasRing::lookup_word(uint64_t w) {
     if (g == 0) break;
   }
   counters().alias_misses.add();
+  load_(pool_->at(w), 8);
   const uint64_t home = __atomic_load_n(reinterpret_cast<const uint64_t*>(pool_->at(w)), __ATOMIC_RELAXED);
   if (have == 0) return home;
   for (unsigned b = 0; b < 8; ++b) {
@@ -156,12 +158,40 @@ void AliasRing::visible_bytes(uint64_t off, size_t n, uint64_t below_gen, unsign
   // after this point is still overlaid (its values are the ones home got),
   // one retired before it has its values in the home bytes read below.
   const uint64_t r = readable_gen_.load();
+  load_(pool_->at(off), n);
   relaxed_copy(out, pool_->at(off), n);
   const uint64_t hint = AliasTable::page_hint(off & ~(uint64_t{page_size_} - 1));
   for (uint64_t g = r; g < below_gen; ++g) {
     AliasTable& t = table(g);
     if (t.may_hold(hint)) overlay_table(t, off, n, page_size_, hint, out);
   }
+}
+
+bool AliasRing::holds_any(uint64_t off, size_t n) {
+  const uint64_t po = off & ~(uint64_t{page_size_} - 1);
+  const uint64_t hint = AliasTable::page_hint(po);
+  const uint64_t a = active_gen_.load(), r = readable_gen_.load();
+  for (uint64_t g = a; g + 1 > r; --g) {
+    AliasTable& t = table(g);
+    if (t.may_hold(hint)) {
+      if (t.may_hold_words(hint)) {
+        for (uint64_t w = off & ~uint64_t{7}; w < off + n; w += 8) {
+          if (AliasEntry* e = t.probe(w); e && (e->meta.load(std::memory_order_acquire) & kMetaValid)) return true;
+        }
+      }
+      if (t.has_pages.load(std::memory_order_acquire)) {
+        if (AliasEntry* e = t.probe(page_key(po)); e && (e->meta.load(std::memory_order_acquire) & kMetaValid)) {
+          const char* page = reinterpret_cast<const char*>(e->value.load(std::memory_order_relaxed));
+          const size_t lo = off - po, hi = lo + n;
+          for (size_t c = lo / 64; c * 64 < hi; ++c) {
+            if (mask_word(page, page_size_, c) & chunk_bits(c, lo, hi)) return true;
+          }
+        }
+      }
+    }
+    if (g == 0) break;
+  }
+  return false;
 }
 
 bool AliasRing::try_switch_locked(bool overflow) {
@@ -415,7 +445,9 @@ void AliasRing::persist_retired_seq(uint64_t s) {
 
 void AliasRing::retirer_main() {
   std::unique_lock<std::mutex> lk(mu_);
+  uint64_t idle_seq = ~uint64_t{0}, idle_since = 0;
   while (!stop_) {
+    idle_switch_locked(&idle_seq, &idle_since);
     if (!work_.exchange(false)) {
       // Poll a little before sleeping: a switch usually follows soon, and
       // waking a sleeping thread costs the committing thread a futex call.
@@ -434,6 +466,25 @@ void AliasRing::retirer_main() {
     while (!stop_ && step_locked(lk)) {
     }
   }
+}
+
+// After kIdleSwitchNs without a commit, a non-empty active table whose
+// predecessors are all recycled is switched out (and so retired by the
+// steps that follow): in a read-only phase the tables would otherwise keep
+// the last writes aliased for good, and every read of those bytes would
+// pay the overlay (sw_peek would copy) until the next writes fill the
+// table.  Commits reset the clock, so write-heavy phases never see it.
+void AliasRing::idle_switch_locked(uint64_t* last_seq, uint64_t* since) {
+  const uint64_t s = seq_.load(std::memory_order_relaxed), now = now_ns();
+  if (s != *last_seq) {
+    *last_seq = s;
+    *since = now;
+    return;
+  }
+  const uint64_t a = active_gen_.load();
+  if (now - *since < kIdleSwitchNs || oldest_gen_.load() != a || table(a).count() == 0) return;
+  if (try_switch_locked(false)) work_.store(true);
+  *since = now;
 }
 
 int AliasRing::quiesce() {

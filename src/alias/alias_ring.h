@@ -9,7 +9,10 @@
 // still draining gets a further table from the ring instead of failing
 // (section IV-B's long-running wrap, handled without stopping the world);
 // only when the whole ring is in use does it wait for retirement, and only
-// for a bounded time, after which it fails with SW_ETOOBIG.
+// for a bounded time, after which it fails with SW_ETOOBIG.  When commits
+// stop (10 ms without one), the retirer switches a non-empty active table
+// out too, so that a read-only phase reads home bytes (sw_peek) instead of
+// overlaying the last writes for good.
 //
 // Colours: a wrap is tagged at open with (a, m) = (active generation, oldest
 // generation not yet Retired).  With two tables these are the paper's four
@@ -37,11 +40,11 @@
 
 #include "alias/alias_table.h"
 #include "common/counters.h"
+#include "medium/medium.h"
 #include "pool/pool.h"
 
 namespace softwrap {
 
-class Medium;
 
 struct WrapTag {
   uint64_t active;    // a
@@ -72,6 +75,9 @@ class AliasRing {
   // Bytes [off, off+n) of one shadow page as visible, from tables with
   // generation < below_gen (and home).  n and off within one page.
   void visible_bytes(uint64_t off, size_t n, uint64_t below_gen, unsigned char* out);
+  // Whether any live table holds any byte of [off, off+n) (within one
+  // shadow page): a spilled wrap writes in place only bytes none holds.
+  bool holds_any(uint64_t off, size_t n);
 
   // ---- commit order
   uint64_t next_seq() { return seq_.fetch_add(1, std::memory_order_seq_cst) + 1; }
@@ -133,6 +139,7 @@ class AliasRing {
 
   PoolFile* pool_;
   Medium* medium_;
+  LoadTap load_;
   uint32_t limit_;  // tables in use at most (sw_config.max_alias_tables)
   uint32_t ring_;   // slots: limit_ rounded up to a power of two
   uint32_t threshold_;
@@ -165,6 +172,8 @@ class AliasRing {
   std::atomic<bool> work_{false};
   std::atomic<bool> sleeping_{false};  // the retirer is (about to be) in cv_.wait
   static constexpr uint64_t kRetirerSpinNs = 50'000;
+  static constexpr uint64_t kIdleSwitchNs = 10'000'000;  // no commit for 10 ms: retire the active table
+  void idle_switch_locked(uint64_t* last_seq, uint64_t* since);
   bool stop_ = false;
   std::atomic<bool> retiring_{false};
   Counters retire_counters_;

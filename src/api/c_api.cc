@@ -2,6 +2,8 @@
 // assembly of the layers at create/open (medium, recovery, lanes, engine,
 // allocator).  Everything here is a thin shell over the engine; the one
 // place that decides what an address may be is check_user().
+#include <unistd.h>
+
 #include <algorithm>
 #include <atomic>
 #include <cstring>
@@ -155,7 +157,8 @@ void claim(sw_pool* p, ThreadCtx& c, const char* fn, uint64_t off, uint64_t n) {
 }
 
 int begin_outer(sw_pool* p, ThreadCtx& c) {
-  c.lane = p->lanes->acquire(c.preferred_lane);
+  c.lane = p->lanes->acquire(
+      c.preferred_lane, [](void* e, Lane& l) { return static_cast<Engine*>(e)->lane_usable(l); }, p->engine.get());
   c.preferred_lane = c.lane;
   c.fail_code = 0;
   ++c.wrap_serial;
@@ -299,15 +302,17 @@ sw_pool* assemble(std::unique_ptr<PoolFile> file, const ResolvedConfig& cfg) {
   mo.scm_shared_queue = (cfg.flags & SW_CONFIG_SCM_SHARED_QUEUE) != 0;
   p->medium = make_medium(mo, p->file->base(), p->file->size());
   if (!p->medium) return nullptr;
+  if (check_engine_medium(cfg, p->medium->properties()) != 0) return nullptr;
   if (p->file->bind(p->medium.get()) != 0) return nullptr;
   RecoveryOptions ro;
   ro.redo_skip_commit_validation = cfg.redo_skip_commit_validation;
+  ro.wcl_misread_pairs = cfg.wcl_misread_pairs;
   if (recover(*p->file, *p->medium, &p->report, ro) != 0) return nullptr;
+  if (Allocator::open(p->file.get(), &p->alloc) != 0) return nullptr;
   p->lanes = std::make_unique<LaneSet>(p->file.get());
-  EngineEnv env{&p->cfg, p->file.get(), p->medium.get(), p->lanes.get()};
+  EngineEnv env{&p->cfg, p->file.get(), p->medium.get(), p->lanes.get(), p->alloc.get()};
   p->engine = make_engine(env);
   if (!p->engine) return nullptr;
-  if (Allocator::open(p->file.get(), &p->alloc) != 0) return nullptr;
   p->user_lo = p->file->header().heap_offset;
   p->strict = (cfg.flags & SW_CONFIG_STRICT) != 0;
   p->require_wrap = (cfg.flags & SW_CONFIG_REQUIRE_WRAP) != 0;
@@ -338,7 +343,9 @@ sw_pool* sw_pool_create(const char* path, size_t size, const sw_config* cfg) {
   if (resolve_config(cfg, &rc) != 0) return nullptr;
   auto file = PoolFile::create(path, size, rc);
   if (!file) return nullptr;
-  return assemble(std::move(file), rc);
+  sw_pool* p = assemble(std::move(file), rc);
+  if (!p) unlink(path);  // the new, empty file is ours: leave nothing behind
+  return p;
 }
 
 sw_pool* sw_pool_open(const char* path, const sw_config* cfg) {
@@ -495,6 +502,21 @@ int sw_read(sw_pool* p, void* dst, const void* src, size_t n) {
   if (!check_user(p, "sw_read", src, n, 1, &off)) return last_error();
   p->engine->read(ctx_of(p), dst, off, n);
   return 0;
+}
+
+const void* sw_peek(sw_pool* p, const void* src, size_t n, void* scratch) {
+  uint64_t off;
+  SW_NEED_POOL(p, "sw_peek", nullptr);
+  if (!scratch && n) return misuse(p->strict, SW_EINVAL, "sw_peek: scratch is NULL"), nullptr;
+  if (!check_user(p, "sw_peek", src, n, 1, &off)) return nullptr;
+  if (n == 0) return src;
+  ThreadCtx& c = ctx_of(p);
+  if (p->engine->home_visible(c, off, n)) {
+    c.counters.loads.add();
+    return src;
+  }
+  p->engine->read(c, scratch, off, n);
+  return scratch;
 }
 
 // sw_write / sw_memset: src is the bytes, or nullptr for n copies of ch.

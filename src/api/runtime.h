@@ -28,8 +28,8 @@ struct sw_pool {
   std::unique_ptr<softwrap::PoolFile> file;
   std::unique_ptr<softwrap::Medium> medium;
   std::unique_ptr<softwrap::LaneSet> lanes;
+  std::unique_ptr<softwrap::Allocator> alloc;  // before engine: outlives it (log extents)
   std::unique_ptr<softwrap::Engine> engine;
-  std::unique_ptr<softwrap::Allocator> alloc;
   sw_recovery_report report{};
   uint64_t user_lo = 0;  // user addresses: [user_lo, size)
   std::mutex ctx_mu;

@@ -45,15 +45,53 @@ TEST(Hash, IsStableAndSensitiveToEveryByte) {
   EXPECT_NE(hash_finish(0), 0u);
 }
 
+TEST(Counters, GapBucketsInvertTheHeadersLowerBounds) {
+  for (unsigned b = 0; b + 1 < SW_GAP_BUCKETS; ++b) {
+    EXPECT_LT(sw_gap_bucket_low(b), sw_gap_bucket_low(b + 1)) << b;
+    EXPECT_EQ(gap_bucket(sw_gap_bucket_low(b)), b);
+    EXPECT_EQ(gap_bucket(sw_gap_bucket_low(b + 1) - 1), b);
+  }
+  EXPECT_EQ(gap_bucket(~uint64_t{0}), SW_GAP_BUCKETS - 1u);
+  EXPECT_EQ(gap_bucket(0), 0u);
+  EXPECT_EQ(gap_bucket(200), gap_bucket(223));  // [192, 224)
+  EXPECT_NE(gap_bucket(191), gap_bucket(192));
+}
+
+TEST(Counters, RemovableFencePointsRecordDistancesAfterTheFirst) {
+  Counters c;
+  c.removable_fence_point();
+  sw_stats s{};
+  c.add_to(&s);
+  EXPECT_EQ(s.removable_gaps, 0u) << "the first point starts a chain";
+  c.stores.add(10);
+  c.fences[static_cast<int>(FenceKind::kLogOrder)].add(2);
+  c.removable_fence_point();
+  sw_stats t{};
+  c.add_to(&t);
+  EXPECT_EQ(t.removable_gaps, 1u);
+  EXPECT_EQ(t.removable_gap_events[gap_bucket(12)], 1u);
+  c.reset();
+  c.removable_fence_point();
+  sw_stats z{};
+  c.add_to(&z);
+  EXPECT_EQ(z.removable_gaps, 0u) << "a reset starts a new chain";
+}
+
 TEST(Counters, SumIntoStatsByKind) {
   Counters c;
   c.wraps.add(3);
   c.fences[static_cast<int>(FenceKind::kCommit)].add(2);
   c.fences[static_cast<int>(FenceKind::kLogOrder)].add(5);
+  c.fences[static_cast<int>(FenceKind::kDataOrder)].add(4);
+  c.fences[static_cast<int>(FenceKind::kOther)].add(1);
+  c.fences_elided.add(9);
   sw_stats s{};
   c.add_to(&s);
   EXPECT_EQ(s.wraps, 3u);
-  EXPECT_EQ(s.fences, 7u);
+  EXPECT_EQ(s.fences, 12u);
+  EXPECT_EQ(s.fences_data, 4u);
+  EXPECT_EQ(s.fences_other, 1u);
+  EXPECT_EQ(s.fences_elided, 9u);
   EXPECT_EQ(s.fences_commit, 2u);
   EXPECT_EQ(s.fences_log, 5u);
   c.reset();

@@ -14,23 +14,30 @@
 #include <atomic>
 #include <cstdint>
 
-struct sw_stats;
+#include "softwrap/softwrap.h"
 
 namespace softwrap {
 
-// Why a fence was issued; the Themis work elides exactly one kind.
+// Why a fence was issued (sw_stats maps the kinds to the Themis paper's
+// classes: kLogOrder is non-temporal -> temporal, kDataOrder and kRetire
+// temporal -> non-temporal).  undo-themis elides exactly kLogOrder.
 enum class FenceKind : uint8_t {
   kCommit = 0,   // makes a wrap durable (redo commit, undo commit record)
-  kLogOrder,     // orders an undo record before the data store it protects
+  kLogOrder,     // orders a streamed undo record before the data store it protects
   kRetire,       // retirement, truncation, home write-back
-  kOther,        // pool metadata, recovery, close
+  kOther,        // pool metadata, abort, recovery, close
+  kDataOrder,    // orders flushed data before the log record that depends on it
   kCount
 };
+
+// Bucket of a removable-fence distance (the inverse of sw_gap_bucket_low).
+unsigned gap_bucket(uint64_t distance);
 
 class Counter {
  public:
   void add(uint64_t n = 1) { v_.store(v_.load(std::memory_order_relaxed) + n, std::memory_order_relaxed); }
   uint64_t get() const { return v_.load(std::memory_order_relaxed); }
+  void set(uint64_t v) { v_.store(v, std::memory_order_relaxed); }
   void reset() { v_.store(0, std::memory_order_relaxed); }
 
  private:
@@ -41,7 +48,19 @@ struct alignas(64) Counters {
   Counter wraps, aborts, loads, stores, log_bytes, streamed_lines, flushes;
   Counter fences[static_cast<int>(FenceKind::kCount)];
   Counter home_writes, alias_hits, alias_misses, table_switches, retire_ns, retired_entries;
+  Counter wcl_full, wcl_half, wcl_paired, wcl_eliminated, log_words_saved, log_lines_saved, nvram_words;
+  Counter fences_elided;
+  // Removable-fence distances (sw_stats.removable_gap_*).  last_ticks == 0:
+  // no point yet since the last reset.
+  Counter gaps, gap_cycles[SW_GAP_BUCKETS], gap_events[SW_GAP_BUCKETS];
+  Counter last_ticks, last_events;
 
+  // Persistent-memory events of this thread so far: loads, stores,
+  // streamed and flushed lines, fences.
+  uint64_t events() const;
+  // A non-temporal -> temporal fence point (issued or elided): records the
+  // distance from this thread's previous one.
+  void removable_fence_point();
   void add_to(sw_stats* out) const;
   void reset();
 };

@@ -221,22 +221,29 @@ void Model::persist(const Unit& u) {
   std::memcpy(base_ + u.word, &now, 8);
 }
 
-void Model::themis_streams_before(uint8_t t, uint64_t seq) {
-  std::vector<Unit>& s = streams_[t];
+void Model::themis_streams_before(const Unit& cause) {
+  std::vector<Unit>& s = streams_[cause.thread];
   size_t k = 0;
-  while (k < s.size() && s[k].seq < seq) persist(s[k++]);
+  while (k < s.size() && s[k].seq < cause.seq) require(s[k++], &cause);
   s.erase(s.begin(), s.begin() + static_cast<std::ptrdiff_t>(k));
 }
 
-void Model::advance(uint64_t line, uint64_t upto) {
+void Model::advance(uint64_t line, uint64_t upto, bool reported) {
   auto it = lines_.find(line);
   if (it == lines_.end()) return;
   Line& l = it->second;
   while (l.durable < upto && l.head < l.pending.size()) {
     const Unit u = l.pending[l.head++];
     ++l.durable;
-    if (p_ == Persistency::kThemis) themis_streams_before(u.thread, u.seq);
-    persist(u);
+    if (p_ == Persistency::kThemis) {
+      ensure_thread(u.thread);
+      themis_streams_before(u);
+    }
+    if (reported) {
+      persist(u);
+    } else {
+      require(u, nullptr);
+    }
   }
   if (l.head == l.pending.size()) {
     l.pending.clear();
@@ -244,10 +251,25 @@ void Model::advance(uint64_t line, uint64_t upto) {
   }
 }
 
+void Model::persist_line(uint64_t line, uint64_t upto) { advance(line, upto, true); }
+
+void Model::persist_stream(uint8_t t, uint64_t seq) {
+  ensure_thread(t);
+  std::vector<Unit>& s = streams_[t];
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i].seq == seq) {
+      persist(s[i]);
+      s.erase(s.begin() + static_cast<std::ptrdiff_t>(i));
+      return;
+    }
+  }
+}
+
 void Model::fence(uint8_t t) {
   ensure_thread(t);
-  for (const Unit& u : streams_[t]) persist(u);
-  streams_[t].clear();
+  std::vector<Unit> st;
+  st.swap(streams_[t]);
+  for (const Unit& u : st) require(u, nullptr);
   std::vector<Flush> fl;
   fl.swap(flushes_[t]);
   for (const Flush& f : fl) advance(f.line, f.upto);
@@ -286,6 +308,7 @@ void Model::step(const TraceEvent& e, uint64_t seq) {
       for (size_t t = 0; t < flushes_.size(); ++t) fence(static_cast<uint8_t>(t));
       break;
     case TraceKind::kMark:
+    case TraceKind::kLoad:
       break;
   }
 }

@@ -27,6 +27,18 @@
 // random choices).  The caller applies a Choice to the durable buffer (with
 // a journal, to take it back) and deduplicates by the image hash.
 //
+// Checking a persist order (the Themis hardware simulator, src/themis).
+// A caller that knows what *did* persist — a timing model of the hardware —
+// replays the trace with step() in its own execution order and reports,
+// in between, each line prefix and each streamed word as it reached
+// persistence (persist_line, persist_stream).  The rules above then only
+// ever *require* things: a fence requires its thread's streams and flushed
+// prefixes, and under Themis a temporal store reaching persistence
+// requires its thread's earlier streams.  A required unit that was not
+// reported persisted first is passed to the observer: each call is a
+// violation of Eq. 1–4 by the hardware (the model then makes it durable,
+// so it is reported once).
+//
 // Not modelled: a temporal and a streamed store to the same word both
 // pending at once (their relative order is unspecified on x86; images
 // apply streams first) — counted in mixed_words() so a run can report it.
@@ -146,6 +158,16 @@ class Model {
   // durable buffer's changes.
   Model(char* durable, size_t size, Persistency p, uint64_t hash0, WordJournal* journal);
 
+  // A unit the rules required but nobody reported persisted; `cause` is
+  // the temporal store that required it (Themis rule) or nullptr (a fence).
+  using Observer = std::function<void(const Unit& required, const Unit* cause)>;
+  void set_observer(Observer f) { observer_ = std::move(f); }
+  // Line `line` persisted up to its `upto`-th store in coherence order
+  // (the order of step()); earlier reports of the same line are included.
+  void persist_line(uint64_t line, uint64_t upto);
+  // Thread t's streamed unit stepped with seq `seq` persisted.
+  void persist_stream(uint8_t t, uint64_t seq);
+
   void step(const TraceEvent& e, uint64_t seq);
   // The pending state.  Streamed words that cannot change the image (same
   // bytes as durable, no other pending store to the word) and lines whose
@@ -167,9 +189,14 @@ class Model {
   };
 
   void persist(const Unit& u);
-  void advance(uint64_t line, uint64_t upto);
+  void require(const Unit& u, const Unit* cause) {
+    if (observer_) observer_(u, cause);
+    persist(u);
+  }
+  // reported: the line's units are the caller's report, not requirements.
+  void advance(uint64_t line, uint64_t upto, bool reported = false);
   void fence(uint8_t t);
-  void themis_streams_before(uint8_t t, uint64_t seq);
+  void themis_streams_before(const Unit& cause);
   void ensure_thread(uint8_t t);
 
   char* base_;
@@ -183,6 +210,7 @@ class Model {
   std::vector<std::vector<Unit>> streams_;   // per thread, issue order
   uint64_t mixed_ = 0;
   std::unordered_map<uint64_t, uint32_t> scratch_count_;
+  Observer observer_;
 };
 
 }  // namespace softwrap::crashsim

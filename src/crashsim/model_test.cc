@@ -245,5 +245,99 @@ TEST(ModelTest, ImageHashIsTheXorOfChangedWords) {
   EXPECT_EQ(f.word(0), 0u);
 }
 
+// Persist-order checking: what the rules require of reported persists.
+constexpr uint64_t kNone = ~uint64_t{0};
+struct Required {
+  std::vector<std::pair<uint64_t, uint64_t>> calls;  // (required seq, cause seq or ~0)
+  void attach(Model& m) {
+    m.set_observer([this](const Unit& u, const Unit* cause) { calls.emplace_back(u.seq, cause ? cause->seq : kNone); });
+  }
+};
+
+// Replays f's events into a model of persistency p that reports to r.
+Model replay(Fixture& f, Persistency p, Required& r) {
+  Model m(f.mem.data(), kSize, p, 0, nullptr);
+  r.attach(m);
+  for (size_t i = 0; i < f.ev.size(); ++i) m.step(f.ev[i], i);
+  return m;
+}
+
+TEST(ModelCheckTest, ThemisRequiresEarlierStreamsOfATemporalStoreThatPersists) {
+  Fixture f;
+  f.stream(0, 128, 1);  // seq 0
+  f.stream(1, 256, 2);  // seq 1: another thread's, not required
+  f.store(0, 0, 3);     // seq 2
+  Required r;
+  Model m = replay(f, Persistency::kThemis, r);
+  m.persist_line(0, 1);
+  ASSERT_EQ(r.calls.size(), 1u);
+  EXPECT_EQ(r.calls[0], std::make_pair(uint64_t{0}, uint64_t{2}));
+  EXPECT_EQ(f.word(0), 3u);
+  EXPECT_EQ(f.word(128), 1u);  // made durable, reported once
+  m.persist_stream(0, 0);      // late report: nothing more
+  EXPECT_EQ(r.calls.size(), 1u);
+}
+
+TEST(ModelCheckTest, ThemisIsKeptWhenTheStreamPersistsFirst) {
+  Fixture f;
+  f.stream(0, 128, 1);
+  f.store(0, 0, 3);
+  Required r;
+  Model m = replay(f, Persistency::kThemis, r);
+  m.persist_stream(0, 0);
+  m.persist_line(0, 1);
+  EXPECT_TRUE(r.calls.empty());
+  EXPECT_EQ(f.word(128), 1u);
+  EXPECT_EQ(f.word(0), 3u);
+}
+
+TEST(ModelCheckTest, X86RequiresNothingOfATemporalStoreWithoutFence) {
+  Fixture f;
+  f.stream(0, 128, 1);
+  f.store(0, 0, 3);
+  Required r;
+  Model m = replay(f, Persistency::kX86, r);
+  m.persist_line(0, 1);
+  EXPECT_TRUE(r.calls.empty());
+  EXPECT_EQ(f.word(128), 0u);  // still pending
+}
+
+TEST(ModelCheckTest, AFenceRequiresItsThreadsStreamsAndFlushedPrefixes) {
+  for (bool reported : {false, true}) {
+    Fixture f;
+    f.stream(0, 128, 1);  // 0
+    f.store(0, 0, 3);     // 1
+    f.flush(0, 0);        // 2
+    f.store(0, 8, 4);     // 3: after the flush, not required
+    f.fence(0);           // 4
+    Model m(f.mem.data(), kSize, Persistency::kX86, 0, nullptr);
+    Required r;
+    r.attach(m);
+    for (size_t i = 0; i < 4; ++i) m.step(f.ev[i], i);
+    if (reported) {
+      m.persist_stream(0, 0);
+      m.persist_line(0, 1);
+    }
+    m.step(f.ev[4], 4);
+    if (reported) {
+      EXPECT_TRUE(r.calls.empty());
+    } else {
+      ASSERT_EQ(r.calls.size(), 2u);
+      EXPECT_EQ(r.calls[0], std::make_pair(uint64_t{0}, kNone));
+      EXPECT_EQ(r.calls[1], std::make_pair(uint64_t{1}, kNone));
+    }
+    EXPECT_EQ(f.word(0), 3u);
+    EXPECT_EQ(f.word(8), 0u);
+  }
+}
+
+TEST(ModelCheckTest, LoadsAreIgnored) {
+  Fixture f;
+  f.ev.push_back({TraceKind::kLoad, 0, 8, 0, 0, 0, "load"});
+  Model m(f.mem.data(), kSize, Persistency::kThemis, 0, nullptr);
+  CrashState cs = f.run(m);
+  EXPECT_EQ(cs.dims(), 0u);
+}
+
 }  // namespace
 }  // namespace softwrap::crashsim

@@ -114,7 +114,6 @@ struct Simulator::Impl {
   std::vector<unsigned char> scratch;
   std::vector<std::pair<uint64_t, uint32_t>> ranges;
   std::vector<RedoFrame> frames;
-  std::vector<UndoRecordImage> recs;
 
   // The current run.
   const Workload* w = nullptr;
@@ -185,6 +184,7 @@ struct Simulator::Impl {
     TraceMedium med(dur.p, kCapacity, nullptr, &rj);
     RecoveryOptions ro;
     ro.redo_skip_commit_validation = opt.redo_skip_commit_validation;
+    ro.wcl_misread_pairs = opt.wcl_misread_pairs;
     sw_recovery_report rep;
     auto fail = [&](std::string why) {
       v.ok = false;
@@ -233,9 +233,9 @@ struct Simulator::Impl {
       uint64_t torn = 0;
       scan_lane(*pool, i, retired, &frames, &torn);
       if (!frames.empty()) return fail("a committed redo frame above the watermark is left after recovery");
-      recs.clear();
-      scan_undo(*pool, i, &recs);
-      if (!recs.empty()) return fail("undo records of an open generation are left after recovery");
+      if (visit_undo(*pool, i, [](void*, uint64_t, const unsigned char*, size_t) {}, nullptr) != 0) {
+        return fail("undo records of an open generation are left after recovery");
+      }
     }
     if (w->check_image) {
       why = check_image(ex, v.matched);
@@ -313,8 +313,8 @@ struct Simulator::Impl {
     std::ostringstream s;
     s << "FAILURE engine=" << engine_kind_name(opt.engine) << " model=" << persistency_name(opt.model)
       << " workload=" << w->name << " seed=" << seed << " size=" << size;
-    if (opt.undo_elide_log_fence) s << " variant=undo-elide-log-fence";
     if (opt.redo_skip_commit_validation) s << " variant=redo-skip-commit-validation";
+    if (opt.wcl_misread_pairs) s << " variant=wcl-misread-pairs";
     s << "\n  crash point: event " << at.event << " of " << at.events << ", " << at.what << " \"" << at.label
       << "\"";
     if (at.thread >= 0) s << " (thread " << at.thread << ")";
@@ -375,6 +375,7 @@ struct Simulator::Impl {
       TraceMedium med(dur.p, kCapacity, &t, &nj);
       RecoveryOptions ro;
       ro.redo_skip_commit_validation = opt.redo_skip_commit_validation;
+      ro.wcl_misread_pairs = opt.wcl_misread_pairs;
       sw_recovery_report rep;
       t.start();
       recover(*pool, med, &rep, ro);
@@ -488,14 +489,15 @@ void Simulator::run(const Workload& w, uint64_t seed, uint32_t size, SimResult* 
   c.max_alias_tables = w.max_alias_tables;
   c.lanes = 2;
   c.lane_size = kLaneSize;
-  c.flags = SW_CONFIG_NO_RETIRE_THREAD;
+  c.flags = SW_CONFIG_NO_RETIRE_THREAD | w.flags;
   ResolvedConfig cfg;
   if (resolve_config(&c, &cfg) != 0) return I.fail_run(std::string("bad configuration: ") + sw_errormsg());
   cfg.engine = I.opt.engine;  // over any SOFTWRAP_ENGINE in the environment
-  cfg.undo_elide_log_fence = I.opt.undo_elide_log_fence;
   cfg.redo_skip_commit_validation = I.opt.redo_skip_commit_validation;
   cfg.grow_skip_zone_fence = I.opt.grow_skip_zone_fence;
   cfg.max_size = w.max_size;
+  cfg.wcl_misread_pairs = I.opt.wcl_misread_pairs;
+  if (w.spill_bytes >= 0) cfg.spill_bytes = static_cast<uint64_t>(w.spill_bytes);
   I.cfg = cfg;
   uint8_t uuid[16];
   const uint64_t u0 = mix64(seed ^ 0x55555555), u1 = mix64(u0 + 1);

@@ -53,8 +53,8 @@ struct SimOptions {
   EnumOptions en;
   EnumOptions nested_en{64, 6, 4, 6};
   uint32_t nested_per_point = 1;  // images per crash point whose recovery is crashed too
-  bool undo_elide_log_fence = false;         // control variants (pool.h)
-  bool redo_skip_commit_validation = false;
+  bool redo_skip_commit_validation = false;  // control variants (pool.h)
+  bool wcl_misread_pairs = false;
   uint32_t max_reports = 2;          // failure reports kept (shrunk)
   uint64_t stop_after_failures = 0;  // 0: never stop early
   bool grow_skip_zone_fence = false;  // control variant (pool.h)

@@ -10,11 +10,10 @@
 namespace softwrap::crashsim {
 namespace {
 
-SimResult run_all(sw_engine_kind e, Persistency p, uint32_t size, bool elide = false, bool skip = false) {
+SimResult run_all(sw_engine_kind e, Persistency p, uint32_t size, bool skip = false) {
   SimOptions o;
   o.engine = e;
   o.model = p;
-  o.undo_elide_log_fence = elide;
   o.redo_skip_commit_validation = skip;
   o.en.max_exhaustive = 256;
   Simulator sim(o);
@@ -49,18 +48,18 @@ TEST(CrashControlTest, NonatomicIsCaught) {
   EXPECT_NE(r.reports[0].find("nonatomic:data"), std::string::npos) << r.reports[0];
 }
 
-TEST(CrashControlTest, UndoWithoutLogOrderFenceIsCaughtUnderX86AndPassesUnderThemis) {
-  const SimResult x86 = run_all(SW_ENGINE_UNDO, Persistency::kX86, 6, true, false);
+TEST(CrashControlTest, UndoThemisIsCaughtUnderX86AndPassesUnderThemis) {
+  const SimResult x86 = run_all(SW_ENGINE_UNDO_THEMIS, Persistency::kX86, 6);
   EXPECT_GT(x86.failures, 0u);
   ASSERT_FALSE(x86.reports.empty());
   EXPECT_NE(x86.reports[0].find("undo:"), std::string::npos) << x86.reports[0];
-  const SimResult themis = run_all(SW_ENGINE_UNDO, Persistency::kThemis, 6, true, false);
+  const SimResult themis = run_all(SW_ENGINE_UNDO_THEMIS, Persistency::kThemis, 6);
   EXPECT_EQ(themis.failures, 0u) << first(themis);
 }
 
 TEST(CrashControlTest, RedoWithoutCommitValidationIsCaught) {
-  EXPECT_GT(run_all(SW_ENGINE_SOFTWRAP, Persistency::kX86, 6, false, true).failures, 0u);
-  EXPECT_GT(run_all(SW_ENGINE_SOFTWRAP_LOCAL, Persistency::kThemis, 6, false, true).failures, 0u);
+  EXPECT_GT(run_all(SW_ENGINE_SOFTWRAP, Persistency::kX86, 6, true).failures, 0u);
+  EXPECT_GT(run_all(SW_ENGINE_SOFTWRAP_LOCAL, Persistency::kThemis, 6, true).failures, 0u);
 }
 
 // Growth: the pool grows three times in each run, and every crash image
@@ -106,7 +105,7 @@ TEST(CrashSuiteTest, QuickSuitePasses) {
   EXPECT_GE(r.images, 100000u);
   EXPECT_EQ(r.failures, 0u) << (r.reports.empty() ? "" : r.reports[0]);
   EXPECT_EQ(r.controls_caught(), r.controls.size());
-  EXPECT_EQ(r.controls.size(), 6u);
+  EXPECT_EQ(r.controls.size(), 7u);
   EXPECT_TRUE(r.passed()) << r.summary();
 }
 

@@ -21,9 +21,10 @@ struct ControlSpec {
   const char* name;
   sw_engine_kind engine;
   Persistency model;
-  bool elide_fence, skip_validation;
+  bool skip_validation;
   bool must_fail;
   std::vector<const char*> workloads;
+  bool misread_pairs = false;
 };
 
 ControlResult run_control(const ControlSpec& c, const SuiteOptions& so, uint32_t size, SuiteResult* total) {
@@ -31,8 +32,8 @@ ControlResult run_control(const ControlSpec& c, const SuiteOptions& so, uint32_t
   o.engine = c.engine;
   o.model = c.model;
   o.en.max_exhaustive = so.max_exhaustive;
-  o.undo_elide_log_fence = c.elide_fence;
   o.redo_skip_commit_validation = c.skip_validation;
+  o.wcl_misread_pairs = c.misread_pairs;
   o.max_reports = 1;
   o.stop_after_failures = c.must_fail ? 1 : 0;
   Simulator sim(o);
@@ -113,17 +114,18 @@ SuiteResult run_suite(const SuiteOptions& so) {
   }
   if (so.controls) {
     const std::vector<ControlSpec> specs = {
-        {"nonatomic caught (x86)", SW_ENGINE_NONATOMIC, Persistency::kX86, false, false, true, {"stores", "bank"}},
-        {"nonatomic caught (themis)", SW_ENGINE_NONATOMIC, Persistency::kThemis, false, false, true,
-         {"stores", "bank"}},
-        {"undo without log-order fence caught (x86)", SW_ENGINE_UNDO, Persistency::kX86, true, false, true,
+        {"nonatomic caught (x86)", SW_ENGINE_NONATOMIC, Persistency::kX86, false, true, {"stores", "bank"}},
+        {"nonatomic caught (themis)", SW_ENGINE_NONATOMIC, Persistency::kThemis, false, true, {"stores", "bank"}},
+        {"undo-themis caught (x86)", SW_ENGINE_UNDO_THEMIS, Persistency::kX86, false, true,
          {"stores", "nested", "bank"}},
-        {"undo without log-order fence passes (themis)", SW_ENGINE_UNDO, Persistency::kThemis, true, false, false,
+        {"undo-themis passes (themis)", SW_ENGINE_UNDO_THEMIS, Persistency::kThemis, false, false,
          {"stores", "nested", "alloc", "write", "threads"}},
-        {"redo without commit validation caught (softwrap)", SW_ENGINE_SOFTWRAP, Persistency::kX86, false, true,
-         true, {"stores", "switch", "write"}},
+        {"redo without commit validation caught (softwrap)", SW_ENGINE_SOFTWRAP, Persistency::kX86, true, true,
+         {"stores", "switch", "write"}},
         {"redo without commit validation caught (softwrap-local)", SW_ENGINE_SOFTWRAP_LOCAL, Persistency::kX86,
-         false, true, true, {"stores", "switch", "write"}},
+         true, true, {"stores", "switch", "write"}},
+        {"write-combined pairs misread caught (softwrap)", SW_ENGINE_SOFTWRAP, Persistency::kX86, false, true,
+         {"wcl"}, true},
     };
     for (const ControlSpec& c : specs) res.controls.push_back(run_control(c, so, size, &res));
   }

@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "common/error.h"
+#include "crashsim/paper_workloads.h"
 
 namespace softwrap::crashsim {
 
@@ -149,13 +150,27 @@ void Driver::write(void* addr, const void* src, size_t n) {
   std::memcpy(m, src, n);
 }
 
-uint64_t Driver::load64(void* addr) {
-  const uint64_t v = sw_load64(p_, addr);
-  const unsigned char* m = mirror_at(sw_pool_offset(p_, addr), 8);
+uint64_t Driver::load64(void* addr) { return load(addr, 8); }
+
+uint64_t Driver::load(const void* addr, unsigned size) {
+  uint64_t v = 0;
+  switch (size) {
+    case 1: v = sw_load8(p_, addr); break;
+    case 2: v = sw_load16(p_, addr); break;
+    case 4: v = sw_load32(p_, addr); break;
+    default: v = sw_load64(p_, addr); break;
+  }
+  const unsigned char* m = mirror_at(sw_pool_offset(p_, addr), size);
   uint64_t want = 0;
-  if (m) std::memcpy(&want, m, 8);
-  if (!m || v != want) fail("sw_load64 returned a value the workload never stored");
+  if (m) std::memcpy(&want, m, size);  // little-endian
+  if (!m || v != want) fail("sw_load returned a value the workload never stored");
   return v;
+}
+
+void Driver::read(void* dst, const void* src, size_t n) {
+  if (sw_read(p_, dst, src, n) != 0) return fail("sw_read");
+  const unsigned char* m = mirror_at(sw_pool_offset(p_, src), n);
+  if (!m || std::memcmp(m, dst, n) != 0) fail("sw_read returned bytes the workload never wrote");
 }
 
 void* Driver::alloc(size_t n, size_t owned) {
@@ -387,6 +402,113 @@ void run_alloc_slot(std::vector<Driver*>& dv, Rng& rng, uint32_t size) {
   }
 }
 
+// Wraps larger than a 64 KiB lane (66-82 KiB, plus 16-32 KiB half the time): their redo frames and undo records
+// continue in log extents taken from the heap (and returned after
+// retirement), so crashes land in frames split across lane and extents.
+constexpr size_t kBigData = 512 << 10;
+
+void setup_log_extents(std::vector<Driver*>& d, Rng&) {
+  char* r = root(*d[0]);
+  sw_pool* p = d[0]->pool();
+  auto* slot = reinterpret_cast<uint64_t*>(r);
+  if (!sw_pzalloc_slot(p, slot, kBigData)) d[0]->fail("setup: sw_pzalloc_slot");
+  d[0]->own(r, kRootSize);
+  d[0]->own(sw_pool_ptr(p, sw_load64(p, slot)), kBigData);
+}
+
+void run_log_extents(std::vector<Driver*>& dv, Rng& rng, uint32_t size) {
+  Driver& d = *dv[0];
+  char* r = root(d);
+  auto* data = static_cast<char*>(sw_pool_ptr(d.pool(), sw_load64(d.pool(), r)));
+  std::vector<unsigned char> buf;
+  for (uint32_t w = 0; w < size; ++w) {
+    d.open();
+    for (uint64_t k = 1 + rng.below(2); k-- > 0;) {
+      const size_t n = (k ? 16 << 10 : 66 << 10) + rng.below(16 << 10);  // one write > a lane
+      buf.resize(n);
+      for (auto& c : buf) c = static_cast<unsigned char>(rng.next());
+      d.write(data + rng.below(kBigData - n), buf.data(), n);
+      d.store(r + 8 + rng.below(100) * 8, rng.next(), 8);
+    }
+    if (rng.chance(7)) {
+      d.abort();
+    } else {
+      d.close();
+    }
+  }
+}
+
+// Wraps that spill (a 2 KiB DRAM budget): after their first few aliased
+// stores, bytes no table holds go home at once behind undo records, while
+// bytes a table holds (this wrap's earlier ones, older wraps' unretired
+// ones) keep the alias path: crashes land between the two, in commits
+// of spilled wraps and in their rollbacks.
+void run_spill(std::vector<Driver*>& dv, Rng& rng, uint32_t size) {
+  Driver& d = *dv[0];
+  char* data = root(d);
+  unsigned char buf[200];
+  for (uint32_t w = 0; w < size; ++w) {
+    d.open();
+    for (uint64_t k = 4 + rng.below(12); k-- > 0;) {
+      if (rng.chance(3)) {
+        const size_t n = 1 + rng.below(sizeof buf);
+        for (size_t i = 0; i < n; ++i) buf[i] = static_cast<unsigned char>(rng.next());
+        d.write(data + rng.below(kRootSize - n), buf, n);
+      } else {
+        const unsigned sz = pick_size(rng);
+        d.store(data + rng.below(kRootSize / 8) * 8 + rng.below(8 / sz) * sz, rng.next(), sz);
+      }
+    }
+    if (rng.chance(6)) {
+      d.abort();
+    } else {
+      d.close();
+    }
+  }
+}
+
+// Write-combined logging (pools opened with SW_CONFIG_WCL): stores of the
+// value a word already holds (dropped), of words changed in one 32-bit
+// half (paired two to a log record, across lines and within a frame), of
+// whole words and bytes, and sw_write ranges partly unchanged; 15% of the
+// wraps aborted.
+void run_wcl(std::vector<Driver*>& dv, Rng& rng, uint32_t size) {
+  Driver& d = *dv[0];
+  char* data = root(d);
+  constexpr uint64_t kWords = kRootSize / 8;
+  for (uint32_t w = 0; w < size; ++w) {
+    d.open();
+    for (uint64_t k = 3 + rng.below(14); k-- > 0;) {
+      char* word = data + rng.below(kWords) * 8;
+      const uint64_t cur = d.load64(word);
+      switch (rng.below(6)) {
+        case 0: d.store(word, cur, 8); break;                                           // unchanged
+        case 1: d.store(word, (cur & ~uint64_t{0xFFFFFFFF}) | (rng.next() >> 32), 8); break;  // low half
+        case 2: d.store(word, (cur & 0xFFFFFFFF) | (rng.next() << 32), 8); break;       // high half
+        case 3: d.store(word + rng.below(8), rng.next(), 1); break;
+        case 4: {  // a range: unchanged words, halves and whole words
+          const uint64_t n = 1 + rng.below(12), first = rng.below(kWords - n);
+          std::vector<uint64_t> vals(n);
+          for (uint64_t i = 0; i < n; ++i) {
+            vals[i] = d.load64(data + (first + i) * 8);
+            const uint64_t r = rng.below(4);
+            if (r == 1) vals[i] ^= rng.next() & 0xFFFF;
+            if (r == 2) vals[i] = rng.next();
+          }
+          d.write(data + first * 8, vals.data(), n * 8);
+          break;
+        }
+        default: d.store(word, rng.next(), 8);
+      }
+    }
+    if (rng.chance(7)) {
+      d.abort();
+    } else {
+      d.close();
+    }
+  }
+}
+
 void run_write(std::vector<Driver*>& dv, Rng& rng, uint32_t size) {
   Driver& d = *dv[0];
   char* data = root(d);
@@ -547,6 +669,12 @@ const std::vector<Workload>& workloads() {
       {"bank", "transfers between 16 accounts straddling lines", 1024, 8, 1024, 8, 1, setup_bank, run_bank},
       {"alloc", "allocate, fill, free objects; 10% aborted", 1024, 8, 1024, 8, 1, own_root, run_alloc},
       {"write", "sw_write of 1-300 bytes across 64-byte shadow pages", 1024, 8, 64, 8, 1, own_root, run_write},
+      {"log_extents", "sw_write of 66-114 KiB per wrap through 64 KiB lanes: logs continue in heap extents",
+       1024, 8, 1024, 8, 1, setup_log_extents, run_log_extents},
+      {"spill", "wraps past a 2 KiB DRAM budget write unaliased bytes in place with undo records; 15% aborted",
+       1024, 8, 64, 8, 1, own_root, run_spill, nullptr, 2048},
+      {"wcl", "write-combined logging: unchanged, half-changed (paired), whole and byte stores, partly unchanged ranges",
+       1024, 8, 1024, 8, 1, own_root, run_wcl, nullptr, -1, SW_CONFIG_WCL},
       {"alloc_slot", "sw_pmalloc_slot/sw_pzalloc_slot/sw_pfree_slot in and outside wraps, sw_pzalloc outside one",
        1024, 8, 1024, 8, 1, own_root, run_alloc_slot},
       {"nested", "nested wraps up to depth 3; 25% aborted at some depth", 1024, 8, 1024, 8, 1, own_root,
@@ -557,13 +685,15 @@ const std::vector<Workload>& workloads() {
       {"threads", "two threads, disjoint words in shared lines, seeded interleaving", 1024, 8, 1024, 8, 2,
        setup_threads, run_threads},
       {"grow", "allocations of 2-4 MiB that grow the pool from 8 to 64 MiB; 10% aborted", 1024, 8, 1024, 8, 1,
-       own_root, run_grow, nullptr, 64ull << 20},
+       own_root, run_grow, nullptr, -1, 0, 64ull << 20},
   };
   return w;
 }
 
 const Workload* find_workload(const std::string& name) {
   for (const Workload& w : workloads())
+    if (name == w.name) return &w;
+  for (const Workload& w : registry_workloads())
     if (name == w.name) return &w;
   return nullptr;
 }

@@ -94,6 +94,10 @@ class Driver {
   void store(void* addr, uint64_t v, unsigned size);
   void write(void* addr, const void* src, size_t n);
   uint64_t load64(void* addr);
+  // Aligned 1/2/4/8-byte load and byte-range read of owned bytes, checked
+  // against the mirror like load64.
+  uint64_t load(const void* addr, unsigned size);
+  void read(void* dst, const void* src, size_t n);
   // Allocates n bytes and owns the first `owned` (default all); the
   // workload must write all owned bytes in the same wrap.
   void* alloc(size_t n, size_t owned = SIZE_MAX);
@@ -160,12 +164,19 @@ struct Workload {
   // after `run` of the same Simulator::run, so a workload may keep what it
   // needs per golden id.  Returns "" or why the image is wrong.
   std::string (*check_image)(sw_pool* p, const std::vector<ImageState>& owners) = nullptr;
+  // The softwrap engines' per-wrap DRAM budget before a wrap spills
+  // (engine/spill.h); negative: the library's default.
+  int64_t spill_bytes = -1;
+  // sw_config flags of its pools besides the simulator's (SW_CONFIG_WCL).
+  uint32_t flags = 0;
   // The pool's maximum size (sw_config.max_size; at most 64 MiB): it starts
   // at 8 MiB and grows up to this.  0: it does not grow.
   uint64_t max_size = 0;
 };
 
+// The simulator's own workloads (the suite's default set).
 const std::vector<Workload>& workloads();
+// By name: these, then the shared workloads (paper_workloads.h).
 const Workload* find_workload(const std::string& name);
 
 }  // namespace softwrap::crashsim

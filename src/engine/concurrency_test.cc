@@ -47,6 +47,7 @@ class ConcurrencyTest : public ::testing::TestWithParam<Param> {
   sw_config cfg() {
     sw_config c{};
     c.engine = GetParam().engine;
+    c.flags = softwrap::testing::engine_flags(c.engine);
     c.medium = SW_MEDIUM_X86;
     c.alias_entries = 1024;  // switches and retirement happen often
     return c;

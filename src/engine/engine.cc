@@ -2,6 +2,7 @@
 #include "engine/engine.h"
 
 #include "common/error.h"
+#include "medium/medium.h"
 #include "medium/trace_label.h"
 
 namespace softwrap {
@@ -34,11 +35,27 @@ std::unique_ptr<Engine> make_engine(const EngineEnv& env) {
     case SW_ENGINE_DEFAULT:
     case SW_ENGINE_SOFTWRAP: return make_softwrap_engine(env);
     case SW_ENGINE_SOFTWRAP_LOCAL: return make_local_engine(env);
-    case SW_ENGINE_UNDO: return make_undo_engine(env);
+    case SW_ENGINE_UNDO: return make_undo_engine(env, false);
+    case SW_ENGINE_UNDO_THEMIS: return make_undo_engine(env, true);
     case SW_ENGINE_NONATOMIC: return make_nonatomic_engine(env);
   }
   set_error(SW_EINVAL, "unknown engine %d", static_cast<int>(env.cfg->engine));
   return nullptr;
+}
+
+}  // namespace softwrap
+
+namespace softwrap {
+
+int check_engine_medium(const ResolvedConfig& cfg, const MediumProperties& medium) {
+  if (cfg.engine != SW_ENGINE_UNDO_THEMIS || medium.themis_rule || (cfg.flags & SW_CONFIG_THEMIS_IDEAL)) return 0;
+  return set_error(SW_ENOTSUP,
+                   "engine undo-themis needs a medium on which a non-temporal store persists before every later "
+                   "temporal store of its thread (the Themis rule); the %s medium does not promise that, so a "
+                   "power failure could leave a wrap half done.  Use the undo engine, or set "
+                   "SW_CONFIG_THEMIS_IDEAL (SOFTWRAP_THEMIS_IDEAL=1) to measure it anyway as the Themis paper's "
+                   "\"Ideal\" (not crash-safe)",
+                   medium.name);
 }
 
 }  // namespace softwrap

@@ -8,6 +8,8 @@
 //                   background retirement (full paper, section IV-A)
 //   softwrap-local  per-thread alias table, values go home at close (IV-D)
 //   undo            undo log, PMDK style (the papers' Undo Log baseline)
+//   undo-themis     undo without its non-temporal -> temporal fences (Themis
+//                   paper; safe only on media that keep the Themis rule)
 //   nonatomic       stores streamed home, one fence at close (baseline, control)
 #ifndef SOFTWRAP_ENGINE_ENGINE_H_
 #define SOFTWRAP_ENGINE_ENGINE_H_
@@ -25,8 +27,10 @@
 namespace softwrap {
 
 class Medium;
+struct MediumProperties;
 class Engine;
 class LaneSet;
+struct Lane;
 
 struct WrapAction {
   TxAccess::Action fn;
@@ -70,12 +74,17 @@ struct EngineEnv {
   PoolFile* pool;
   Medium* medium;
   LaneSet* lanes;
+  Allocator* alloc;  // log extents come from the heap
 };
 
 class Engine {
  public:
   virtual ~Engine() = default;
   virtual const char* name() const = 0;
+
+  // Whether a wrap can start in this free lane without waiting (lane
+  // acquisition passes over lanes that say no while others are free).
+  virtual bool lane_usable(Lane& lane) { return true; }
 
   // A thread context is first used / is being destroyed.
   virtual void attach(ThreadCtx& ctx) {}
@@ -98,6 +107,11 @@ class Engine {
   virtual void store(ThreadCtx& ctx, uint64_t off, uint64_t v, unsigned size) = 0;
   virtual void read(ThreadCtx& ctx, void* dst, uint64_t off, size_t n) = 0;
   virtual void write(ThreadCtx& ctx, uint64_t off, const void* src, size_t n) = 0;
+  // sw_peek: whether read(ctx, ., off, n) would copy exactly the home
+  // bytes, i.e. nothing the reader must overlay holds any byte of the
+  // range.  May answer false when unsure (the caller then reads); never
+  // true wrongly.  In-place engines (undo, nonatomic) keep no overlay.
+  virtual bool home_visible(ThreadCtx& ctx, uint64_t off, size_t n) { return true; }
 
   // REQUIRES: no open wraps.  Retire everything home, durable.
   virtual int quiesce() = 0;
@@ -111,9 +125,15 @@ class Engine {
 // Builds the engine cfg.engine names.  nullptr + thread error on failure.
 std::unique_ptr<Engine> make_softwrap_engine(const EngineEnv& env);
 std::unique_ptr<Engine> make_local_engine(const EngineEnv& env);
-std::unique_ptr<Engine> make_undo_engine(const EngineEnv& env);
+std::unique_ptr<Engine> make_undo_engine(const EngineEnv& env, bool themis);
 std::unique_ptr<Engine> make_nonatomic_engine(const EngineEnv& env);
 std::unique_ptr<Engine> make_engine(const EngineEnv& env);
+
+// Whether cfg.engine may run on a medium with these properties: 0, or
+// SW_ENOTSUP with a message for undo-themis on a medium that does not keep
+// the Themis rule without SW_CONFIG_THEMIS_IDEAL.  Called before recovery,
+// so a refused pool is never written.
+int check_engine_medium(const ResolvedConfig& cfg, const MediumProperties& medium);
 
 }  // namespace softwrap
 

@@ -21,6 +21,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <deque>
 #include <mutex>
 #include <vector>
 
@@ -29,6 +30,7 @@
 #include "common/clock.h"
 #include "common/error.h"
 #include "engine/engine.h"
+#include "engine/spill.h"
 #include "log/lanes.h"
 #include "log/redo_log.h"
 #include "medium/medium.h"
@@ -40,21 +42,27 @@ namespace {
 class LocalEngine;
 
 struct LocalThread {
-  LocalThread(LocalEngine* eng, const PoolFile* pool, Medium* medium, RedoWriter::SpaceFn fn, uint32_t cap,
-              size_t page_size)
-      : writer(pool, medium, fn, this), engine(eng), table(std::make_unique<AliasTable>(cap, page_size)) {}
+  LocalThread(LocalEngine* eng, PoolFile* pool, Medium* medium, Allocator* alloc, RedoWriter::RoomFn fn,
+              uint32_t cap, size_t page_size)
+      : writer(pool, medium, alloc, fn, this), engine(eng), table(std::make_unique<AliasTable>(cap, page_size)),
+        spill(pool, medium, alloc) {}
   RedoWriter writer;
   LocalEngine* engine;
   std::unique_ptr<AliasTable> table;
   std::vector<std::unique_ptr<AliasTable>> outgrown;  // keep their shadow pages alive
   Lane* lane = nullptr;
+  Spill spill;        // in-place writes once the wrap outgrows its DRAM budget
+  uint64_t dram = 0;  // DRAM of the wrap's shadow pages and grown tables
+  std::vector<unsigned char> scratch;  // write-combined logging: what a range held
 };
 
 class LocalEngine final : public Engine {
  public:
   explicit LocalEngine(const EngineEnv& env)
-      : pool_(env.pool), medium_(env.medium), lanes_(env.lanes), capacity_(env.cfg->alias_entries),
-        page_size_(env.cfg->shadow_page_size), inflight_(new std::atomic<uint64_t>[env.lanes->count()]) {
+      : pool_(env.pool), medium_(env.medium), load_(env.medium), lanes_(env.lanes), alloc_(env.alloc), capacity_(env.cfg->alias_entries),
+        page_size_(env.cfg->shadow_page_size), spill_bytes_(env.cfg->spill_bytes),
+        wcl_((env.cfg->flags & SW_CONFIG_WCL) != 0),
+        inflight_(new std::atomic<uint64_t>[env.lanes->count()]) {
     persisted_ = pool_->meta()->retired_seq;
     seq_.store(persisted_);
     published_.store(persisted_);
@@ -63,6 +71,7 @@ class LocalEngine final : public Engine {
       Lane& l = lanes_->lane(i);
       l.tail = l.reclaimed = 0;
       l.committed.clear();
+      l.undo_gen = pool_->lane_header(i)->undo_committed_gen + 1;  // for wraps that spill
     }
   }
 
@@ -70,16 +79,29 @@ class LocalEngine final : public Engine {
 
   void attach(ThreadCtx& ctx) override {
     // Local tables start small and grow: most wraps are short.
-    ctx.engine_state = new LocalThread(this, pool_, medium_, &LocalEngine::space, std::min<uint32_t>(capacity_, 4096),
-                                       page_size_);
+    ctx.engine_state = new LocalThread(this, pool_, medium_, alloc_, &LocalEngine::room,
+                                       std::min<uint32_t>(capacity_, 4096), page_size_);
   }
   void detach(ThreadCtx& ctx) override { delete st(ctx); }
+
+  bool lane_usable(Lane& l) override {
+    reclaim(l);
+    return RedoWriter::lane_free_lines(l) >= 1;
+  }
 
   int begin(ThreadCtx& ctx) override {
     LocalThread& t = *st(ctx);
     t.lane = &lanes_->lane(ctx.lane);
     reclaim(*t.lane);
+    // Every frame of the lane awaits only the watermark, which moves as soon
+    // as the commits in flight on other lanes (which wait for no one) end.
+    while (RedoWriter::lane_free_lines(*t.lane) == 0) {
+      advance_watermark();
+      reclaim(*t.lane);
+      if (RedoWriter::lane_free_lines(*t.lane) == 0) sched_yield();
+    }
     t.writer.begin(*t.lane);
+    t.dram = 0;
     return 0;
   }
 
@@ -89,19 +111,27 @@ class LocalEngine final : public Engine {
     std::atomic<uint64_t>& flight = inflight_[t.lane->index];
     flight.store(seq_.load() + 1);
     const uint64_t seq = seq_.fetch_add(1) + 1;
+    if (t.spill.active()) t.spill.flush();  // durable with the commit fence
     if (!t.writer.commit(seq)) {
       flight.store(0);
       rollback(ctx);
-      return set_error(SW_ETOOBIG, "wrap's redo frame does not fit its log lane (%llu bytes per lane)",
-                       static_cast<unsigned long long>(t.lane ? t.lane->size : 0));
+      return set_error(SW_ETOOBIG, "the pool has no free space left for the wrap's redo log; the wrap was "
+                                   "rolled back");
     }
     medium_->fence(FenceKind::kCommit);
+    if (t.spill.active()) t.spill.finish_commit();
     {
       SW_TRACE_LABEL("local:home");
       write_home(t);
       medium_->fence(FenceKind::kRetire);
     }
     flight.store(0);
+    if (std::vector<LogExtent> ex = t.writer.take_extents(); !ex.empty()) {
+      // Home now, but replayable until the watermark passes seq: the
+      // extents go back then (advance_watermark).
+      std::lock_guard<std::mutex> g(wm_mu_);
+      retiring_extents_.push_back({seq, std::move(ex)});
+    }
     Lane& l = *t.lane;
     clear(t);
     if (l.tail - l.reclaimed > l.size / 2) {
@@ -113,6 +143,7 @@ class LocalEngine final : public Engine {
 
   int rollback(ThreadCtx& ctx) override {
     LocalThread& t = *st(ctx);
+    if (t.spill.active()) t.spill.rollback();
     t.writer.abandon();
     clear(t);
     return 0;
@@ -131,6 +162,27 @@ class LocalEngine final : public Engine {
     counters().stores.add();
     SW_TRACE_LABEL_DEFAULT("redo:record");
     const uint64_t w = off & ~uint64_t{7};
+    if (wcl_) {  // write-combined logging: compare with the value the wrap sees first
+      const uint64_t cur = lookup(t, w);
+      const uint64_t shift = 8 * (off - w), mask = size == 8 ? ~uint64_t{0} : ((uint64_t{1} << (8 * size)) - 1) << shift;
+      const uint64_t nv = (cur & ~mask) | ((v << shift) & mask);
+      if (nv == cur) return t.writer.note_eliminated();
+      if (t.spill.active() && !holds(t, w, 8)) {
+        if (!t.spill.store(w, nv, 8) || !t.writer.append_word(w, nv, cur)) fail(ctx);
+        return;
+      }
+      t.table->has_words.store(true, std::memory_order_relaxed);
+      AliasEntry* e = entry(t, w);
+      e->value.store(nv, std::memory_order_relaxed);
+      e->meta.store(kMetaValid, std::memory_order_relaxed);
+      if (!t.writer.append_word(w, nv, cur)) return fail(ctx);
+      return maybe_spill(ctx, t);
+    }
+    if (t.spill.active() && !holds(t, w, 8)) {
+      // In place, and the whole word (now home) in the frame as well.
+      if (!t.spill.store(off, v, size) || !t.writer.append_store(w, home_word(w), 8)) fail(ctx);
+      return;
+    }
     if (size < 8) {
       const uint64_t shift = 8 * (off - w), mask = ((uint64_t{1} << (8 * size)) - 1) << shift;
       v = (lookup(t, w) & ~mask) | ((v << shift) & mask);
@@ -139,11 +191,27 @@ class LocalEngine final : public Engine {
     AliasEntry* e = entry(t, w);
     e->value.store(v, std::memory_order_relaxed);
     e->meta.store(kMetaValid, std::memory_order_relaxed);
-    if (!t.writer.append_store(w, v, 8)) fail(ctx);
+    if (!t.writer.append_store(w, v, 8)) return fail(ctx);
+    maybe_spill(ctx, t);
+  }
+
+  // Readers overlay only their own open wrap's table (others' wraps go
+  // home at their close): home is what read() returns unless the table may
+  // hold something of one of the range's pages.
+  bool home_visible(ThreadCtx& ctx, uint64_t off, size_t n) override {
+    if (ctx.depth == 0) return true;
+    AliasTable& tab = *st(ctx)->table;
+    if (!tab.has_pages.load(std::memory_order_relaxed) && !tab.has_words.load(std::memory_order_relaxed)) return true;
+    const uint64_t ps = page_size_;
+    for (uint64_t po = off & ~(ps - 1); po < off + n; po += ps) {
+      if (tab.may_hold(AliasTable::page_hint(po))) return false;
+    }
+    return true;
   }
 
   void read(ThreadCtx& ctx, void* dst, uint64_t off, size_t n) override {
     counters().loads.add();
+    load_(pool_->at(off), n);
     std::memcpy(dst, pool_->at(off), n);
     if (ctx.depth == 0) return;
     LocalThread& t = *st(ctx);
@@ -180,6 +248,111 @@ class LocalEngine final : public Engine {
     counters().stores.add();
     SW_TRACE_LABEL_DEFAULT("redo:record");
     const auto* in = static_cast<const unsigned char*>(src);
+    if (wcl_) return write_wcl(ctx, t, off, in, n);
+    if (t.spill.active()) {  // bytes the table holds keep the alias path, the rest go home
+      for (size_t done = 0; done < n;) {
+        const uint64_t o = off + done;
+        const size_t len = std::min<size_t>(n - done, page_size_ - (o & (page_size_ - 1)));
+        if (holds(t, o, len)) {
+          if (!alias_bytes(t, o, in + done, len) || !t.writer.append_range(o, in + done, len)) return fail(ctx);
+        } else if (!t.spill.write(o, in + done, len) || !t.writer.append_range(o, in + done, len)) {
+          return fail(ctx);
+        }
+        done += len;
+      }
+      return;
+    }
+    if (!alias_bytes(t, off, in, n) || !t.writer.append_range(off, src, n)) return fail(ctx);
+    maybe_spill(ctx, t);
+  }
+
+  // Write-combined logging of a range: compared, 64 KiB at a time, with
+  // the bytes the wrap sees; only the runs the log records get aliased.
+  void write_wcl(ThreadCtx& ctx, LocalThread& t, uint64_t off, const unsigned char* in, size_t n) {
+    struct Run {
+      LocalEngine* e;
+      LocalThread* t;
+      const unsigned char* in;
+    } run{this, &t, nullptr};
+    constexpr size_t kChunk = 64 << 10;
+    for (size_t done = 0; done < n; done += kChunk) {
+      const uint64_t o = off + done;
+      const size_t len = std::min(kChunk, n - done);
+      t.scratch.resize(len);
+      read(ctx, t.scratch.data(), o, len);
+      run.in = in + done;
+      const bool ok = t.writer.append_range_wcl(
+          o, in + done, t.scratch.data(), len,
+          [](void* c, uint64_t roff, size_t rlen, size_t at) {
+            auto* r = static_cast<Run*>(c);
+            return r->e->alias_run(*r->t, roff, r->in + at, rlen);
+          },
+          &run);
+      if (!ok) return fail(ctx);
+    }
+    maybe_spill(ctx, t);
+  }
+
+  // A run of new bytes goes to the thread's shadow pages, or — spilled,
+  // for bytes the table does not hold — home.
+  bool alias_run(LocalThread& t, uint64_t off, const unsigned char* in, size_t n) {
+    for (size_t done = 0; done < n;) {
+      const uint64_t o = off + done;
+      const size_t len = std::min<size_t>(n - done, page_size_ - (o & (page_size_ - 1)));
+      const bool ok = t.spill.active() && !holds(t, o, len) ? t.spill.write(o, in + done, len)
+                                                            : alias_bytes(t, o, in + done, len);
+      if (!ok) return false;
+      done += len;
+    }
+    return true;
+  }
+
+  int quiesce() override {
+    advance_watermark();
+    return 0;
+  }
+  ~LocalEngine() override {
+    for (auto& [seq, ex] : retiring_extents_) ExtentSource::release(alloc_, ex);
+  }
+  int shutdown() override { return quiesce(); }
+
+ private:
+  static LocalThread* st(ThreadCtx& ctx) { return static_cast<LocalThread*>(ctx.engine_state); }
+
+  // Whether the thread's table holds any byte of [off, off+n) (one page).
+  bool holds(LocalThread& t, uint64_t off, size_t n) {
+    AliasTable& tab = *t.table;
+    if (tab.has_words.load(std::memory_order_relaxed)) {
+      for (uint64_t w = off & ~uint64_t{7}; w < off + n; w += 8) {
+        if (tab.find(w)) return true;
+      }
+    }
+    if (tab.has_pages.load(std::memory_order_relaxed)) {
+      const uint64_t po = off & ~(uint64_t{page_size_} - 1);
+      if (AliasEntry* e = tab.find(page_key(po))) {
+        const char* page = reinterpret_cast<const char*>(e->value.load(std::memory_order_relaxed));
+        const size_t lo = off - po, hi = lo + n;
+        for (size_t c = lo / 64; c * 64 < hi; ++c) {
+          if (mask_word(page, page_size_, c) & chunk_bits(c, lo, hi)) return true;
+        }
+      }
+    }
+    return false;
+  }
+
+  // Past the DRAM budget (entries of the table, which grows by doubling,
+  // and shadow pages), the wrap spills (engine/spill.h).
+  void maybe_spill(ThreadCtx& ctx, LocalThread& t) {
+    if (t.spill.active()) return;
+    // The table doubles when full and keeps the smaller ones until close.
+    const uint64_t next_table = uint64_t{t.table->capacity()} * 2 * (sizeof(AliasEntry) + sizeof(uint32_t) + 1);
+    if (t.dram + next_table <= spill_bytes_) return;
+    if (!t.spill.start(*t.lane, t.writer.frame_phys())) fail(ctx);
+  }
+
+  // Puts [off, off+n) into the thread's shadow pages, keeping its word
+  // entries current.  False if out of memory.
+  bool alias_bytes(LocalThread& t, uint64_t off, const unsigned char* in, size_t n) {
     t.table->has_pages.store(true, std::memory_order_relaxed);
     for (size_t done = 0; done < n;) {
       const uint64_t o = off + done;
@@ -188,7 +361,8 @@ class LocalEngine final : public Engine {
       AliasEntry* e = entry(t, page_key(po));
       if (!(e->meta.load(std::memory_order_relaxed) & kMetaValid)) {
         char* page = t.table->new_page();
-        if (!page) return fail(ctx);
+        if (!page) return false;
+        t.dram += page_alloc_size(page_size_);
         e->value.store(reinterpret_cast<uintptr_t>(page), std::memory_order_relaxed);
         e->meta.store(kMetaValid, std::memory_order_relaxed);
       }
@@ -205,19 +379,12 @@ class LocalEngine final : public Engine {
       }
       done += len;
     }
-    if (!t.writer.append_range(off, src, n)) fail(ctx);
+    return true;
   }
 
-  int quiesce() override {
-    advance_watermark();
-    return 0;
-  }
-  int shutdown() override { return quiesce(); }
-
- private:
-  static LocalThread* st(ThreadCtx& ctx) { return static_cast<LocalThread*>(ctx.engine_state); }
 
   uint64_t home_word(uint64_t w) const {
+    load_(pool_->at(w), 8);
     return __atomic_load_n(reinterpret_cast<const uint64_t*>(pool_->at(w)), __ATOMIC_RELAXED);
   }
 
@@ -254,6 +421,7 @@ class LocalEngine final : public Engine {
 
   void grow(LocalThread& t) {
     auto bigger = std::make_unique<AliasTable>(t.table->capacity() * 2, page_size_);
+    t.dram += uint64_t{bigger->capacity()} * (sizeof(AliasEntry) + sizeof(uint32_t) + 1);
     t.table->for_each([&](AliasEntry& e) {
       bool ins;
       AliasEntry* n = bigger->find_or_insert(e.key.load(std::memory_order_relaxed), &ins);
@@ -296,13 +464,10 @@ class LocalEngine final : public Engine {
 
   void fail(ThreadCtx& ctx) {
     if (ctx.fail_code) return;
-    const uint64_t lane_size = st(ctx)->lane ? st(ctx)->lane->size : 0;
     rollback(ctx);
     ctx.fail_code = SW_ETOOBIG;
-    set_error(SW_ETOOBIG,
-              "wrap too large: its redo frame exceeds the log lane (%llu bytes); the wrap was rolled back "
-              "(raise lane_size)",
-              static_cast<unsigned long long>(lane_size));
+    set_error(SW_ETOOBIG, "wrap too large: the pool has no free space left for its redo log; the wrap was "
+                          "rolled back");
   }
 
   void advance_watermark() {
@@ -312,14 +477,16 @@ class LocalEngine final : public Engine {
       if (f && f - 1 < w) w = f - 1;
     }
     std::lock_guard<std::mutex> g(wm_mu_);
-    if (w <= persisted_) return;
-    SW_TRACE_LABEL("truncate:watermark");
-    uint64_t* word = &pool_->meta()->retired_seq;
-    medium_->store(word, w, 8);
-    medium_->flush(word, 8);
-    medium_->fence(FenceKind::kRetire);
-    persisted_ = w;
-    published_.store(w, std::memory_order_release);
+    if (w > persisted_) {
+      SW_TRACE_LABEL("truncate:watermark");
+      uint64_t* word = &pool_->meta()->retired_seq;
+      medium_->store(word, w, 8);
+      medium_->flush(word, 8);
+      medium_->fence(FenceKind::kRetire);
+      persisted_ = w;
+      published_.store(w, std::memory_order_release);
+    }
+    release_extents_locked(persisted_, &retiring_extents_, alloc_);
   }
 
   void reclaim(Lane& l) {
@@ -330,27 +497,28 @@ class LocalEngine final : public Engine {
     }
   }
 
-  static bool space(void* self, Lane& l, uint64_t need_end) {
+  // The frame's lane part is short of room: move the watermark as far as
+  // the commits in flight allow and take the space back (never waits).
+  static void room(void* self, Lane& l) {
     LocalEngine* eng = static_cast<LocalThread*>(self)->engine;
-    const uint64_t deadline = now_ns() + kRoomWaitNs;
-    for (;;) {
-      eng->advance_watermark();
-      eng->reclaim(l);
-      if (need_end <= l.reclaimed + l.size) return true;
-      if (l.committed.empty() || now_ns() > deadline) return false;
-      sched_yield();  // another lane's commit is in flight; it ends without waiting on anyone
-    }
+    eng->advance_watermark();
+    eng->reclaim(l);
   }
 
   PoolFile* pool_;
   Medium* medium_;
+  LoadTap load_;
   LaneSet* lanes_;
+  Allocator* alloc_;
   uint32_t capacity_;
   size_t page_size_;
+  uint64_t spill_bytes_;
+  bool wcl_;  // write-combined logging (SW_CONFIG_WCL)
   std::unique_ptr<std::atomic<uint64_t>[]> inflight_;
   alignas(64) std::atomic<uint64_t> seq_{0};
   std::mutex wm_mu_;
-  uint64_t persisted_ = 0;
+  uint64_t persisted_ = 0;                                                    // GUARDED_BY(wm_mu_)
+  RetiringExtents retiring_extents_;  // by seq; GUARDED_BY(wm_mu_)
   std::atomic<uint64_t> published_{0};
 };
 

@@ -18,12 +18,15 @@
 
 #include <cstdint>
 #include <cstring>
+#include <deque>
+#include <mutex>
 #include <vector>
 
 #include "alias/alias_ring.h"
 #include "common/error.h"
 #include "common/relaxed_copy.h"
 #include "engine/engine.h"
+#include "engine/spill.h"
 #include "log/lanes.h"
 #include "log/redo_log.h"
 #include "medium/medium.h"
@@ -48,10 +51,12 @@ struct PageUndo {
 class SoftwrapEngine;
 
 struct SwThread {
-  SwThread(SoftwrapEngine* eng, const PoolFile* pool, Medium* medium, RedoWriter::SpaceFn fn)
-      : writer(pool, medium, fn, this), engine(eng) {}
+  SwThread(SoftwrapEngine* eng, PoolFile* pool, Medium* medium, Allocator* alloc, RedoWriter::RoomFn fn)
+      : writer(pool, medium, alloc, fn, this), engine(eng), spill(pool, medium, alloc) {}
   RedoWriter writer;
   SoftwrapEngine* engine;
+  Spill spill;       // in-place writes once the wrap outgrows its DRAM budget
+  uint64_t dram = 0;  // DRAM of the overflow tables and pages it made (see dram_of)
   Lane* lane = nullptr;
   WrapTag tag{};
   uint64_t id = 0;
@@ -74,35 +79,55 @@ struct SwThread {
 class SoftwrapEngine final : public Engine {
  public:
   explicit SoftwrapEngine(const EngineEnv& env)
-      : pool_(env.pool), medium_(env.medium), lanes_(env.lanes), ring_(*env.cfg, env.pool, env.medium),
-        page_size_(env.cfg->shadow_page_size) {
+      : pool_(env.pool), medium_(env.medium), lanes_(env.lanes), alloc_(env.alloc),
+        ring_(*env.cfg, env.pool, env.medium), page_size_(env.cfg->shadow_page_size),
+        spill_bytes_(env.cfg->spill_bytes), wcl_((env.cfg->flags & SW_CONFIG_WCL) != 0) {
     // Frames at or below the watermark are already home: lanes start empty.
     for (uint32_t i = 0; i < lanes_->count(); ++i) {
       Lane& l = lanes_->lane(i);
       l.tail = l.reclaimed = 0;
       l.committed.clear();
+      l.undo_gen = pool_->lane_header(i)->undo_committed_gen + 1;  // for wraps that spill
     }
   }
-  ~SoftwrapEngine() override { ring_.stop(); }
+  ~SoftwrapEngine() override {
+    ring_.stop();
+    release_extents(~uint64_t{0});  // nothing is replayed from them once we are gone (close retired all)
+  }
 
   const char* name() const override { return "softwrap"; }
 
   void attach(ThreadCtx& ctx) override {
-    auto* t = new SwThread(this, pool_, medium_, &SoftwrapEngine::space);
+    auto* t = new SwThread(this, pool_, medium_, alloc_, &SoftwrapEngine::room);
     t->id = (thread_ids_.fetch_add(1) + 1) & 0xFFFF;
     ctx.engine_state = t;
   }
   void detach(ThreadCtx& ctx) override { delete st(ctx); }
 
+  bool lane_usable(Lane& l) override {
+    reclaim(l);
+    return RedoWriter::lane_free_lines(l) >= 1;
+  }
+
   int begin(ThreadCtx& ctx) override {
     SwThread& t = *st(ctx);
     t.lane = &lanes_->lane(ctx.lane);
     reclaim(*t.lane);
+    release_extents(ring_.retired_seq());
+    // A frame starts with a line in its lane.  Only when every free lane is
+    // full of frames awaiting retirement (acquire passed over the others)
+    // does a wrap wait, before it takes its colour: for other wraps'
+    // tables, never for its own.
+    while (RedoWriter::lane_free_lines(*t.lane) == 0) {
+      ring_.wait_retired(t.lane->committed.front().seq);
+      reclaim(*t.lane);
+    }
     ring_.throttle(t.lane->tail - t.lane->reclaimed > t.lane->size / 4);
     t.tag = ring_.enter();
     // meta = stamp: thread context id, wrap serial, valid bit.
     t.stamp = t.id << 48 | (ctx.wrap_serial & ((uint64_t{1} << 47) - 1)) << 1 | kMetaValid;
     t.writer.begin(*t.lane);
+    t.dram = 0;
     return 0;
   }
 
@@ -110,12 +135,19 @@ class SoftwrapEngine final : public Engine {
     SwThread& t = *st(ctx);
     SW_TRACE_LABEL("redo:commit");
     const uint64_t seq = ring_.next_seq();
+    if (t.spill.active()) t.spill.flush();  // durable with the commit fence
     if (!t.writer.commit(seq)) {
       rollback(ctx);
-      return set_error(SW_ETOOBIG, "wrap's redo frame does not fit its log lane (%llu bytes per lane)",
-                       static_cast<unsigned long long>(t.lane->size));
+      return set_error(SW_ETOOBIG, "the pool has no free space left for the wrap's redo log; the wrap was "
+                                   "rolled back");
     }
     medium_->fence(FenceKind::kCommit);
+    if (t.spill.active()) t.spill.finish_commit();  // before leave(): see spill.h
+    if (std::vector<LogExtent> ex = t.writer.take_extents(); !ex.empty()) {
+      std::lock_guard<std::mutex> g(ext_mu_);
+      retiring_extents_.push_back({seq, std::move(ex)});
+      has_retiring_extents_.store(true, std::memory_order_relaxed);
+    }
     ring_.leave(t.tag);
     t.undo.clear();
     t.page_undo.clear();
@@ -128,6 +160,7 @@ class SoftwrapEngine final : public Engine {
 
   int rollback(ThreadCtx& ctx) override {
     SwThread& t = *st(ctx);
+    if (t.spill.active()) t.spill.rollback();
     for (size_t i = t.page_undo.size(); i-- > 0;) {
       const PageUndo& u = t.page_undo[i];
       const bool unwritten = u.bytes_at == PageUndo::kUnwritten;
@@ -176,8 +209,28 @@ class SoftwrapEngine final : public Engine {
     counters().stores.add();
     SW_TRACE_LABEL_DEFAULT("redo:record");
     const uint64_t w = off & ~uint64_t{7};
+    if (wcl_) return store_wcl(ctx, t, w, off, v, size);
+    if (t.spill.active() && !ring_.holds_any(w, 8)) {
+      // In place, and the whole word (now home) in the frame as well.
+      if (!t.spill.store(off, v, size) || !t.writer.append_store(w, home_word(w), 8)) fail(ctx);
+      return;
+    }
     if (size < 8) v = merge(ring_.lookup_word(w), off - w, v, size);
-    if (!put_word(t, w, v) || !t.writer.append_store(w, v, 8)) fail(ctx);
+    if (!put_word(t, w, v) || !t.writer.append_store(w, v, 8)) return fail(ctx);
+    maybe_spill(ctx, t);
+  }
+
+  // Write-combined logging: compare with the value the wrap sees first.
+  void store_wcl(ThreadCtx& ctx, SwThread& t, uint64_t w, uint64_t off, uint64_t v, unsigned size) {
+    const uint64_t cur = ring_.lookup_word(w);
+    const uint64_t nv = size < 8 ? merge(cur, off - w, v, size) : v;
+    if (nv == cur) return t.writer.note_eliminated();  // no record, no alias, no home write
+    if (t.spill.active() && !ring_.holds_any(w, 8)) {
+      if (!t.spill.store(w, nv, 8) || !t.writer.append_word(w, nv, cur)) fail(ctx);
+      return;
+    }
+    if (!put_word(t, w, nv) || !t.writer.append_word(w, nv, cur)) return fail(ctx);
+    maybe_spill(ctx, t);
   }
 
   void read(ThreadCtx& ctx, void* dst, uint64_t off, size_t n) override {
@@ -190,22 +243,115 @@ class SoftwrapEngine final : public Engine {
     if (ctx.depth == 0) ring_.leave(tag);
   }
 
+  // No table that a reader overlays — generations readable_gen() through
+  // active_gen() — may hold anything of the range's shadow pages (one
+  // Bloom filter bit per page and table).  Tables older than readable_gen()
+  // are retired: their values are home.  Without a wrap the caller holds no
+  // colour, so the generations are read again afterwards: if neither moved,
+  // no table was recycled or added while its filter was read (both only
+  // happen after a generation moves), and the answer held at that moment.
+  bool home_visible(ThreadCtx& ctx, uint64_t off, size_t n) override {
+    const uint64_t ps = page_size_;
+    for (;;) {
+      const uint64_t a = ring_.active_gen(), r = ring_.readable_gen();
+      // A read-mostly phase's common case: everything older is retired and
+      // the active table is empty, so nothing is aliased (no hashing).
+      const bool nothing = r == a && ring_.table(a).count() == 0;
+      bool clear = true;
+      for (uint64_t po = off & ~(ps - 1); !nothing && clear && po < off + n; po += ps) {
+        const uint64_t hint = AliasTable::page_hint(po);
+        for (uint64_t g = r; g <= a; ++g) {
+          if (ring_.table(g).may_hold(hint)) {
+            clear = false;
+            break;
+          }
+        }
+      }
+      if (ctx.depth > 0 || (ring_.active_gen() == a && ring_.readable_gen() == r)) return clear;
+    }
+  }
+
   void write(ThreadCtx& ctx, uint64_t off, const void* src, size_t n) override {
     SwThread& t = *st(ctx);
     counters().stores.add();
     SW_TRACE_LABEL_DEFAULT("redo:record");
     const auto* in = static_cast<const unsigned char*>(src);
+    if (wcl_) return write_wcl(ctx, t, off, in, n);
     bool ok = true;
-    for_pages(off, n, [&](uint64_t o, size_t len, size_t done) {
-      if (ok) ok = put_bytes(t, o, in + done, len);
-    });
-    if (!ok || !t.writer.append_range(off, src, n)) fail(ctx);
+    if (!t.spill.active()) {
+      for_pages(off, n, [&](uint64_t o, size_t len, size_t done) {
+        if (ok) ok = put_bytes(t, o, in + done, len);
+      });
+      ok = ok && t.writer.append_range(off, src, n);
+    } else {
+      // Spilled: bytes a table holds keep the alias path, the rest go home.
+      for_pages(off, n, [&](uint64_t o, size_t len, size_t done) {
+        if (!ok) return;
+        if (ring_.holds_any(o, len)) {
+          ok = put_bytes(t, o, in + done, len) && t.writer.append_range(o, in + done, len);
+        } else {
+          ok = t.spill.write(o, in + done, len) && t.writer.append_range(o, in + done, len);
+        }
+      });
+    }
+    if (!ok) return fail(ctx);
+    maybe_spill(ctx, t);
   }
 
-  int quiesce() override { return ring_.quiesce(); }
+  // Write-combined logging of a range: compared, 64 KiB at a time, with
+  // the bytes the wrap sees; only the runs the log records get aliased.
+  void write_wcl(ThreadCtx& ctx, SwThread& t, uint64_t off, const unsigned char* in, size_t n) {
+    struct Run {
+      SoftwrapEngine* e;
+      SwThread* t;
+      const unsigned char* in;
+    } run{this, &t, nullptr};
+    constexpr size_t kChunk = 64 << 10;
+    const uint64_t below = ring_.active_gen() + 1;
+    for (size_t done = 0; done < n; done += kChunk) {
+      const uint64_t o = off + done;
+      const size_t len = std::min(kChunk, n - done);
+      t.scratch.resize(len);
+      for_pages(o, len, [&](uint64_t po, size_t plen, size_t pdone) {
+        ring_.visible_bytes(po, plen, below, t.scratch.data() + pdone);
+      });
+      run.in = in + done;
+      const bool ok = t.writer.append_range_wcl(
+          o, in + done, t.scratch.data(), len,
+          [](void* c, uint64_t roff, size_t rlen, size_t at) {
+            auto* r = static_cast<Run*>(c);
+            return r->e->alias_run(*r->t, roff, r->in + at, rlen);
+          },
+          &run);
+      if (!ok) return fail(ctx);
+    }
+    maybe_spill(ctx, t);
+  }
+
+  // Puts a run of new bytes where a write of the wrap belongs: shadow
+  // pages, or — spilled, for bytes no table holds — home.
+  bool alias_run(SwThread& t, uint64_t off, const unsigned char* in, size_t n) {
+    bool ok = true;
+    for_pages(off, n, [&](uint64_t o, size_t len, size_t done) {
+      if (!ok) return;
+      if (t.spill.active() && !ring_.holds_any(o, len)) {
+        ok = t.spill.write(o, in + done, len);
+      } else {
+        ok = put_bytes(t, o, in + done, len);
+      }
+    });
+    return ok;
+  }
+
+  int quiesce() override {
+    const int rc = ring_.quiesce();
+    release_extents(ring_.retired_seq());
+    return rc;
+  }
   int shutdown() override {
     int rc = ring_.quiesce();
     ring_.stop();
+    release_extents(ring_.retired_seq());
     return rc;
   }
   void add_stats(sw_stats* out) override { ring_.retire_counters().add_to(out); }
@@ -213,6 +359,9 @@ class SoftwrapEngine final : public Engine {
 
  private:
   static SwThread* st(ThreadCtx& ctx) { return static_cast<SwThread*>(ctx.engine_state); }
+  uint64_t home_word(uint64_t w) const {
+    return __atomic_load_n(reinterpret_cast<const uint64_t*>(pool_->at(w)), __ATOMIC_RELAXED);
+  }
 
   static uint64_t extract(uint64_t v, uint64_t byte, unsigned size) {
     if (size == 8) return v;
@@ -255,6 +404,7 @@ class SoftwrapEngine final : public Engine {
       AliasEntry* e = tab.find_or_insert(w, &inserted);
       if (!e) {
         if (!ring_.make_room(g, t.tag)) return false;
+        t.dram += table_bytes(ring_.table(ring_.active_gen()));  // an overflow table for this wrap
         continue;
       }
       // Strict mode: the value before this table had the word (the entry
@@ -294,6 +444,7 @@ class SoftwrapEngine final : public Engine {
         if (inserted) {
           page = tab.new_page();
           if (!page) return false;
+          t.dram += page_alloc_size(page_size_) + (tab.keeps_base() ? page_size_ : 0) + sizeof(AliasEntry);
           if (tab.keeps_base()) {
             ring_.visible_bytes(po, page_size_, g, reinterpret_cast<unsigned char*>(tab.page_base(page)));
           }
@@ -344,15 +495,39 @@ class SoftwrapEngine final : public Engine {
     }
   }
 
+  // DRAM the open wrap holds for its new values: new entries and pages,
+  // and what abort needs.
+  static uint64_t dram_of(const SwThread& t) {
+    return t.dram + sizeof(WordUndo) * t.undo.size() + sizeof(PageUndo) * t.page_undo.size() + t.page_bytes.size();
+  }
+  // Entries, insertion order and filters of a table.
+  static uint64_t table_bytes(const AliasTable& tab) {
+    return uint64_t{tab.capacity()} * (sizeof(AliasEntry) + sizeof(uint32_t) + 1);
+  }
+  // Spills before the budget would be passed, counting the next overflow
+  // table (twice the active one) a growing wrap would need.
+  void maybe_spill(ThreadCtx& ctx, SwThread& t) {
+    if (t.spill.active()) return;
+    if (dram_of(t) + 2 * table_bytes(ring_.table(ring_.active_gen())) <= spill_bytes_) return;
+    if (!t.spill.start(*t.lane, t.writer.frame_phys())) fail(ctx);
+  }
+
   void fail(ThreadCtx& ctx) {
     if (ctx.fail_code) return;
-    const Lane* lane = st(ctx)->lane;
     rollback(ctx);
     ctx.fail_code = SW_ETOOBIG;
     set_error(SW_ETOOBIG,
-              "wrap too large: its redo frame or alias entries exceed what the log lane (%llu bytes) and "
-              "the alias tables can hold; the wrap was rolled back (raise lane_size or alias_entries)",
-              static_cast<unsigned long long>(lane ? lane->size : 0));
+              "wrap too large: the pool has no free space left for its redo log, or its alias entries "
+              "exceed what the alias tables can hold; the wrap was rolled back");
+  }
+
+  // Log extents of frames with seq <= retired go back to the heap: those
+  // frames are home and will never be replayed.
+  void release_extents(uint64_t retired) {
+    if (!has_retiring_extents_.load(std::memory_order_relaxed)) return;
+    std::lock_guard<std::mutex> g(ext_mu_);
+    release_extents_locked(retired, &retiring_extents_, alloc_);
+    has_retiring_extents_.store(!retiring_extents_.empty(), std::memory_order_relaxed);
   }
 
   void reclaim(Lane& l) {
@@ -367,28 +542,21 @@ class SoftwrapEngine final : public Engine {
     }
   }
 
-  // The lane is out of room: wait (bounded) for retirement of the frames
-  // standing in the way.
-  static bool space(void* self, Lane& l, uint64_t need_end) {
-    auto* t = static_cast<SwThread*>(self);
-    SoftwrapEngine* eng = t->engine;
-    for (;;) {
-      eng->reclaim(l);
-      if (need_end <= l.reclaimed + l.size) return true;
-      uint64_t seq = 0;
-      for (const FrameMark& m : l.committed) {
-        seq = m.seq;
-        if (need_end <= m.end + l.size) break;
-      }
-      if (seq == 0 || !eng->ring_.wait_retired(seq)) return false;
-    }
-  }
+  // The frame's lane part is short of room: take back what retirement
+  // has freed (never waits).
+  static void room(void* self, Lane& l) { static_cast<SwThread*>(self)->engine->reclaim(l); }
 
   PoolFile* pool_;
   Medium* medium_;
   LaneSet* lanes_;
+  Allocator* alloc_;
   AliasRing ring_;
+  std::mutex ext_mu_;
+  RetiringExtents retiring_extents_;  // by seq; GUARDED_BY(ext_mu_)
+  std::atomic<bool> has_retiring_extents_{false};
   size_t page_size_;
+  uint64_t spill_bytes_;
+  bool wcl_;  // write-combined logging (SW_CONFIG_WCL)
   std::atomic<uint64_t> thread_ids_{0};
 };
 

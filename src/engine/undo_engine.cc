@@ -1,4 +1,5 @@
-// undo_engine.cc — the papers' baselines: Undo Log and Non-Atomic.
+// undo_engine.cc — the papers' baselines: Undo Log and Non-Atomic, and
+// the Themis paper's fence-elided undo log.
 //
 // Undo (PMDK style): before the first store of a wrap to an 8-byte word,
 // the word's old value is streamed to the lane's undo log and fenced
@@ -7,8 +8,17 @@
 // rule orders a non-temporal store before a later temporal one, not before
 // another non-temporal one).  Its line is flushed as soon as the wrap
 // stores to another line (WriteBehind), the last one at close; then a
-// fence, then the lane header records the generation as committed and is
-// fenced.  Abort and recovery copy the old values back.
+// fence (kDataOrder: the data before the commit mark), then the lane header
+// records the generation as committed and is fenced (kCommit).  Abort and
+// recovery copy the old values back.
+//
+// Undo-themis (Themis paper, section II-D): the same engine without the
+// kLogOrder fences and nothing else changed.  Each elided fence is counted
+// (fences_elided) and both variants record the distance between
+// consecutive such points (Fig. 10).  Correct only where a streamed store
+// persists before every later temporal store of its thread (Eq. 3);
+// check_engine_medium (engine.cc) keeps it off media that do not promise
+// that unless the caller opted in to the paper's "Ideal".
 //
 // Non-atomic: stores go home with temporal stores, each line flushed as
 // the wrap moves on (WriteBehind), the last at close; one fence.  Durable,
@@ -27,11 +37,12 @@
 // n·Tw + Ts and n(2Tw + Ts) + ..., assume the former).
 #include <algorithm>
 #include <cstring>
-#include <unordered_set>
 #include <vector>
 
 #include "common/error.h"
 #include "engine/engine.h"
+#include "engine/word_set.h"
+#include "engine/write_behind.h"
 #include "log/lanes.h"
 #include "log/undo_log.h"
 #include "medium/medium.h"
@@ -39,32 +50,6 @@
 
 namespace softwrap {
 namespace {
-
-// Write-behind of a wrap's home lines: a line is flushed as soon as the
-// wrap stores to a different line, the last one at close.  Stores to the
-// line being written combine; a line stored to again after it was flushed
-// is flushed again (its new bytes need it).
-class WriteBehind {
- public:
-  // Records a store of [p, p+n) (already written); flushes what it leaves.
-  void add(Medium& m, const void* p, size_t n) {
-    if (n == 0) return;
-    const uintptr_t a = reinterpret_cast<uintptr_t>(p);
-    const uintptr_t first = line_down(a), last = line_down(a + n - 1);
-    if (pending_ != 0 && (pending_ < first || pending_ > last)) m.flush(reinterpret_cast<void*>(pending_), kCacheLine);
-    if (last > first) m.flush(reinterpret_cast<void*>(first), last - first);
-    pending_ = last;
-  }
-  // Flushes the line still pending (before the commit fence).
-  void flush(Medium& m) {
-    if (pending_ != 0) m.flush(reinterpret_cast<void*>(pending_), kCacheLine);
-    pending_ = 0;
-  }
-  void clear() { pending_ = 0; }
-
- private:
-  uintptr_t pending_ = 0;
-};
 
 inline uint64_t load_home(const char* p, unsigned size) {
   switch (size) {
@@ -76,29 +61,25 @@ inline uint64_t load_home(const char* p, unsigned size) {
 }
 
 struct UndoThread {
-  UndoThread(const PoolFile* pool, Medium* medium) : writer(pool, medium) {}
+  UndoThread(const PoolFile* pool, Medium* medium, Allocator* alloc) : writer(pool, medium, alloc) {}
   UndoWriter writer;
   Lane* lane = nullptr;
-  std::unordered_set<uint64_t> logged;  // words with an undo record this wrap
-  struct Saved {
-    uint64_t off;
-    size_t n, at;
-  };
-  std::vector<Saved> saved;  // DRAM copy of the records, for abort
-  std::vector<unsigned char> old;
+  WordSet logged;  // words with an undo record this wrap (exact: records are disjoint)
+  std::vector<std::pair<uint64_t, size_t>> runs;  // write(): the byte runs to save and write
   WriteBehind dirty;
 };
 
 class UndoEngine final : public Engine {
  public:
-  explicit UndoEngine(const EngineEnv& env)
-      : pool_(env.pool), medium_(env.medium), lanes_(env.lanes), elide_log_fence_(env.cfg->undo_elide_log_fence) {
+  UndoEngine(const EngineEnv& env, bool themis)
+      : pool_(env.pool), medium_(env.medium), load_(env.medium), lanes_(env.lanes), alloc_(env.alloc), themis_(themis),
+        wcl_((env.cfg->flags & SW_CONFIG_WCL) != 0) {
     for (uint32_t i = 0; i < lanes_->count(); ++i) {
       lanes_->lane(i).undo_gen = pool_->lane_header(i)->undo_committed_gen + 1;
     }
   }
-  const char* name() const override { return "undo"; }
-  void attach(ThreadCtx& ctx) override { ctx.engine_state = new UndoThread(pool_, medium_); }
+  const char* name() const override { return themis_ ? "undo-themis" : "undo"; }
+  void attach(ThreadCtx& ctx) override { ctx.engine_state = new UndoThread(pool_, medium_, alloc_); }
   void detach(ThreadCtx& ctx) override { delete st(ctx); }
 
   int begin(ThreadCtx& ctx) override {
@@ -112,11 +93,12 @@ class UndoEngine final : public Engine {
     UndoThread& t = *st(ctx);
     SW_TRACE_LABEL("undo:commit-data");
     t.dirty.flush(*medium_);
-    medium_->fence(FenceKind::kCommit);
-    if (!t.saved.empty()) {
+    medium_->fence(t.writer.used() ? FenceKind::kDataOrder : FenceKind::kCommit);
+    if (t.writer.used()) {
       SW_TRACE_LABEL("undo:commit-mark");
       t.writer.finish();
       medium_->fence(FenceKind::kCommit);
+      t.writer.release_extents();
     }
     reset(t);
     return 0;
@@ -125,16 +107,15 @@ class UndoEngine final : public Engine {
   int rollback(ThreadCtx& ctx) override {
     UndoThread& t = *st(ctx);
     SW_TRACE_LABEL("undo:rollback");
-    for (size_t i = t.saved.size(); i-- > 0;) {
-      const UndoThread::Saved& s = t.saved[i];
-      medium_->write(pool_->at(s.off), &t.old[s.at], s.n);
-      medium_->flush(pool_->at(s.off), s.n);
-    }
     t.dirty.clear();
-    if (!t.saved.empty()) {
+    if (t.writer.used()) {
+      // The old values are read back from the log (no DRAM copy): the
+      // records cover disjoint words, so their order does not matter.
+      visit_undo(*pool_, t.lane->index, &UndoEngine::restore, this);
       medium_->fence(FenceKind::kOther);
       t.writer.finish();
       medium_->fence(FenceKind::kOther);
+      t.writer.release_extents();
     }
     reset(t);
     return 0;
@@ -142,14 +123,19 @@ class UndoEngine final : public Engine {
 
   uint64_t load(ThreadCtx&, uint64_t off, unsigned size) override {
     counters().loads.add();
+    load_(pool_->at(off), size);
     return load_home(pool_->at(off), size);
   }
 
   void store(ThreadCtx& ctx, uint64_t off, uint64_t v, unsigned size) override {
     UndoThread& t = *st(ctx);
     counters().stores.add();
+    if (wcl_ && load_home(pool_->at(off), size) == (size == 8 ? v : v & ((uint64_t{1} << (8 * size)) - 1))) {
+      counters().wcl_eliminated.add();  // unchanged: no undo record, no fence, no home write
+      return;
+    }
     const uint64_t w = off & ~uint64_t{7};
-    if (t.logged.insert(w).second) {
+    if (t.logged.insert(w)) {
       if (!save(t, w, 8)) return fail(ctx);
       log_order_fence();
     }
@@ -161,31 +147,45 @@ class UndoEngine final : public Engine {
 
   void read(ThreadCtx&, void* dst, uint64_t off, size_t n) override {
     counters().loads.add();
+    load_(pool_->at(off), n);
     std::memcpy(dst, pool_->at(off), n);
   }
 
   void write(ThreadCtx& ctx, uint64_t off, const void* src, size_t n) override {
     UndoThread& t = *st(ctx);
     counters().stores.add();
+    const auto* in = static_cast<const unsigned char*>(src);
+    // With SW_CONFIG_WCL, only the byte runs that differ from home are
+    // saved and written.
+    t.runs.clear();
+    if (wcl_) {
+      changed_runs(off, in, n, &t.runs);
+    } else {
+      t.runs.push_back({off, n});
+    }
     // One record per run of words not yet saved in this wrap; one fence.
     bool any = false;
-    uint64_t run = 0, run_end = 0;
-    for (uint64_t w = off & ~uint64_t{7}; w < off + n; w += 8) {
-      if (t.logged.insert(w).second) {
-        if (run_end != w) {
-          if (run_end > run && !save(t, run, run_end - run)) return fail(ctx);
-          run = w;
+    for (const auto& [roff, rn] : t.runs) {
+      uint64_t run = 0, run_end = 0;
+      for (uint64_t w = roff & ~uint64_t{7}; w < roff + rn; w += 8) {
+        if (t.logged.insert(w)) {
+          if (run_end != w) {
+            if (run_end > run && !save(t, run, run_end - run)) return fail(ctx);
+            run = w;
+          }
+          run_end = w + 8;
+          any = true;
         }
-        run_end = w + 8;
-        any = true;
       }
+      if (run_end > run && !save(t, run, run_end - run)) return fail(ctx);
     }
-    if (run_end > run && !save(t, run, run_end - run)) return fail(ctx);
     if (any) log_order_fence();
     SW_TRACE_LABEL_DEFAULT("undo:data");
-    medium_->write(pool_->at(off), src, n);
+    for (const auto& [roff, rn] : t.runs) {
+      medium_->write(pool_->at(roff), in + (roff - off), rn);
+      t.dirty.add(*medium_, pool_->at(roff), rn);
+    }
     counters().home_writes.add();
-    t.dirty.add(*medium_, pool_->at(off), n);
   }
 
   int quiesce() override { return 0; }
@@ -195,57 +195,85 @@ class UndoEngine final : public Engine {
   static UndoThread* st(ThreadCtx& ctx) { return static_cast<UndoThread*>(ctx.engine_state); }
 
   // The fence between an undo record (streamed) and the data store it
-  // protects (temporal): the only one the Themis rule makes unnecessary.
-  // ResolvedConfig::undo_elide_log_fence drops exactly this one (crash
-  // simulator control; the future Themis undo variant).
+  // protects (temporal): the only one the Themis rule makes unnecessary,
+  // and the only one undo-themis drops.
   void log_order_fence() {
     SW_TRACE_LABEL_DEFAULT("undo:log-order");
-    if (!elide_log_fence_) medium_->fence(FenceKind::kLogOrder);
+    Counters& c = counters();
+    c.removable_fence_point();
+    if (themis_) {
+      c.fences_elided.add();
+    } else {
+      medium_->fence(FenceKind::kLogOrder);
+    }
   }
 
   bool save(UndoThread& t, uint64_t off, size_t n) {
     SW_TRACE_LABEL_DEFAULT("undo:record");
     if (off + n > pool_->size()) n = pool_->size() - off;
-    if (!t.writer.append(off, n)) return false;
-    t.saved.push_back({off, n, t.old.size()});
-    t.old.insert(t.old.end(), pool_->at(off), pool_->at(off) + n);
-    return true;
+    load_(pool_->at(off), n);  // the old value (append reads it)
+    return t.writer.append(off, n);
+  }
+
+  // The byte runs of [off, off+n) where src differs from home, whole
+  // words at a time; gaps of up to two equal words stay inside a run.
+  void changed_runs(uint64_t off, const unsigned char* src, size_t n, std::vector<std::pair<uint64_t, size_t>>* out) {
+    const unsigned char* home = reinterpret_cast<const unsigned char*>(pool_->at(off));
+    uint64_t start = 0, end = 0, gap = 0;
+    bool open = false;
+    for (size_t i = 0; i < n;) {
+      const size_t len = std::min<size_t>(n - i, 8 - ((off + i) & 7));
+      const bool same = std::memcmp(home + i, src + i, len) == 0;
+      if (same) {
+        counters().wcl_eliminated.add();
+        if (open && ++gap > 2) {
+          out->push_back({start, end - start});
+          open = false;
+        }
+      } else {
+        if (!open) {
+          start = off + i;
+          open = true;
+        }
+        end = off + i + len;
+        gap = 0;
+      }
+      i += len;
+    }
+    if (open) out->push_back({start, end - start});
+  }
+
+  static void restore(void* self, uint64_t off, const unsigned char* old, size_t n) {
+    auto* e = static_cast<UndoEngine*>(self);
+    e->medium_->write(e->pool_->at(off), old, n);
+    e->medium_->flush(e->pool_->at(off), n);
   }
 
   void reset(UndoThread& t) {
-    // clear() walks the whole bucket array, which one large wrap leaves
-    // large for good (every later wrap then paid a memset of it: 1.4 M
-    // instructions per 10-store wrap after a 1 MiB one).
-    if (t.logged.bucket_count() > 64 * (t.logged.size() + 64)) {
-      t.logged = std::unordered_set<uint64_t>();
-    } else {
-      t.logged.clear();
-    }
-    t.saved.clear();
-    t.old.clear();
+    t.logged.clear();
     t.lane = nullptr;
   }
 
   void fail(ThreadCtx& ctx) {
     if (ctx.fail_code) return;
-    const uint64_t lane_size = st(ctx)->lane ? st(ctx)->lane->size : 0;
     rollback(ctx);
     ctx.fail_code = SW_ETOOBIG;
-    set_error(SW_ETOOBIG,
-              "wrap too large: its undo records exceed the log lane (%llu bytes); the wrap was rolled back "
-              "(raise lane_size)",
-              static_cast<unsigned long long>(lane_size));
+    set_error(SW_ETOOBIG, "wrap too large: the pool has no free space left for its undo log; the wrap was "
+                          "rolled back");
   }
 
   PoolFile* pool_;
   Medium* medium_;
+  LoadTap load_;
   LaneSet* lanes_;
-  bool elide_log_fence_;
+  Allocator* alloc_;
+  bool themis_;
+  bool wcl_;  // SW_CONFIG_WCL: unchanged stores and bytes are skipped
 };
 
 class NonatomicEngine final : public Engine {
  public:
-  explicit NonatomicEngine(const EngineEnv& env) : pool_(env.pool), medium_(env.medium) {}
+  explicit NonatomicEngine(const EngineEnv& env) : pool_(env.pool), medium_(env.medium), load_(env.medium) {}
   const char* name() const override { return "nonatomic"; }
   void attach(ThreadCtx& ctx) override { ctx.engine_state = new WriteBehind; }
   void detach(ThreadCtx& ctx) override { delete st(ctx); }
@@ -264,6 +292,7 @@ class NonatomicEngine final : public Engine {
   }
   uint64_t load(ThreadCtx&, uint64_t off, unsigned size) override {
     counters().loads.add();
+    load_(pool_->at(off), size);
     return load_home(pool_->at(off), size);
   }
   void store(ThreadCtx& ctx, uint64_t off, uint64_t v, unsigned size) override {
@@ -275,6 +304,7 @@ class NonatomicEngine final : public Engine {
   }
   void read(ThreadCtx&, void* dst, uint64_t off, size_t n) override {
     counters().loads.add();
+    load_(pool_->at(off), n);
     std::memcpy(dst, pool_->at(off), n);
   }
   void write(ThreadCtx& ctx, uint64_t off, const void* src, size_t n) override {
@@ -291,11 +321,14 @@ class NonatomicEngine final : public Engine {
   static WriteBehind* st(ThreadCtx& ctx) { return static_cast<WriteBehind*>(ctx.engine_state); }
   PoolFile* pool_;
   Medium* medium_;
+  LoadTap load_;
 };
 
 }  // namespace
 
-std::unique_ptr<Engine> make_undo_engine(const EngineEnv& env) { return std::make_unique<UndoEngine>(env); }
+std::unique_ptr<Engine> make_undo_engine(const EngineEnv& env, bool themis) {
+  return std::make_unique<UndoEngine>(env, themis);
+}
 std::unique_ptr<Engine> make_nonatomic_engine(const EngineEnv& env) {
   return std::make_unique<NonatomicEngine>(env);
 }

@@ -44,8 +44,12 @@ class LaneSet {
   Lane& lane(uint32_t i) { return *lanes_[i]; }
 
   // Takes a free lane, preferring `hint`; spins then yields while all are
-  // busy.  Returns its index.
-  uint32_t acquire(uint32_t hint);
+  // busy.  With `usable`, a lane it refuses (a redo lane whose space is all
+  // held by frames awaiting retirement) is passed over while another free
+  // lane can be had; after a pass that finds none, any free lane is taken.
+  // Returns its index.
+  using UsableFn = bool (*)(void* ctx, Lane& lane);
+  uint32_t acquire(uint32_t hint, UsableFn usable = nullptr, void* ctx = nullptr);
   void release(uint32_t i);
 
  private:

@@ -1,7 +1,8 @@
 // log_test.cc — redo frames and undo records on a real pool file: what the
-// writer streams the scanner finds (across the lane's wrap-around), and
-// nothing else — not abandoned frames, not frames at or below the
-// watermark, not a frame with any word damaged.
+// writer streams the scanner finds (across the lane's wrap-around and into
+// log extents taken from the heap), and nothing else — not abandoned
+// frames, not frames at or below the watermark, not a frame with any word
+// damaged, in its lane or in an extent.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -16,6 +17,7 @@
 #include "log/redo_log.h"
 #include "log/undo_log.h"
 #include "medium/medium.h"
+#include "pool/allocator.h"
 #include "pool/pool.h"
 
 namespace softwrap {
@@ -35,8 +37,10 @@ class LogTest : public ::testing::Test {
     mo.kind = SW_MEDIUM_X86;
     medium_ = make_medium(mo, file_->base(), file_->size());
     lanes_ = std::make_unique<LaneSet>(file_.get());
+    ASSERT_EQ(Allocator::open(file_.get(), &alloc_), 0);
   }
   void TearDown() override {
+    alloc_.reset();
     file_.reset();
     unlink(path_.c_str());
   }
@@ -48,22 +52,28 @@ class LogTest : public ::testing::Test {
     return out;
   }
   // Grants room by forgetting committed frames (what retirement does).
-  static bool reclaim_all(void*, Lane& l, uint64_t need_end) {
-    while (!l.committed.empty() && need_end > l.reclaimed + l.size) {
+  static void reclaim_all(void*, Lane& l) {
+    while (!l.committed.empty()) {
       l.reclaimed = l.committed.front().end;
       l.committed.pop_front();
     }
-    return need_end <= l.reclaimed + l.size;
   }
+  // Retirement that never frees anything.
+  static void reclaim_none(void*, Lane&) {}
+  RedoWriter writer(RedoWriter::RoomFn room = &reclaim_all) {
+    return RedoWriter(file_.get(), medium_.get(), alloc_.get(), room, nullptr);
+  }
+  std::vector<uint64_t> words(const RedoFrame& f) { return frame_entry_words(*file_, f); }
 
   std::string path_;
   std::unique_ptr<PoolFile> file_;
   std::unique_ptr<Medium> medium_;
   std::unique_ptr<LaneSet> lanes_;
+  std::unique_ptr<Allocator> alloc_;
 };
 
 TEST_F(LogTest, CommittedFrameIsFoundWithEveryEntry) {
-  RedoWriter w(file_.get(), medium_.get(), &reclaim_all, nullptr);
+  RedoWriter w = writer();
   Lane& lane = lanes_->lane(1);
   w.begin(lane);
   ASSERT_TRUE(w.append_store(heap(0), 0x1111, 8));
@@ -74,10 +84,12 @@ TEST_F(LogTest, CommittedFrameIsFoundWithEveryEntry) {
   auto frames = scan(1, 0);
   ASSERT_EQ(frames.size(), 1u);
   EXPECT_EQ(frames[0].seq, 42u);
-  EXPECT_EQ(frames[0].words[0], heap(0) << 8 | 3 << 4 | kStore);
-  EXPECT_EQ(frames[0].words[1], 0x1111u);
-  EXPECT_EQ(frames[0].words[3], 17u);
-  EXPECT_EQ(0, std::memcmp(&frames[0].words[4], text, 17));
+  const std::vector<uint64_t> ws = words(frames[0]);
+  ASSERT_EQ(ws.size(), 7u);
+  EXPECT_EQ(ws[0], heap(0) << 8 | 3 << 4 | kStore);
+  EXPECT_EQ(ws[1], 0x1111u);
+  EXPECT_EQ(ws[3], 17u);
+  EXPECT_EQ(0, std::memcmp(&ws[4], text, 17));
   EXPECT_TRUE(scan(0, 0).empty());
   EXPECT_TRUE(scan(1, 42).empty()) << "at the watermark: already home";
   apply_frame(*file_, *medium_, frames[0]);
@@ -86,7 +98,7 @@ TEST_F(LogTest, CommittedFrameIsFoundWithEveryEntry) {
 }
 
 TEST_F(LogTest, AbandonedAndUncommittedFramesAreNotFound) {
-  RedoWriter w(file_.get(), medium_.get(), &reclaim_all, nullptr);
+  RedoWriter w = writer();
   Lane& lane = lanes_->lane(0);
   w.begin(lane);
   for (int i = 0; i < 100; ++i) ASSERT_TRUE(w.append_store(heap(i), i, 8));
@@ -105,7 +117,7 @@ TEST_F(LogTest, AbandonedAndUncommittedFramesAreNotFound) {
 }
 
 TEST_F(LogTest, AnyDamagedWordInvalidatesTheFrame) {
-  RedoWriter w(file_.get(), medium_.get(), &reclaim_all, nullptr);
+  RedoWriter w = writer();
   Lane& lane = lanes_->lane(2);
   w.begin(lane);
   for (int i = 0; i < 20; ++i) ASSERT_TRUE(w.append_store(heap(i), i * 3, 8));
@@ -123,7 +135,7 @@ TEST_F(LogTest, AnyDamagedWordInvalidatesTheFrame) {
 }
 
 TEST_F(LogTest, FramesWrapAroundTheLaneAndOldOnesAreOverwritten) {
-  RedoWriter w(file_.get(), medium_.get(), &reclaim_all, nullptr);
+  RedoWriter w = writer();
   Lane& lane = lanes_->lane(3);
   std::mt19937_64 rng(3);
   uint64_t seq = 0;
@@ -146,7 +158,7 @@ TEST_F(LogTest, LargeRangesStreamedAcrossTheLaneEndReadBackExactly) {
   // odd offsets and lengths and a 64 KiB lane, many of those bulk streams
   // meet the lane's physical end.  The newest frames must read back word
   // for word.
-  RedoWriter w(file_.get(), medium_.get(), &reclaim_all, nullptr);
+  RedoWriter w = writer();
   Lane& lane = lanes_->lane(2);
   std::mt19937_64 rng(11);
   uint64_t seq = 0;
@@ -185,40 +197,146 @@ TEST_F(LogTest, LargeRangesStreamedAcrossTheLaneEndReadBackExactly) {
     if (!last || fr.seq > last->seq) last = &fr;
   }
   ASSERT_EQ(last->seq, seq);
-  EXPECT_EQ(last->words, expect);
+  EXPECT_EQ(words(*last), expect);
 }
 
-TEST_F(LogTest, FrameLargerThanTheLaneIsRefused) {
-  RedoWriter w(file_.get(), medium_.get(), &reclaim_all, nullptr);
+TEST_F(LogTest, FrameLargerThanItsLaneContinuesInExtents) {
+  // 70 KiB through a 64 KiB lane, then 3 MiB: the frame links to extents
+  // of 1, 2, 4, ... chunks and reads back word for word.
+  RedoWriter w = writer();
+  Lane& lane = lanes_->lane(0);
+  // Home bytes the extents must not overlap (in a pool, homes are
+  // allocations): 16 chunks held aside.
+  const uint64_t data = alloc_->reserve_log_chunks(16);
+  ASSERT_NE(data, 0u);
+  auto home = [&](uint64_t i) { return data + 8 * i; };
+  std::mt19937_64 rng(5);
+  std::vector<unsigned char> a(70 << 10), b(3 << 20);
+  for (auto& c : a) c = static_cast<unsigned char>(rng());
+  for (auto& c : b) c = static_cast<unsigned char>(rng());
+  w.begin(lane);
+  ASSERT_TRUE(w.append_range(home(0), a.data(), a.size()));
+  for (int i = 0; i < 1000; ++i) ASSERT_TRUE(w.append_store(home(20000 + i), rng(), 8));
+  ASSERT_TRUE(w.append_range(home(30000) + 5, b.data(), b.size()));
+  ASSERT_TRUE(w.commit(7));
+  const std::vector<LogExtent> ex = w.take_extents();
+  ASSERT_GE(ex.size(), 3u);
+  EXPECT_EQ(ex[0].chunks, 1u);
+  EXPECT_EQ(ex[1].chunks, 2u);
+  EXPECT_LT(lane.tail, lane.size) << "the lane holds only the frame's first part";
+  auto frames = scan(0, 0);
+  ASSERT_EQ(frames.size(), 1u);
+  apply_frame(*file_, *medium_, frames[0]);
+  EXPECT_EQ(0, std::memcmp(file_->at(home(0)), a.data(), a.size()));
+  EXPECT_EQ(0, std::memcmp(file_->at(home(30000) + 5), b.data(), b.size()));
+  // A damaged word in an extent invalidates the frame.
+  char* p = static_cast<char*>(file_->at(ex[1].offset)) + 4096;
+  *p ^= 1;
+  EXPECT_TRUE(scan(0, 0).empty());
+  *p ^= 1;
+  EXPECT_EQ(scan(0, 0).size(), 1u);
+  ExtentSource::release(alloc_.get(), ex);
+  alloc_->release_log_chunks(data, 16);
+  EXPECT_EQ(alloc_->log_chunks(), 0u);
+}
+
+TEST_F(LogTest, FullLaneLinksAtOnceInsteadOfWaiting) {
+  // Retirement frees nothing: once the lane's space is taken by committed
+  // frames, a new frame keeps its first line in the lane and goes on in an
+  // extent at once.
+  RedoWriter w = writer(&reclaim_none);
+  Lane& lane = lanes_->lane(1);
+  uint64_t seq = 0;
+  while (RedoWriter::lane_free_lines(lane) >= 2) {
+    w.begin(lane);
+    ASSERT_TRUE(w.append_store(heap(1), seq, 8));
+    ASSERT_TRUE(w.commit(++seq));
+    ASSERT_TRUE(w.take_extents().empty());
+  }
+  w.begin(lane);
+  for (int i = 0; i < 500; ++i) ASSERT_TRUE(w.append_store(heap(i), 1000 + i, 8));
+  ASSERT_TRUE(w.commit(++seq));
+  const std::vector<LogExtent> ex = w.take_extents();
+  EXPECT_EQ(ex.size(), 1u);
+  auto frames = scan(1, seq - 1);
+  ASSERT_EQ(frames.size(), 1u);
+  EXPECT_EQ(words(frames[0]).size(), 1000u);
+  ExtentSource::release(alloc_.get(), ex);
+}
+
+TEST_F(LogTest, FrameFailsCleanlyWhenTheHeapHasNoFreeChunk) {
+  std::vector<uint64_t> taken;
+  while (const uint64_t off = alloc_->reserve_log_chunks(1)) taken.push_back(off);
+  RedoWriter w = writer();
   Lane& lane = lanes_->lane(0);
   w.begin(lane);
   std::vector<char> big(70 << 10, 'x');
   EXPECT_FALSE(w.append_range(heap(0), big.data(), big.size()));
   w.abandon();
+  EXPECT_EQ(lane.tail, 0u);
   w.begin(lane);
   ASSERT_TRUE(w.append_store(heap(0), 1, 8));
   EXPECT_TRUE(w.commit(1)) << "the lane is usable afterwards";
+  for (uint64_t off : taken) alloc_->release_log_chunks(off, 1);
+}
+
+struct Seen {
+  std::vector<uint64_t> offs;
+  std::vector<std::string> old;
+};
+void collect(void* ctx, uint64_t off, const unsigned char* old, size_t n) {
+  auto* s = static_cast<Seen*>(ctx);
+  s->offs.push_back(off);
+  s->old.emplace_back(reinterpret_cast<const char*>(old), n);
 }
 
 TEST_F(LogTest, UndoRecordsOfTheOpenGenerationAreFoundInOrder) {
   Lane& lane = lanes_->lane(1);
   lane.undo_gen = file_->lane_header(1)->undo_committed_gen + 1;
-  UndoWriter u(file_.get(), medium_.get());
+  UndoWriter u(file_.get(), medium_.get(), alloc_.get());
   *reinterpret_cast<uint64_t*>(file_->at(heap(0))) = 0xAAAA;
   std::memcpy(file_->at(heap(4)), "old text", 8);
   u.begin(lane);
   ASSERT_TRUE(u.append(heap(0), 8));
   ASSERT_TRUE(u.append(heap(4), 5));
-  std::vector<UndoRecordImage> recs;
-  scan_undo(*file_, 1, &recs);
-  ASSERT_EQ(recs.size(), 2u);
-  EXPECT_EQ(recs[0].offset, heap(0));
-  EXPECT_EQ(*reinterpret_cast<const uint64_t*>(recs[0].old.data()), 0xAAAAu);
-  EXPECT_EQ(std::string(recs[1].old.begin(), recs[1].old.end()), "old t");
+  Seen s;
+  ASSERT_EQ(visit_undo(*file_, 1, collect, &s), 2u);
+  EXPECT_EQ(s.offs[0], heap(0));
+  EXPECT_EQ(*reinterpret_cast<const uint64_t*>(s.old[0].data()), 0xAAAAu);
+  EXPECT_EQ(s.old[1], "old t");
   u.finish();  // generation committed: nothing to roll back
-  recs.clear();
-  scan_undo(*file_, 1, &recs);
-  EXPECT_TRUE(recs.empty());
+  EXPECT_EQ(visit_undo(*file_, 1, collect, &s), 0u);
+}
+
+TEST_F(LogTest, UndoRecordsLargerThanTheLaneContinueInExtents) {
+  Lane& lane = lanes_->lane(2);
+  lane.undo_gen = file_->lane_header(2)->undo_committed_gen + 1;
+  UndoWriter u(file_.get(), medium_.get(), alloc_.get());
+  std::mt19937_64 rng(9);
+  const uint64_t data = alloc_->reserve_log_chunks(4);  // home bytes, apart from the extents
+  ASSERT_NE(data, 0u);
+  auto* home = reinterpret_cast<unsigned char*>(file_->at(data));
+  std::vector<unsigned char> before(1 << 20);
+  for (auto& c : before) c = static_cast<unsigned char>(rng());
+  std::memcpy(home, before.data(), before.size());
+  u.begin(lane);
+  ASSERT_TRUE(u.append(data, 100));                       // in the lane
+  ASSERT_TRUE(u.append(data + 100, before.size() - 100));  // split across extents
+  Seen s;
+  const uint64_t n = visit_undo(*file_, 2, collect, &s);
+  ASSERT_GE(n, 3u);
+  std::string all;
+  for (size_t i = 0; i < s.offs.size(); ++i) {
+    EXPECT_EQ(s.offs[i], data + all.size()) << "records in order, back to back";
+    all += s.old[i];
+  }
+  EXPECT_EQ(all, std::string(before.begin(), before.end()));
+  EXPECT_GT(alloc_->log_chunks(), 0u);
+  u.finish();
+  u.release_extents();
+  EXPECT_EQ(alloc_->log_chunks(), 4u);
+  alloc_->release_log_chunks(data, 4);
+  EXPECT_EQ(visit_undo(*file_, 2, collect, &s), 0u);
 }
 
 }  // namespace

@@ -1,15 +1,17 @@
-// redo_log.cc — frame writer (line buffer + incremental checksum) and the
-// recovery-side scanner.  The writer never reads the lane; the scanner
-// never trusts a word before the checksum has vouched for it, and bounds
-// every length by the lane and the pool before reading.
+// redo_log.cc — frame writer (line buffer + incremental checksum, lane
+// then extents) and the recovery-side reader.  The writer never reads the
+// log; the reader never trusts a word before the checksum has vouched for
+// it, bounds every length by its segment and the pool before reading, and
+// keeps nothing of a frame in DRAM: it validates a frame in one pass over
+// the pool and applies it in a second.
 #include "log/redo_log.h"
 
 #include <algorithm>
 #include <cstring>
 
 #include "common/counters.h"
-#include "common/hash.h"
 #include "medium/medium.h"
+#include "pool/allocator.h"
 #include "pool/pool.h"
 
 namespace softwrap {
@@ -22,232 +24,547 @@ uint64_t frame_seed(const PoolFile& pool, uint32_t lane, uint64_t phys_pos) {
   return s;
 }
 
+// ------------------------------------------------------------ ExtentSource
+
+LogExtent ExtentSource::take() {
+  uint32_t n = taken_.empty() ? 1 : std::min(taken_.back().chunks * 2, kMaxChunks);
+  for (; n > 0; n /= 2) {
+    if (const uint64_t off = alloc_->reserve_log_chunks(n)) {
+      taken_.push_back({off, n});
+      return taken_.back();
+    }
+  }
+  return {0, 0};
+}
+
+std::vector<LogExtent> ExtentSource::hand_over() {
+  std::vector<LogExtent> out;
+  out.swap(taken_);
+  return out;
+}
+
+void ExtentSource::release(Allocator* alloc, const std::vector<LogExtent>& exts) {
+  for (const LogExtent& e : exts) alloc->release_log_chunks(e.offset, e.chunks);
+}
+
+void ExtentSource::release_all() {
+  release(alloc_, taken_);
+  taken_.clear();
+}
+
+void release_extents_locked(uint64_t retired, RetiringExtents* q, Allocator* alloc) {
+  for (auto it = q->begin(); it != q->end();) {
+    if (it->first <= retired) {
+      ExtentSource::release(alloc, it->second);
+      it = q->erase(it);
+    } else {
+      ++it;
+    }
+  }
+}
+
+// ------------------------------------------------------------------ writer
 
 void RedoWriter::begin(Lane& lane) {
   lane_ = &lane;
   start_ = lane.tail;
+  limit_ = std::min(lane.reclaimed + lane.size, start_ + lane.size - kLine);
+  ext_ = nullptr;
   hash_ = frame_seed(*pool_, lane.index, start_ % lane.size);
   count_ = 0;
   fill_ = 0;
+  frame_words_ = 0;
   put(kFrameMagic);
 }
 
-bool RedoWriter::flush_line() {
-  Lane& l = *lane_;
-  const uint64_t need_end = l.tail + kCacheLine;
-  if (need_end - start_ > l.size - kCacheLine) return false;  // frame > lane
-  if (need_end > l.reclaimed + l.size && !space_(space_self_, l, need_end)) return false;
-  medium_->stream(l.base + l.tail % l.size, line_, kCacheLine);
-  l.tail = need_end;
+uint64_t RedoWriter::words_left() {
+  const uint64_t seg = ext_ ? ext_size_ - ext_pos_ : limit_ - lane_->tail;
+  return seg / 8 - fill_ / 8;
+}
+
+void RedoWriter::flush_line() {
+  if (ext_) {
+    medium_->stream(ext_ + ext_pos_, line_, kLine);
+    ext_pos_ += kLine;
+  } else {
+    Lane& l = *lane_;
+    medium_->stream(l.base + l.tail % l.size, line_, kLine);
+    l.tail += kLine;
+  }
   fill_ = 0;
-  return true;
 }
 
-inline bool RedoWriter::put(uint64_t w) {
-  hash_ = hash_word(hash_, w);
-  line_[fill_ / 8] = w;
-  fill_ += 8;
-  return fill_ < kCacheLine || flush_line();
-}
-
-bool RedoWriter::append_store(uint64_t off, uint64_t v, unsigned size) {
-  const uint64_t lg = size == 8 ? 3 : size == 4 ? 2 : size == 2 ? 1 : 0;
-  ++count_;
-  counters().log_bytes.add(16);
-  return put(off << 8 | lg << 4 | kStore) && put(v);
-}
-
-bool RedoWriter::stream_lines(const unsigned char* src, size_t lines) {
-  // Whole lines straight from the caller's buffer, as many per stream()
-  // call as fit before the lane's physical end: the same bytes and the
-  // same order as line-by-line flush_line(), in fewer medium calls.
+void RedoWriter::stream_lines(const unsigned char* src, size_t lines) {
+  frame_words_ += lines * (kLine / 8);
+  if (ext_) {
+    medium_->stream(ext_ + ext_pos_, src, lines * kLine);
+    ext_pos_ += lines * kLine;
+    return;
+  }
+  // As many lines per stream() call as fit before the lane's physical end.
   Lane& l = *lane_;
   while (lines > 0) {
     const uint64_t phys = l.tail % l.size;
-    const size_t k = std::min<size_t>(lines, (l.size - phys) / kCacheLine);
-    const uint64_t need_end = l.tail + k * kCacheLine;
-    if (need_end - start_ > l.size - kCacheLine) return false;  // frame > lane
-    // Room for all k lines can always be made while the frame fits its
-    // lane (the frames in the way are committed ones), as for one line.
-    if (need_end > l.reclaimed + l.size && !space_(space_self_, l, need_end)) return false;
-    medium_->stream(l.base + phys, src, k * kCacheLine);
-    l.tail = need_end;
-    src += k * kCacheLine;
+    const size_t k = std::min<size_t>(lines, (l.size - phys) / kLine);
+    medium_->stream(l.base + phys, src, k * kLine);
+    l.tail += k * kLine;
+    src += k * kLine;
     lines -= k;
   }
+}
+
+bool RedoWriter::ensure(uint64_t words) {
+  if (words_left() >= words + 2) return true;
+  if (!ext_) {  // retirement may have freed lane space meanwhile
+    room_(room_self_, *lane_);
+    limit_ = std::min(lane_->reclaimed + lane_->size, start_ + lane_->size - kLine);
+    if (words_left() >= words + 2) return true;
+  }
+  return link() && words_left() >= words + 2;
+}
+
+bool RedoWriter::link() {
+  const LogExtent e = extents_.take();
+  if (e.chunks == 0) return false;
+  const uint64_t bytes = uint64_t{e.chunks} * kChunkSize;
+  put(e.offset << 8 | kLink);  // room for both words is always kept
+  put(bytes);
+  if (fill_ != 0) {
+    std::memset(reinterpret_cast<char*>(line_) + fill_, 0, kLine - fill_);
+    flush_line();
+  }
+  ext_ = static_cast<char*>(pool_->at(e.offset));
+  ext_pos_ = 0;
+  ext_size_ = bytes;
+  return true;
+}
+
+bool RedoWriter::append_store(uint64_t off, uint64_t v, unsigned size) {
+  return flush_pending_in(off & ~uint64_t{7}, 8) && put_store(off, v, size);
+}
+
+bool RedoWriter::put_store(uint64_t off, uint64_t v, unsigned size) {
+  if (!ensure(2)) return false;
+  const uint64_t lg = size == 8 ? 3 : size == 4 ? 2 : size == 2 ? 1 : 0;
+  ++count_;
+  counters().log_bytes.add(16);
+  put(off << 8 | lg << 4 | kStore);
+  put(v);
   return true;
 }
 
 bool RedoWriter::append_range(uint64_t off, const void* src, size_t n) {
-  ++count_;
-  counters().log_bytes.add(16 + ((n + 7) & ~size_t{7}));
-  if (!put(off << 8 | kRange) || !put(n)) return false;
-  const auto* p = static_cast<const unsigned char*>(src);
-  // Fill the open line word by word; then whole lines of the payload go
-  // out directly (hashed first), and the tail word by word again.
-  while (n >= 8 && fill_ != 0) {
-    uint64_t w;
-    std::memcpy(&w, p, 8);
-    if (!put(w)) return false;
-    p += 8;
-    n -= 8;
-  }
-  if (const size_t lines = n / kCacheLine; lines > 0) {
-    for (size_t i = 0; i < lines * (kCacheLine / 8); ++i) {
+  return flush_pending_in(off & ~uint64_t{7}, (off & 7) + n) &&
+         put_range(off, static_cast<const unsigned char*>(src), n);
+}
+
+bool RedoWriter::put_range(uint64_t off, const unsigned char* p, size_t n) {
+  while (n > 0) {
+    // One RANGE entry per segment: as much as fits before the link room.
+    if (!ensure(3)) return false;
+    const uint64_t words = std::min<uint64_t>((n + 7) / 8, words_left() - 4);
+    size_t part = std::min<size_t>(n, words * 8);
+    ++count_;
+    counters().log_bytes.add(16 + ((part + 7) & ~size_t{7}));
+    put(off << 8 | kRange);
+    put(part);
+    off += part;
+    n -= part;
+    // Fill the open line word by word; then whole lines of the payload go
+    // out directly (hashed first), and the tail word by word again.
+    while (part >= 8 && fill_ != 0) {
       uint64_t w;
-      std::memcpy(&w, p + i * 8, 8);
-      hash_ = hash_word(hash_, w);
+      std::memcpy(&w, p, 8);
+      put(w);
+      p += 8;
+      part -= 8;
     }
-    if (!stream_lines(p, lines)) return false;
-    p += lines * kCacheLine;
-    n -= lines * kCacheLine;
-  }
-  while (n >= 8) {
-    uint64_t w;
-    std::memcpy(&w, p, 8);
-    if (!put(w)) return false;
-    p += 8;
-    n -= 8;
-  }
-  if (n) {
-    uint64_t w = 0;
-    std::memcpy(&w, p, n);
-    if (!put(w)) return false;
+    if (const size_t lines = part / kLine; lines > 0) {
+      for (size_t i = 0; i < lines * (kLine / 8); ++i) {
+        uint64_t w;
+        std::memcpy(&w, p + i * 8, 8);
+        hash_ = hash_word(hash_, w);
+      }
+      stream_lines(p, lines);
+      p += lines * kLine;
+      part -= lines * kLine;
+    }
+    while (part >= 8) {
+      uint64_t w;
+      std::memcpy(&w, p, 8);
+      put(w);
+      p += 8;
+      part -= 8;
+    }
+    if (part) {
+      uint64_t w = 0;
+      std::memcpy(&w, p, part);
+      put(w);
+      p += part;
+    }
   }
   return true;
 }
 
+// ---- write-combined logging
+
+bool RedoWriter::flush_pending() {
+  pending_.set = false;
+  return put_store(pending_.w, pending_.full, 8);
+}
+
+void RedoWriter::note_eliminated() {
+  counters().wcl_eliminated.add();
+  saved_words_ += 2;
+}
+
+bool RedoWriter::put_pair(uint64_t a, uint64_t va, unsigned ha, uint64_t b, uint64_t vb, unsigned hb) {
+  if (!ensure(3)) return false;
+  count_ += 2;
+  counters().log_bytes.add(24);
+  counters().wcl_paired.add(2);
+  saved_words_ += 1;
+  const uint64_t half_a = ha ? va >> 32 : va & 0xFFFFFFFFu, half_b = hb ? vb >> 32 : vb & 0xFFFFFFFFu;
+  put(a << 8 | uint64_t{ha} << 4 | kHalfPair);
+  put(b << 8 | uint64_t{hb} << 4 | kHalfPair);
+  put(half_a | half_b << 32);
+  return true;
+}
+
+bool RedoWriter::append_word(uint64_t w, uint64_t v, uint64_t cur) {
+  const uint64_t diff = v ^ cur;
+  const unsigned halves = ((diff & 0xFFFFFFFFu) != 0 ? 1u : 0u) | ((diff >> 32) != 0 ? 2u : 0u);
+  if (pending_.set && pending_.w == w) {
+    // The waiting word again: it keeps waiting while one half, relative to
+    // its value before the wrap, is all that changed.
+    pending_.full = v;
+    pending_.halves |= halves;
+    if (pending_.halves == 3) {
+      counters().wcl_full.add();
+      return flush_pending();
+    }
+    counters().wcl_half.add();
+    return true;
+  }
+  if (halves == 3) {
+    counters().wcl_full.add();
+    return put_store(w, v, 8);
+  }
+  counters().wcl_half.add();
+  if (!pending_.set) {
+    pending_ = {true, w, v, halves};
+    return true;
+  }
+  pending_.set = false;
+  return put_pair(pending_.w, pending_.full, pending_.halves == 2, w, v, halves == 2);
+}
+
+bool RedoWriter::append_range_wcl(uint64_t off, const unsigned char* now, const unsigned char* cur, size_t n,
+                                  ChangedFn changed, void* ctx) {
+  // Classify the words of the range: 0 unchanged, 1 one half changed (a
+  // word the range covers whole), 2 otherwise changed.
+  const uint64_t first = off & ~uint64_t{7}, end = off + n;
+  auto kind_of = [&](uint64_t w) {
+    const uint64_t lo = std::max(w, off), hi = std::min(w + 8, end);
+    if (std::memcmp(now + (lo - off), cur + (lo - off), hi - lo) == 0) return 0;
+    if (lo != w || hi != w + 8) return 2;
+    uint64_t a, b;
+    std::memcpy(&a, now + (w - off), 8);
+    std::memcpy(&b, cur + (w - off), 8);
+    const uint64_t d = a ^ b;
+    return ((d >> 32) == 0 || (d & 0xFFFFFFFFu) == 0) ? 1 : 2;
+  };
+  uint64_t logged_words = 0;  // what the records below cost
+  uint64_t w = first;
+  while (w < end) {
+    int k = kind_of(w);
+    if (k == 0) {
+      counters().wcl_eliminated.add();
+      w += 8;
+      continue;
+    }
+    // A run of changed words; gaps of up to two unchanged words stay in
+    // it (splitting the range would cost two header words).
+    uint64_t run_end = w + 8, halves = k == 1, fulls = k == 2, gap = 0, e = w + 8;
+    while (e < end) {
+      const int ke = kind_of(e);
+      if (ke == 0) {
+        if (++gap > 2) break;
+      } else {
+        gap = 0;
+        halves += ke == 1;
+        fulls += ke == 2;
+        run_end = e + 8;
+      }
+      e += 8;
+    }
+    const uint64_t lo = std::max(w, off), hi = std::min(run_end, end);
+    if (fulls == 0 && halves <= 3) {
+      // One to three half-changed words (and the unchanged ones between):
+      // halves pair up, 1.5 words each, against 2 + len/8 for a range.
+      for (uint64_t x = w; x < run_end; x += 8) {
+        uint64_t a, b;
+        std::memcpy(&a, now + (x - off), 8);
+        std::memcpy(&b, cur + (x - off), 8);
+        if (a == b) {
+          counters().wcl_eliminated.add();
+          continue;
+        }
+        if (!append_word(x, a, b)) return false;
+        logged_words += 2;  // a pair's third word saved is counted by put_pair
+        if (!changed(ctx, x, 8, x - off)) return false;
+      }
+    } else {
+      counters().wcl_full.add(fulls + halves);
+      if (!flush_pending_in(lo & ~uint64_t{7}, (lo & 7) + (hi - lo)) || !put_range(lo, now + (lo - off), hi - lo)) {
+        return false;
+      }
+      logged_words += 2 + (hi - lo + 7) / 8;
+      if (!changed(ctx, lo, hi - lo, lo - off)) return false;
+    }
+    w = run_end;
+  }
+  // Without WCL the range was one RANGE entry.
+  saved_words_ += static_cast<int64_t>(2 + (n + 7) / 8) - static_cast<int64_t>(logged_words);
+  return true;
+}
+
 bool RedoWriter::commit(uint64_t seq) {
+  if (pending_.set && !flush_pending()) return false;
+  if (saved_words_ > 0) {
+    counters().log_words_saved.add(static_cast<uint64_t>(saved_words_));
+    // Frames are whole lines: what the frame would have taken without WCL
+    // against what it takes.
+    const uint64_t now_lines = (frame_words_ + 3 + 7) / 8;
+    const uint64_t then_lines = (frame_words_ + 3 + static_cast<uint64_t>(saved_words_) + 7) / 8;
+    counters().log_lines_saved.add(then_lines - now_lines);
+  }
+  saved_words_ = 0;
+  if (!ensure(1)) return false;  // the three trailer words, no link after them
   counters().log_bytes.add(24 + 8);
-  if (!put(uint64_t{count_} << 8 | kCommit) || !put(seq)) return false;
-  const uint64_t sum = hash_finish(hash_);
-  line_[fill_ / 8] = sum;  // not hashed: it is the hash
+  put(uint64_t{count_} << 8 | kCommit);
+  put(seq);
+  line_[fill_ / 8] = hash_finish(hash_);  // not hashed: it is the hash
   fill_ += 8;
-  if (fill_ < kCacheLine) std::memset(reinterpret_cast<char*>(line_) + fill_, 0, kCacheLine - fill_);
-  fill_ = kCacheLine;
-  if (!flush_line()) return false;
+  if (fill_ < kLine) std::memset(reinterpret_cast<char*>(line_) + fill_, 0, kLine - fill_);
+  flush_line();
   lane_->committed.push_back({lane_->tail, seq});
   lane_ = nullptr;
   return true;
 }
 
 void RedoWriter::abandon() {
+  pending_.set = false;
+  saved_words_ = 0;
   if (!lane_) return;
   lane_->tail = start_;
   lane_ = nullptr;
   fill_ = 0;
+  extents_.release_all();
 }
+
+// ------------------------------------------------------------------ reader
 
 namespace {
 
-// Reads logical words of a lane starting at a physical position, wrapping.
-class LaneCursor {
+// Reads a frame's words across its lane part and its extents.
+class FrameReader {
  public:
-  LaneCursor(const char* base, uint64_t size, uint64_t phys)
-      : base_(base), size_(size), pos_(phys) {}
-  uint64_t next() {
-    uint64_t w;
-    std::memcpy(&w, base_ + pos_ % size_, 8);
+  FrameReader(const PoolFile& pool, uint32_t lane, uint64_t phys)
+      : h_(pool.header()), pool_(pool), lane_base_(pool.lane_base(lane)), lane_size_(h_.lane_size), pos_(phys),
+        left_((h_.lane_size - 64) / 8), budget_(pool.size() / 8) {}
+
+  // Words left in the current segment.
+  uint64_t left() const { return left_; }
+  bool next(uint64_t* w) {
+    if (left_ == 0 || budget_ == 0) return false;
+    if (ext_) {
+      std::memcpy(w, ext_ + pos_, 8);
+    } else {
+      std::memcpy(w, lane_base_ + pos_ % lane_size_, 8);
+    }
     pos_ += 8;
-    ++read_;
-    return w;
+    --left_;
+    --budget_;
+    return true;
   }
-  uint64_t words_read() const { return read_; }
+  // Up to `words` contiguous words at the position (advanced past them).
+  const unsigned char* span(uint64_t words, uint64_t* got) {
+    const char* base = ext_ ? ext_ + pos_ : lane_base_ + pos_ % lane_size_;
+    uint64_t n = std::min({words, left_, budget_});
+    if (!ext_) n = std::min(n, (lane_size_ - pos_ % lane_size_) / 8);
+    pos_ += n * 8;
+    left_ -= n;
+    budget_ -= n;
+    *got = n;
+    return reinterpret_cast<const unsigned char*>(base);
+  }
+  bool jump(uint64_t off, uint64_t bytes) {
+    if (!pool_.log_extent_ok(off, bytes)) return false;
+    ext_ = static_cast<const char*>(pool_.at(off));
+    pos_ = 0;
+    left_ = bytes / 8;
+    return true;
+  }
 
  private:
-  const char* base_;
-  uint64_t size_;
-  uint64_t pos_;
-  uint64_t read_ = 0;
+  const PoolHeader& h_;
+  const PoolFile& pool_;
+  const char* lane_base_;
+  uint64_t lane_size_;
+  const char* ext_ = nullptr;
+  uint64_t pos_;     // lane: physical byte position (mod lane size); extent: byte offset
+  uint64_t left_;    // words left in the segment
+  uint64_t budget_;  // words left in all (a chain of links cannot loop forever)
 };
+
+struct WalkResult {
+  bool valid = false;  // the trailer's count and checksum match
+  bool parsed = false;  // at least one entry parsed (the broken control's criterion)
+  uint64_t seq = 0;
+  uint32_t entries = 0;
+  uint64_t bytes = 0;  // bytes applied
+};
+
+// Walks the frame whose header is at `phys`: validates it, and with
+// `apply` also writes its entries home (only for a frame already known
+// valid).  With `words`, collects the entry words.
+WalkResult walk_frame(const PoolFile& pool, uint32_t lane, uint64_t phys, Medium* apply,
+                      std::vector<uint64_t>* words, bool misread_pairs = false) {
+  FrameReader r(pool, lane, phys);
+  WalkResult res;
+  uint64_t w;
+  if (!r.next(&w) || w != kFrameMagic) return res;
+  uint64_t hash = hash_word(frame_seed(pool, lane, phys), w);
+  uint64_t count = 0;
+  while (r.next(&w)) {
+    hash = hash_word(hash, w);
+    const uint64_t kind = w & 0xF;
+    if (kind == kStore) {
+      const uint64_t lg = (w >> 4) & 0xF, off = w >> 8, n = uint64_t{1} << lg;
+      uint64_t v;
+      if (lg > 3 || (off & (n - 1)) || !pool.home_range_ok(off, n) || !r.next(&v)) break;
+      hash = hash_word(hash, v);
+      if (apply) {
+        apply->store(pool.at(off), v, static_cast<unsigned>(n));
+        apply->flush(pool.at(off), n);
+        res.bytes += n;
+      }
+      if (words) words->insert(words->end(), {w, v});
+      ++count;
+    } else if (kind == kRange) {
+      const uint64_t off = w >> 8;
+      uint64_t n;
+      if (!r.next(&n)) break;
+      hash = hash_word(hash, n);
+      const uint64_t nw = (n + 7) / 8;
+      if (n == 0 || !pool.home_range_ok(off, n) || nw > r.left()) break;
+      if (words) words->insert(words->end(), {w, n});
+      for (uint64_t done = 0; done < nw;) {
+        uint64_t got;
+        const unsigned char* p = r.span(nw - done, &got);
+        if (got == 0) break;
+        for (uint64_t i = 0; i < got; ++i) {
+          uint64_t d;
+          std::memcpy(&d, p + 8 * i, 8);
+          hash = hash_word(hash, d);
+          if (words) words->push_back(d);
+        }
+        if (apply) {
+          const uint64_t lo = done * 8, len = std::min(got * 8, n - lo);
+          apply->write(pool.at(off + lo), p, len);
+          apply->flush(pool.at(off + lo), len);
+        }
+        done += got;
+      }
+      if (apply) res.bytes += n;
+      ++count;
+    } else if (kind == kHalfPair) {
+      uint64_t w2, vals;
+      if (!r.next(&w2)) break;
+      hash = hash_word(hash, w2);
+      if (!r.next(&vals)) break;
+      hash = hash_word(hash, vals);
+      const uint64_t a = w >> 8, b = w2 >> 8, ha = (w >> 4) & 0xF, hb = (w2 >> 4) & 0xF;
+      if ((w2 & 0xF) != kHalfPair || ha > 1 || hb > 1 || (a & 7) || (b & 7) || !pool.home_range_ok(a, 8) ||
+          !pool.home_range_ok(b, 8)) {
+        break;
+      }
+      if (apply && misread_pairs) {  // the broken control: a half as the whole word
+        apply->store(pool.at(a), vals & 0xFFFFFFFFu, 8);
+        apply->store(pool.at(b), vals >> 32, 8);
+        apply->flush(pool.at(a), 8);
+        apply->flush(pool.at(b), 8);
+      } else if (apply) {  // each half onto its half only
+        apply->store(pool.at(a + 4 * ha), vals & 0xFFFFFFFFu, 4);
+        apply->flush(pool.at(a), 8);
+        apply->store(pool.at(b + 4 * hb), vals >> 32, 4);
+        apply->flush(pool.at(b), 8);
+        res.bytes += 8;
+      }
+      if (words) words->insert(words->end(), {w, w2, vals});
+      count += 2;
+    } else if (kind == kLink) {
+      uint64_t bytes;
+      if (!r.next(&bytes)) break;
+      hash = hash_word(hash, bytes);
+      if (!r.jump(w >> 8, bytes)) break;
+    } else if (kind == kCommit) {
+      uint64_t seq, sum;
+      if (!r.next(&seq)) break;
+      hash = hash_word(hash, seq);
+      if (!r.next(&sum)) break;
+      res.valid = (w >> 8) == count && sum == hash_finish(hash);
+      res.seq = seq;
+      break;
+    } else {
+      break;
+    }
+  }
+  res.parsed = count > 0;
+  res.entries = static_cast<uint32_t>(count);
+  return res;
+}
 
 }  // namespace
 
-void scan_lane(const PoolFile& pool, uint32_t lane, uint64_t min_seq,
-               std::vector<RedoFrame>* out, uint64_t* torn, bool validate_commit) {
-  const PoolHeader& h = pool.header();
+void scan_lane(const PoolFile& pool, uint32_t lane, uint64_t min_seq, std::vector<RedoFrame>* out,
+               uint64_t* torn, bool validate_commit) {
   const char* base = pool.lane_base(lane);
-  const uint64_t size = h.lane_size;
-  const uint64_t max_words = (size - kCacheLine) / 8;
-  for (uint64_t p = 0; p < size; p += kCacheLine) {
+  const uint64_t size = pool.header().lane_size;
+  for (uint64_t p = 0; p < size; p += 64) {
     uint64_t first;
     std::memcpy(&first, base + p, 8);
     if (first != kFrameMagic) continue;
-    LaneCursor c(base, size, p);
-    uint64_t hash = hash_word(frame_seed(pool, lane, p), c.next());
-    RedoFrame f{0, lane, p, {}};
-    uint64_t count = 0;
-    bool valid = false;
-    while (c.words_read() + 3 <= max_words) {
-      const uint64_t w = c.next();
-      hash = hash_word(hash, w);
-      const uint64_t kind = w & 0xF;
-      if (kind == kStore) {
-        const uint64_t lg = (w >> 4) & 0xF, off = w >> 8, n = uint64_t{1} << lg;
-        if (lg > 3 || (off & (n - 1)) || !pool.home_range_ok(off, n)) break;
-        const uint64_t v = c.next();
-        hash = hash_word(hash, v);
-        f.words.push_back(w);
-        f.words.push_back(v);
-        ++count;
-      } else if (kind == kRange) {
-        const uint64_t off = w >> 8, n = c.next();
-        hash = hash_word(hash, n);
-        const uint64_t nw = (n + 7) / 8;
-        if (n == 0 || n > size || !pool.home_range_ok(off, n) || c.words_read() + nw + 3 > max_words) break;
-        f.words.push_back(w);
-        f.words.push_back(n);
-        for (uint64_t i = 0; i < nw; ++i) {
-          const uint64_t d = c.next();
-          hash = hash_word(hash, d);
-          f.words.push_back(d);
-        }
-        ++count;
-      } else if (kind == kCommit) {
-        const uint64_t seq = c.next();
-        hash = hash_word(hash, seq);
-        const uint64_t sum = c.next();
-        valid = (w >> 8) == count && sum == hash_finish(hash);
-        f.seq = seq;
-        break;
-      } else {
-        break;
-      }
+    WalkResult r = walk_frame(pool, lane, p, nullptr, nullptr);
+    if (!r.valid && !validate_commit && r.parsed) {  // control variant only: trust what parsed
+      if (r.seq <= min_seq) r.seq = min_seq + 1;
+      r.valid = true;
     }
-    if (!valid && !validate_commit && count > 0) {  // control variant only: trust what parsed
-      if (f.seq <= min_seq) f.seq = min_seq + 1;
-      valid = true;
-    }
-    if (!valid) {
+    if (!r.valid) {
       ++*torn;
       continue;
     }
-    if (f.seq > min_seq) out->push_back(std::move(f));
+    if (r.seq > min_seq) out->push_back({r.seq, lane, p, r.entries});
   }
 }
 
-uint64_t apply_frame(const PoolFile& pool, Medium& medium, const RedoFrame& f) {
-  uint64_t bytes = 0;
-  const std::vector<uint64_t>& w = f.words;
-  for (size_t i = 0; i < w.size();) {
-    const uint64_t head = w[i];
-    const uint64_t off = head >> 8;
-    if ((head & 0xF) == kStore) {
-      const unsigned n = 1u << ((head >> 4) & 0xF);
-      medium.store(pool.at(off), w[i + 1], n);
-      medium.flush(pool.at(off), n);
-      bytes += n;
-      i += 2;
-    } else {  // kRange (scan_lane admits nothing else)
-      const uint64_t n = w[i + 1];
-      medium.write(pool.at(off), &w[i + 2], n);
-      medium.flush(pool.at(off), n);
-      bytes += n;
-      i += 2 + (n + 7) / 8;
-    }
-  }
-  counters().home_writes.add(f.words.empty() ? 0 : 1);
-  return bytes;
+uint64_t apply_frame(const PoolFile& pool, Medium& medium, const RedoFrame& f, bool misread_pairs) {
+  const WalkResult r = walk_frame(pool, f.lane, f.phys_pos, &medium, nullptr, misread_pairs);
+  counters().home_writes.add(r.entries ? 1 : 0);
+  return r.bytes;
+}
+
+bool frame_committed(const PoolFile& pool, uint32_t lane, uint64_t phys, uint64_t min_seq) {
+  if (phys % 64 != 0 || phys >= pool.header().lane_size) return false;
+  const WalkResult r = walk_frame(pool, lane, phys, nullptr, nullptr);
+  return r.valid && r.seq > min_seq;
+}
+
+std::vector<uint64_t> frame_entry_words(const PoolFile& pool, const RedoFrame& f) {
+  std::vector<uint64_t> words;
+  walk_frame(pool, f.lane, f.phys_pos, nullptr, &words);
+  return words;
 }
 
 }  // namespace softwrap

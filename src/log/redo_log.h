@@ -1,106 +1,222 @@
 // redo_log.h — the redo log: frames of a wrap's new values, streamed to a
-// lane in whole cache lines; format in docs/log-format.md.
+// lane in whole cache lines, continued in log extents taken from the heap
+// when the lane has no room; format in docs/log-format.md.
 //
 // A frame starts on a 64-byte boundary of its lane and is a sequence of
 // 8-byte words:
 //   header    kFrameMagic
 //   entries   STORE: (offset << 8 | size_log2 << 4 | kStore), value
 //             RANGE: (offset << 8 | kRange), length, ceil(length/8) words
-//             (MASKED is reserved for write-combined logging)
+//             LINK:  (extent offset << 8 | kLink), extent bytes — the frame
+//                    continues at the first word of that extent
+//             PAIR:  (offset_a << 8 | half_a << 4 | kHalfPair),
+//                    (offset_b << 8 | half_b << 4 | kHalfPair),
+//                    value_a | value_b << 32 — two words each changed in one
+//                    32-bit half (write-combined logging: 3 words, not 4)
 //   trailer   (count << 8 | kCommit), seq, checksum
-// The checksum is a word hash of everything from the header through seq,
-// seeded with the pool UUID, the lane and the frame's physical position, so
-// a frame is valid only where it was written and only if every word of it
-// persisted.  A frame without a valid trailer was never committed.  The
-// frame is therefore self-validating and a commit costs one fence: stream
-// the last partial line, fence.
+// Entries never straddle a link: a range that does not fit is split into
+// several RANGE entries, and a link is always written while there is room
+// for it, so a reader meets LINK only where it expects an entry kind.  The
+// checksum is a word hash of everything from the header through seq (links
+// included), seeded with the pool UUID, the lane and the frame's physical
+// position, so a frame is valid only where it was written and only if
+// every word of it — in the lane and in every extent — persisted.  A frame
+// without a valid trailer was never committed.  Committing therefore costs
+// one fence: stream the last partial line, fence.
 //
 // Lanes are circular: logical positions grow forever, physical position =
 // logical % lane size (a multiple of 64, so lines never straddle the end).
+// A frame's part in its lane is bounded by the lane's free space: when it
+// runs out the frame links to an extent (Allocator::reserve_log_chunks:
+// free heap chunks reserved in DRAM only, whose persistent heads stay
+// "free", so a crash releases them by itself).  Writing never waits for
+// log space, so a wrap never waits for space only its own close could free.
 #ifndef SOFTWRAP_LOG_REDO_LOG_H_
 #define SOFTWRAP_LOG_REDO_LOG_H_
 
 #include <cstddef>
 #include <cstdint>
+#include <deque>
+#include <utility>
 #include <vector>
 
+#include "common/hash.h"
 #include "log/lanes.h"
 
 namespace softwrap {
 
+class Allocator;
 class Medium;
 class PoolFile;
 
 inline constexpr uint64_t kFrameMagic = 0x3146524F44455257ull;  // "WREDORF1"
-enum RedoKind : uint64_t { kStore = 1, kRange = 2, kMasked = 3, kCommit = 0xC };
+enum RedoKind : uint64_t { kStore = 1, kRange = 2, kHalfPair = 3, kLink = 4, kCommit = 0xC };
 
 // Seed of the frame checksum for a physical lane position.
 uint64_t frame_seed(const PoolFile& pool, uint32_t lane, uint64_t phys_pos);
+
+// Heap chunks a frame (or an undo generation) continued in.
+struct LogExtent {
+  uint64_t offset;
+  uint32_t chunks;
+};
+
+// Takes log extents for one writer: sizes double from one chunk up to
+// kMaxChunks while a wrap keeps needing more (fewer when the heap has no
+// such run), and every extent goes back to the allocator by release().
+class ExtentSource {
+ public:
+  static constexpr uint32_t kMaxChunks = 256;  // 64 MiB
+  explicit ExtentSource(Allocator* alloc) : alloc_(alloc) {}
+  // A new extent (recorded in taken()), or {0, 0} if the heap has no free
+  // chunk at all.
+  LogExtent take();
+  const std::vector<LogExtent>& taken() const { return taken_; }
+  // Hands the recorded extents over (to be released later) and resets.
+  std::vector<LogExtent> hand_over();
+  // Returns extents to the allocator.
+  static void release(Allocator* alloc, const std::vector<LogExtent>& exts);
+  void release_all();
+
+ private:
+  Allocator* alloc_;
+  std::vector<LogExtent> taken_;
+};
+
+// Committed frames' extents awaiting retirement, as (seq, extents) in any
+// order: releases those with seq <= retired (the caller holds the lock).
+using RetiringExtents = std::deque<std::pair<uint64_t, std::vector<LogExtent>>>;
+void release_extents_locked(uint64_t retired, RetiringExtents* q, Allocator* alloc);
 
 // Writes frames into one lane at a time.  One writer per thread; begin()
 // binds it to the lane the thread holds.
 class RedoWriter {
  public:
-  // Called when the lane has no room for the next line.  Must return true
-  // once lane.reclaimed has advanced enough (it may wait), or false to give
-  // up (the wrap then fails with SW_ETOOBIG).
-  using SpaceFn = bool (*)(void* self, Lane& lane, uint64_t need_end);
+  // Called when the frame's part in the lane runs short: refreshes
+  // lane.reclaimed from what retirement has freed.  Must not wait.
+  using RoomFn = void (*)(void* self, Lane& lane);
 
-  RedoWriter(const PoolFile* pool, Medium* medium, SpaceFn space, void* space_self)
-      : pool_(pool), medium_(medium), space_(space), space_self_(space_self) {}
+  RedoWriter(const PoolFile* pool, Medium* medium, Allocator* alloc, RoomFn room, void* room_self)
+      : pool_(pool), medium_(medium), extents_(alloc), room_(room), room_self_(room_self) {}
 
+  // Free whole lines in the lane (logical space not holding live frames).
+  static uint64_t lane_free_lines(const Lane& lane) { return (lane.reclaimed + lane.size - lane.tail) / 64; }
+  // REQUIRES: lane_free_lines(lane) >= 1.
   void begin(Lane& lane);
-  // Append entries; false if the lane cannot hold the frame (the frame is
-  // then abandoned by the caller).
+  // Append entries; false if the frame cannot grow (no free heap chunk for
+  // an extent: the caller abandons the frame).
   bool append_store(uint64_t off, uint64_t v, unsigned size);
   bool append_range(uint64_t off, const void* src, size_t n);
+
+  // Write-combined logging (SW_CONFIG_WCL).  The caller compared the new
+  // value v of the word at w with cur, the value the wrap saw, and found
+  // them different.  A word changed in one 32-bit half only waits for a
+  // second such word and goes out with it as one PAIR; others as STORE.
+  bool append_word(uint64_t w, uint64_t v, uint64_t cur);
+  // A word store the compare found unchanged (counted, nothing logged).
+  void note_eliminated();
+  // A range compared with what the wrap saw (cur, same length): runs of
+  // unchanged words are left out where that saves log words, short runs of
+  // half-changed words go out as halves, the rest as RANGE entries.
+  // changed(ctx, off, len, at) is called for each byte run that was logged
+  // (at: its index in now/cur), so the caller aliases just those; it
+  // returns false to stop (the wrap failed).
+  using ChangedFn = bool (*)(void* ctx, uint64_t off, size_t len, size_t at);
+  bool append_range_wcl(uint64_t off, const unsigned char* now, const unsigned char* cur, size_t n,
+                        ChangedFn changed, void* ctx);
   // Trailer + last partial line streamed.  The caller fences.  Records the
   // frame in lane.committed.  False if out of space.
   bool commit(uint64_t seq);
-  // Forget the open frame; the lane's tail returns to its start.
+  // Forget the open frame; the lane's tail returns to its start and its
+  // extents go back to the heap.
   void abandon();
+  // The extents the last committed frame continued in (release them once
+  // the frame is retired).
+  std::vector<LogExtent> take_extents() { return extents_.hand_over(); }
 
   bool open() const { return lane_ != nullptr; }
-  uint64_t frame_bytes() const { return (lane_ ? lane_->tail - start_ : 0) + fill_; }
   uint32_t entries() const { return count_; }
+  // Lane position of the open frame's header.
+  uint64_t frame_phys() const { return start_ % lane_->size; }
 
  private:
-  bool put(uint64_t w);
-  bool flush_line();
-  // Streams `lines` whole lines from src at the tail (fill_ must be 0).
-  bool stream_lines(const unsigned char* src, size_t lines);
+  // Words the current segment can still take, including the open line.
+  uint64_t words_left();
+  // Makes room for `words` more words (plus a link) in the segment,
+  // linking to a new extent if needed.  False: no space anywhere.
+  bool ensure(uint64_t words);
+  bool link();
+  void put(uint64_t w) {
+    ++frame_words_;
+    hash_ = hash_word(hash_, w);
+    line_[fill_ / 8] = w;
+    fill_ += 8;
+    if (fill_ == kLine) flush_line();
+  }
+  void flush_line();
+  // Logs the half-changed word still waiting for a partner, as a STORE, if
+  // it lies in [off, off+n): a later entry for it must come after it.
+  bool flush_pending_in(uint64_t off, uint64_t n) {
+    return !pending_.set || pending_.w + 8 <= off || pending_.w >= off + n || flush_pending();
+  }
+  bool flush_pending();
+  bool put_store(uint64_t off, uint64_t v, unsigned size);
+  bool put_range(uint64_t off, const unsigned char* src, size_t n);
+  bool put_pair(uint64_t a, uint64_t va, unsigned ha, uint64_t b, uint64_t vb, unsigned hb);
+  // Streams `lines` whole lines from src at the segment's position.
+  void stream_lines(const unsigned char* src, size_t lines);
 
+  static constexpr uint32_t kLine = 64;
   const PoolFile* pool_;
   Medium* medium_;
-  SpaceFn space_;
-  void* space_self_;
+  ExtentSource extents_;
+  RoomFn room_;
+  void* room_self_;
   Lane* lane_ = nullptr;
-  uint64_t start_ = 0;  // logical position of the frame header
+  uint64_t start_ = 0;  // logical lane position of the frame header
+  uint64_t limit_ = 0;  // logical lane position the frame's lane part may reach
+  char* ext_ = nullptr;  // current extent (nullptr: writing in the lane)
+  uint64_t ext_pos_ = 0, ext_size_ = 0;
   uint64_t hash_ = 0;
   uint32_t count_ = 0;
+  struct Pending {
+    bool set = false;
+    uint64_t w = 0, full = 0;
+    unsigned halves = 0;     // bit 0: low half changed, bit 1: high half
+  } pending_;                // a half-changed word waiting for a partner
+  int64_t saved_words_ = 0;  // log words this frame saves over no WCL
+  uint64_t frame_words_ = 0;  // log words of this frame so far
   uint32_t fill_ = 0;  // bytes in line_
   alignas(64) uint64_t line_[8];
 };
 
-// A committed frame found by recovery.
+// A committed frame found by recovery (its words stay in the pool).
 struct RedoFrame {
   uint64_t seq;
   uint32_t lane;
   uint64_t phys_pos;
-  std::vector<uint64_t> words;  // entries only (no header/trailer)
+  uint32_t entries;
 };
 
-// Scans a lane for valid committed frames with seq > min_seq.  Counts
-// candidate frames (header present) that failed validation in *torn.
-// validate_commit = false is the crash simulator's broken control variant
-// (RecoveryOptions::redo_skip_commit_validation): a frame whose entries
-// parse is accepted without a valid trailer (count, checksum).
-void scan_lane(const PoolFile& pool, uint32_t lane, uint64_t min_seq,
-               std::vector<RedoFrame>* out, uint64_t* torn, bool validate_commit = true);
+// Scans a lane for valid committed frames with seq > min_seq, following
+// links into extents.  Counts candidate frames (header present) that failed
+// validation in *torn.  validate_commit = false is the crash simulator's
+// broken control variant (RecoveryOptions::redo_skip_commit_validation): a
+// frame whose entries parse is accepted without a valid trailer.
+void scan_lane(const PoolFile& pool, uint32_t lane, uint64_t min_seq, std::vector<RedoFrame>* out,
+               uint64_t* torn, bool validate_commit = true);
 
 // Applies a frame's entries to their home locations through the medium
 // (write + flush, no fence).  Returns bytes applied.
-uint64_t apply_frame(const PoolFile& pool, Medium& medium, const RedoFrame& f);
+// misread_pairs: the crash simulator's broken control (RecoveryOptions::
+// wcl_misread_pairs).
+uint64_t apply_frame(const PoolFile& pool, Medium& medium, const RedoFrame& f, bool misread_pairs = false);
+
+// Whether a valid frame with seq > min_seq has its header at `phys`.
+bool frame_committed(const PoolFile& pool, uint32_t lane, uint64_t phys, uint64_t min_seq);
+
+// The frame's entry words (links left out), for tests and tools.
+std::vector<uint64_t> frame_entry_words(const PoolFile& pool, const RedoFrame& f);
 
 }  // namespace softwrap
 

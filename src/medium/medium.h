@@ -19,7 +19,11 @@
 //                     streamed before is durable before anything after.  On
 //                     scm-emu this is the papers' pcommit (drain + Ts).
 //   drain()           all threads' flushed/streamed data durable (close).
-// Loads never go through the medium: pool memory is read directly.
+// Loads do not go through the medium: pool memory is read directly.  An
+// engine only *reports* each load of pool memory, through a LoadTap (below):
+// one predictable branch on a flag in the engine's own object unless the
+// medium records loads (only the trace medium does, for the Themis
+// simulator's traces).
 #ifndef SOFTWRAP_MEDIUM_MEDIUM_H_
 #define SOFTWRAP_MEDIUM_MEDIUM_H_
 
@@ -45,6 +49,12 @@ struct MediumProperties {
   bool auto_flush = false;      // caches are in the persistence domain (eADR)
   bool emulated_timing = false;  // scm-emu: flushes/streams cost Tw per line
   size_t atomic_width = 8;      // largest power-fail-atomic aligned store
+  // A non-temporal store persists before every later temporal store of the
+  // same thread, fence or not (the Themis rule, Eq. 3).  No x86 CPU
+  // promises it; the trace medium declares it because the order is the
+  // crash simulator's persistency model's to decide (its x86 model must
+  // catch undo-themis).  Required by the undo-themis engine.
+  bool themis_rule = false;
 };
 
 struct MediumOptions {
@@ -83,8 +93,35 @@ class Medium {
     flush(dst, n);
   }
 
+  // Reports a load of [addr, addr+n) of pool memory (the caller then reads
+  // it directly).  Does nothing on media that do not record loads; hot
+  // paths call it through a LoadTap.
+  void load(const void* addr, size_t n) {
+    if (records_loads_) [[unlikely]] on_load(addr, n);
+  }
+  bool records_loads() const { return records_loads_; }
+
  protected:
   Medium() = default;
+  virtual void on_load(const void* addr, size_t n) {}
+  bool records_loads_ = false;  // set by a medium whose on_load() records
+};
+
+// How an engine reports its loads of pool memory: the medium's
+// records_loads() copied into the engine's object when it is built (a
+// medium decides it in its constructor), so that on every medium but the
+// trace medium a load costs one predictable branch on a byte the engine's
+// hot path already has in cache, and nothing else (no load of the medium).
+class LoadTap {
+ public:
+  explicit LoadTap(Medium* m) : m_(m), on_(m->records_loads()) {}
+  void operator()(const void* addr, size_t n) const {
+    if (on_) [[unlikely]] m_->load(addr, n);
+  }
+
+ private:
+  Medium* m_;
+  bool on_;
 };
 
 // Creates the medium for a mapping [base, base+len).  kind AUTO picks x86 on

@@ -1,6 +1,7 @@
 // medium_test.cc — tests of the medium layer: CPU detection, the factory,
 // byte-exact write/stream/store at every alignment, event counting, the
-// msync medium's page tracking on a real file, and the scm-emu queue model.
+// msync medium's page tracking on a real file, the scm-emu queue model, and
+// the trace medium's optional details (loads, work between events).
 //
 // Timing assertions are lower bounds that the model guarantees by
 // construction (completion stamps are Tw apart), so a slow or noisy machine
@@ -26,6 +27,7 @@
 #include "medium/medium.h"
 #include "medium/msync_medium.h"
 #include "medium/scm_emu_medium.h"
+#include "medium/trace_medium.h"
 #include "medium/x86_medium.h"
 
 namespace softwrap {
@@ -642,6 +644,74 @@ TEST(ScmEmuMediumTest, DrainWaitsForTheWholeQueue) {
   EXPECT_GE(scm_now_ns() - t0, 6 * kTw * 9 / 10);
   EXPECT_EQ(m.queue_stats().lines_written, 6u);
   EXPECT_EQ(fence_count(c, FenceKind::kOther), 1u);
+}
+
+// ---------------------------------------------------------------- trace
+
+TEST(TraceMediumTest, LoadsAreRecordedOnlyWhenAsked) {
+  alignas(64) static unsigned char img[256];
+  Trace t;
+  TraceMedium m(img, sizeof img, &t, nullptr);
+  t.start();
+  m.load(img + 8, 8);
+  EXPECT_TRUE(t.events().empty());
+  t.start(TraceOptions{.loads = true});
+  m.load(img + 70, 12);
+  m.load(img + 250, 16);  // crosses the end of the image: not pool memory
+  m.load(img, 0);
+  ASSERT_EQ(t.events().size(), 1u);
+  EXPECT_EQ(t.events()[0].kind, TraceKind::kLoad);
+  EXPECT_EQ(t.events()[0].off, 70u);
+  EXPECT_EQ(t.events()[0].aux, 12u);
+  EXPECT_EQ(t.events()[0].work, 0u);  // work not asked for
+  t.stop();
+  m.load(img, 8);
+  EXPECT_EQ(t.events().size(), 1u);
+}
+
+void spin_for(std::chrono::microseconds d) {
+  const auto end = std::chrono::steady_clock::now() + d;
+  while (std::chrono::steady_clock::now() < end) {
+  }
+}
+
+TEST(TraceMediumTest, WorkIsTheTimeOutsideTheMediumGivenToTheFirstEvent) {
+  alignas(64) static unsigned char img[256];
+  Trace t;
+  TraceMedium m(img, sizeof img, &t, nullptr);
+  t.start(TraceOptions{.loads = true, .work = true});
+  ASSERT_GT(t.work_ticks_per_ns(), 0.0);
+  const uint64_t v = 1;
+  m.store(img, v, 8);
+  spin_for(std::chrono::microseconds(2000));
+  m.write(img + 64, img + 128, 16);  // two words: two events
+  m.fence(FenceKind::kCommit);       // right after: little work
+  spin_for(std::chrono::microseconds(500));
+  m.load(img + 64, 8);
+  const auto& ev = t.events();
+  ASSERT_EQ(ev.size(), 5u);
+  auto ns = [&](size_t i) { return ev[i].work / t.work_ticks_per_ns(); };
+  EXPECT_EQ(ev[0].work, 0u);  // the thread's first event
+  EXPECT_GE(ns(1), 2000e3 * 0.95);
+  EXPECT_EQ(ev[2].work, 0u);  // same operation as event 1
+  EXPECT_LT(ns(3), ns(1) / 2);
+  EXPECT_GE(ns(4), 500e3 * 0.95);
+  EXPECT_EQ(ev[4].kind, TraceKind::kLoad);
+}
+
+TEST(TraceMediumTest, AnOperationThatRecordsNothingLeavesItsTimeInTheNextGap) {
+  alignas(64) static unsigned char img[128];
+  static unsigned char outside[64];
+  Trace t;
+  TraceMedium m(img, sizeof img, &t, nullptr);
+  t.start(TraceOptions{.work = true});
+  m.store(img, 1, 8);
+  spin_for(std::chrono::microseconds(1000));
+  m.store(outside, 1, 8);  // not pool memory: no event
+  spin_for(std::chrono::microseconds(1000));
+  m.store(img + 8, 2, 8);
+  ASSERT_EQ(t.events().size(), 2u);
+  EXPECT_GE(t.events()[1].work / t.work_ticks_per_ns(), 2000e3 * 0.95);
 }
 
 }  // namespace

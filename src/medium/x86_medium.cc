@@ -120,9 +120,19 @@ X86Medium::X86Medium(FlushInsn insn, bool use_avx, const char* name, bool emulat
 // Pool memory is read concurrently (an alias-table miss reads home while
 // retirement writes other words of the line): relaxed atomic copies, which
 // are plain moves, keep that free of C++ data races.
-void X86Medium::write(void* dst, const void* src, size_t n) { relaxed_copy(dst, src, n); }
+// The aligned 8-byte words [p, p+n) touches (the WCL paper's NVRAM writes).
+static inline uint64_t words_touched(const void* p, size_t n) {
+  const auto a = reinterpret_cast<uintptr_t>(p);
+  return n == 0 ? 0 : (((a + n + 7) & ~uintptr_t{7}) - (a & ~uintptr_t{7})) / 8;
+}
+
+void X86Medium::write(void* dst, const void* src, size_t n) {
+  relaxed_copy(dst, src, n);
+  counters().nvram_words.add(words_touched(dst, n));
+}
 
 void X86Medium::store(void* dst, uint64_t v, unsigned size) {
+  counters().nvram_words.add();
   // One mov; aligned, it is single-copy atomic.
   switch (size) {
     case 8: __atomic_store_n(static_cast<uint64_t*>(dst), v, __ATOMIC_RELAXED); break;
@@ -186,6 +196,7 @@ void X86Medium::stream_raw(void* dst, const void* src, size_t n) const {
 void X86Medium::stream(void* dst, const void* src, size_t n) {
   if (n == 0) return;
   stream_raw(dst, src, n);
+  counters().nvram_words.add(words_touched(dst, n));
   auto d = reinterpret_cast<uintptr_t>(dst);
   counters().streamed_lines.add((line_up(d + n) - line_down(d)) / kCacheLine);
 }

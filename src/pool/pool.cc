@@ -15,9 +15,8 @@
 // out.  attach()/format() build a PoolFile over caller memory instead
 // (crash simulator, fuzzer): same validation, no file, lock or mapping.
 //
-// Version 1 pools (no zones, no PoolMeta growth words) are accepted and
-// upgraded in place at bind() (pool_growth.cc): their layout is version 2's
-// zone 0 exactly.
+// Version 1 pools (before log extents and zones) are refused with a message
+// saying what to do: their log frames would be read by version 2's rules.
 #include "pool/pool.h"
 
 #include <fcntl.h>
@@ -45,7 +44,7 @@ namespace {
 
 constexpr uint32_t kMaxLanes = 1024;
 constexpr uint64_t kMinLaneSize = 64ull << 10;
-constexpr uint64_t kMaxDefaultLaneSize = 16ull << 20;
+constexpr uint64_t kMaxDefaultLaneSize = 512ull << 10;
 constexpr size_t kChecksummedBytes = offsetof(PoolHeader, checksum);
 
 constexpr uint64_t round_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
@@ -120,7 +119,10 @@ int env_size(const char* name, uint64_t* out, const uint64_t* unlimited, uint64_
 // Fills the layout fields of *h for a pool of `size` bytes.
 int compute_layout(uint64_t size, uint32_t lanes, uint64_t lane_size, PoolHeader* h) {
   if (lane_size == 0) {
-    lane_size = (size / 64) / kPageSize * kPageSize;
+    // A small fixed region: a frame that outgrows its lane's free space
+    // continues in log extents taken from the heap (log/redo_log.h), so
+    // lanes only need room for the first lines of a few frames each.
+    lane_size = (size / 512) / kPageSize * kPageSize;
     if (lane_size < kMinLaneSize) lane_size = kMinLaneSize;
     if (lane_size > kMaxDefaultLaneSize) lane_size = kMaxDefaultLaneSize;
   }
@@ -254,12 +256,14 @@ const char* engine_kind_name(sw_engine_kind k) {
     case SW_ENGINE_SOFTWRAP_LOCAL: return "softwrap-local";
     case SW_ENGINE_UNDO: return "undo";
     case SW_ENGINE_NONATOMIC: return "nonatomic";
+    case SW_ENGINE_UNDO_THEMIS: return "undo-themis";
   }
   return "?";
 }
 
 bool parse_engine_kind(const std::string& s, sw_engine_kind* out) {
-  for (sw_engine_kind k : {SW_ENGINE_SOFTWRAP, SW_ENGINE_SOFTWRAP_LOCAL, SW_ENGINE_UNDO, SW_ENGINE_NONATOMIC}) {
+  for (sw_engine_kind k :
+       {SW_ENGINE_SOFTWRAP, SW_ENGINE_SOFTWRAP_LOCAL, SW_ENGINE_UNDO, SW_ENGINE_UNDO_THEMIS, SW_ENGINE_NONATOMIC}) {
     if (s == engine_kind_name(k)) {
       *out = k;
       return true;
@@ -277,7 +281,7 @@ int resolve_config(const sw_config* cfg, ResolvedConfig* out) {
     std::underlying_type_t<sw_medium_kind> medium;
     std::memcpy(&engine, &cfg->engine, sizeof engine);
     std::memcpy(&medium, &cfg->medium, sizeof medium);
-    if (engine < SW_ENGINE_DEFAULT || engine > SW_ENGINE_NONATOMIC) {
+    if (engine < SW_ENGINE_DEFAULT || engine > SW_ENGINE_UNDO_THEMIS) {
       return set_error(SW_EINVAL, "sw_config.engine %lld is not an sw_engine_kind", static_cast<long long>(engine));
     }
     if (medium < SW_MEDIUM_AUTO || medium > SW_MEDIUM_SCM_EMU) {
@@ -323,7 +327,7 @@ int resolve_config(const sw_config* cfg, ResolvedConfig* out) {
   if (const char* v = env("SOFTWRAP_ENGINE")) {
     if (!parse_engine_kind(v, &r.engine)) {
       return set_error(SW_EINVAL, "environment variable SOFTWRAP_ENGINE='%s' is not one of "
-                       "softwrap, softwrap-local, undo, nonatomic", v);
+                       "softwrap, softwrap-local, undo, undo-themis, nonatomic", v);
     }
   }
   if (const char* v = env("SOFTWRAP_MEDIUM")) {
@@ -350,8 +354,13 @@ int resolve_config(const sw_config* cfg, ResolvedConfig* out) {
                      entries);
   }
   r.alias_entries = entries;
+  uint32_t spill_mib = static_cast<uint32_t>(r.spill_bytes >> 20);
+  if (int rc = env_u32("SOFTWRAP_SPILL_MIB", &spill_mib)) return rc;
+  r.spill_bytes = uint64_t{spill_mib} << 20;
   if (int rc = env_flag("SOFTWRAP_STRICT", SW_CONFIG_STRICT, &r.flags)) return rc;
+  if (int rc = env_flag("SOFTWRAP_WCL", SW_CONFIG_WCL, &r.flags)) return rc;
   if (int rc = env_flag("SOFTWRAP_REQUIRE_WRAP", SW_CONFIG_REQUIRE_WRAP, &r.flags)) return rc;
+  if (int rc = env_flag("SOFTWRAP_THEMIS_IDEAL", SW_CONFIG_THEMIS_IDEAL, &r.flags)) return rc;
   if (int rc = env_u32("SOFTWRAP_SHADOW_BUDGET_KIB", &r.shadow_budget_kib)) return rc;
   if (r.shadow_budget_kib == 0) {
     return set_error(SW_EINVAL, "environment variable SOFTWRAP_SHADOW_BUDGET_KIB must be >= 1");
@@ -371,8 +380,7 @@ PoolFile::~PoolFile() {
 }
 
 // Reads only min(file_size, sizeof(PoolHeader)) bytes of data, any alignment.
-int PoolFile::validate_header(const void* data, size_t file_size, bool* upgrade) {
-  if (upgrade != nullptr) *upgrade = false;
+int PoolFile::validate_header(const void* data, size_t file_size) {
   if (file_size < sizeof(PoolHeader)) {
     return set_error(SW_EFOREIGN, "not a softwrap pool: the file is %zu bytes, smaller than a pool header (%zu)",
                      file_size, sizeof(PoolHeader));
@@ -383,29 +391,25 @@ int PoolFile::validate_header(const void* data, size_t file_size, bool* upgrade)
   if (std::memcmp(h.magic, kPoolMagic, sizeof h.magic) != 0) {
     return set_error(SW_EFOREIGN, "not a softwrap pool: bad magic");
   }
-  if (h.layout_version != kLayoutVersion && h.layout_version != kLayoutVersionV1) {
-    return set_error(SW_EVERSION, "pool layout version %u is not supported (this library reads versions %u and %u); "
-                     "open the pool with the softwrap release that wrote it", h.layout_version, kLayoutVersionV1,
-                     kLayoutVersion);
+  if (h.layout_version != kLayoutVersion) {
+    if (h.layout_version < kLayoutVersion) {
+      return set_error(SW_EVERSION,
+                       "pool layout version %u was written by an older softwrap; this library reads version %u "
+                       "(log records that continue in heap extents). Open it with the softwrap that made it "
+                       "and copy the data into a new pool",
+                       h.layout_version, kLayoutVersion);
+    }
+    return set_error(SW_EVERSION, "pool layout version %u is newer than this library reads (version %u): "
+                     "use a newer softwrap", h.layout_version, kLayoutVersion);
   }
   if (h.header_size != sizeof(PoolHeader)) {
     return set_error(SW_ECORRUPT, "pool header: header_size %u, expected %zu", h.header_size, sizeof(PoolHeader));
   }
   const uint64_t sum = hash64(&h, kChecksummedBytes);
-  bool torn_upgrade = false;
   if (h.checksum != sum) {
-    // The upgrade from version 1 stores the version word and the checksum
-    // separately (pool_growth.cc); a crash between the two leaves a header
-    // whose checksum is right for the other version.  bind() finishes it.
-    PoolHeader other = h;
-    other.layout_version = h.layout_version == kLayoutVersion ? kLayoutVersionV1 : kLayoutVersion;
-    if (h.checksum != hash64(&other, kChecksummedBytes)) {
-      return set_error(SW_ECORRUPT, "pool header checksum mismatch (stored 0x%016" PRIx64 ", computed 0x%016" PRIx64
-                       "): the header is corrupt", h.checksum, sum);
-    }
-    torn_upgrade = true;
+    return set_error(SW_ECORRUPT, "pool header checksum mismatch (stored 0x%016" PRIx64 ", computed 0x%016" PRIx64
+                     "): the header is corrupt", h.checksum, sum);
   }
-  if (upgrade != nullptr) *upgrade = torn_upgrade || h.layout_version == kLayoutVersionV1;
   if (h.pool_size > file_size) {
     return set_error(SW_ECORRUPT, "pool header says the pool was created with %" PRIu64
                      " bytes but the file has %zu: the file was truncated", h.pool_size, file_size);
@@ -459,13 +463,11 @@ int PoolFile::validate_header(const void* data, size_t file_size, bool* upgrade)
   return 0;
 }
 
-// The durable size and growth limit from PoolMeta `m` (a version-1 pool has
-// zeros there: its size is its initial size and it does not grow), checked
+// The durable size and growth limit from PoolMeta `m`, checked
 // against the initial size and the `room` there is (file or memory), and
 // the maximum cfg asks for.
 int PoolFile::setup(uint64_t initial, const PoolMeta& m, const ResolvedConfig& cfg, uint64_t room) {
   uint64_t size = m.pool_size, limit = m.max_size;
-  if (upgrade_ && size == 0 && limit == 0) size = limit = initial;
   if (size < initial || (size != initial && size % kPageSize != 0)) {  // zones end on page boundaries
     return set_error(SW_ECORRUPT, "pool metadata: durable size %" PRIu64 " is neither the initial size %" PRIu64
                      " nor a multiple of 4096 above it", size, initial);
@@ -613,7 +615,7 @@ std::unique_ptr<PoolFile> PoolFile::open(const std::string& path, const Resolved
   PoolHeader h{};
   size_t got = 0;
   if (pread_all(pf->fd_, &h, std::min(file_size, sizeof h), 0, &got, path) != 0) return nullptr;
-  if (validate_header(&h, got < sizeof h ? got : file_size, &pf->upgrade_) != 0) return nullptr;
+  if (validate_header(&h, got < sizeof h ? got : file_size) != 0) return nullptr;
   PoolMeta m{};
   if (pread_all(pf->fd_, &m, sizeof m, h.meta_offset, &got, path) != 0) return nullptr;
   if (got != sizeof m) {
@@ -640,14 +642,12 @@ std::unique_ptr<PoolFile> PoolFile::attach(void* base, size_t capacity, const Re
     set_error(SW_EINVAL, "attach: pool memory %p must be 4096-aligned", base);
     return nullptr;
   }
-  bool upgrade = false;
-  if (validate_header(base, capacity, &upgrade) != 0) return nullptr;
+  if (validate_header(base, capacity) != 0) return nullptr;
   std::unique_ptr<PoolFile> pf(new PoolFile());
   pf->path_ = "<memory>";
   pf->base_ = static_cast<char*>(base);
   pf->is_dax_ = true;
   pf->attached_ = true;
-  pf->upgrade_ = upgrade;
   pf->reserved_ = capacity / kPageSize * kPageSize;
   PoolMeta m;
   std::memcpy(&m, pf->meta(), sizeof m);

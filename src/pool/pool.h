@@ -63,7 +63,8 @@ struct PoolGeometry {
 };
 
 // Resolved configuration: sw_config with defaults filled in and environment
-// overrides applied (SOFTWRAP_ENGINE, SOFTWRAP_MEDIUM, SOFTWRAP_SCM_*).
+// overrides applied (SOFTWRAP_ENGINE, SOFTWRAP_MEDIUM, SOFTWRAP_SCM_*,
+// SOFTWRAP_THEMIS_IDEAL, ...).
 struct ResolvedConfig {
   sw_engine_kind engine = SW_ENGINE_SOFTWRAP;
   sw_medium_kind medium = SW_MEDIUM_AUTO;
@@ -75,18 +76,20 @@ struct ResolvedConfig {
   uint32_t shadow_page_size = 1024;
   uint32_t max_alias_tables = 8;
   uint32_t shadow_budget_kib = 2048;
+  // softwrap engines: DRAM a wrap may hold for its new values before it
+  // spills (writes in place with undo records; engine/spill.h).
+  uint64_t spill_bytes = uint64_t{64} << 20;
   uint32_t lanes = 32;
   uint64_t lane_size = 0;
   uint32_t flags = 0;
-  // Internal knobs for the crash simulator's controls (never set from
-  // sw_config or the environment; see docs/crash-simulator.md):
-  //   undo_elide_log_fence: the undo engine skips the FenceKind::kLogOrder
-  //     fence between an undo record and the data store it protects —
-  //     correct only under the Themis rule (the future "Themis undo").
-  //   redo_skip_commit_validation: recovery accepts redo frames without a
-  //     valid trailer (count and checksum) — a deliberately broken variant.
-  bool undo_elide_log_fence = false;
+  // Internal knob for a crash simulator control (never set from sw_config
+  // or the environment; see docs/crash-simulator.md): recovery accepts redo
+  // frames without a valid trailer (count and checksum) — a deliberately
+  // broken variant.
   bool redo_skip_commit_validation = false;
+  //   wcl_misread_pairs: recovery applies each half of a write-combined PAIR
+  //     record to its whole word — a deliberately broken variant.
+  bool wcl_misread_pairs = false;
   // Growth (sw_config.max_size, SOFTWRAP_POOL_MAX).  At create: the pool's
   // maximum size; 0 = its size (it does not grow).  At open: a new maximum
   // (recorded in the pool); 0 = keep the recorded one.  kUnlimitedPoolSize:
@@ -131,14 +134,11 @@ class PoolFile {
   static std::unique_ptr<PoolFile> format(void* base, size_t capacity, size_t size, const ResolvedConfig& cfg,
                                           const uint8_t* uuid = nullptr);
   // Validates a header image (used by open and by the fuzzer): 0 or the
-  // SW_E* code open() would give, with a message.  *upgrade (if given) is
-  // set when the pool must be brought to the current layout version at
-  // bind(): a version-1 header, or one whose upgrade a crash interrupted.
-  static int validate_header(const void* data, size_t file_size, bool* upgrade = nullptr);
+  // SW_E* code open() would give, with a message.
+  static int validate_header(const void* data, size_t file_size);
 
   // Binds the medium through which every later write of the pool layer
-  // goes (growth; the in-place upgrade of a version-1 pool and a new
-  // maximum size, which are written here), and trims a file tail that an
+  // goes (growth; a new maximum size, which is written here), and trims a file tail that an
   // interrupted growth left past the durable size.  Call once, after
   // open/attach and before recovery.  0 or SW_EIO.
   int bind(Medium* medium);
@@ -178,6 +178,9 @@ class PoolFile {
   bool chunk_at(uint64_t off, uint32_t* c) const;
   // [off, off + n) lies in the chunks of one zone.
   bool heap_contains(uint64_t off, uint64_t n) const;
+  // [off, off + bytes) is a log extent's shape: whole chunks (at least one)
+  // of one zone, starting at a chunk's start.  Extents never span zones.
+  bool log_extent_ok(uint64_t off, uint64_t bytes) const;
   // [off, off + n) may be written by a log record being replayed or rolled
   // back: the root slot of PoolMeta, or inside one zone's chunk heads and
   // chunks (never a header, the watermark, the size, lane headers or lanes).
@@ -225,7 +228,6 @@ class PoolFile {
   uint64_t max_size_ = 0;   // min(limit_, reserved_), page-aligned
   bool is_dax_ = false;
   bool attached_ = false;   // memory is the caller's: no munmap
-  bool upgrade_ = false;    // bind() brings a version-1 pool to version 2
   bool limit_changed_ = false;  // bind() records limit_
   bool skip_zone_fence_ = false;  // ResolvedConfig::grow_skip_zone_fence
   Medium* medium_ = nullptr;

@@ -24,10 +24,12 @@
 namespace softwrap {
 
 inline constexpr char kPoolMagic[16] = "SOFTWRAP-POOL-1";  // 15 chars + NUL
-// Version 2 added zones (growth) and PoolMeta's durable size and limit.  A
-// version-1 pool is upgraded in place when it is opened for use (pool.cc).
+// Version 2: redo frames and undo records may continue in log extents
+// (LINK entries, docs/log-format.md), and pools grow: zones after zone 0,
+// PoolMeta's durable size and growth limit (docs/pool-format.md).  A
+// version-1 reader would take a linked frame for a torn one and lose a
+// committed wrap; version-1 pools are refused (pool.cc).
 inline constexpr uint32_t kLayoutVersion = 2;
-inline constexpr uint32_t kLayoutVersionV1 = 1;
 inline constexpr uint64_t kPageSize = 4096;
 inline constexpr uint64_t kMinPoolSize = 8ull << 20;
 inline constexpr uint64_t kChunkSize = 256ull << 10;
@@ -80,11 +82,18 @@ struct PoolMeta {
 };
 static_assert(sizeof(PoolMeta) == 192);
 
-// One per lane.  Only the undo engine keeps state here (redo frames are
-// self-validating and found by scanning).
+// One per lane.  Redo frames are self-validating and found by scanning;
+// undo records are found from here (docs/log-format.md).
 struct LaneHeader {
   uint64_t undo_committed_gen;  // last undo generation committed/rolled back
-  uint64_t reserved[7];
+  // A redo wrap that spilled (wrote in place, saving old values as undo
+  // records of generation undo_committed_gen + 1): where its records start
+  // (a log extent; 0 = none, records start at the lane) and the lane
+  // position of its redo frame, whose commit decides between keeping and
+  // rolling back its in-place writes.
+  uint64_t spill_head;
+  uint64_t spill_frame;
+  uint64_t reserved[5];
 };
 static_assert(sizeof(LaneHeader) == 64);
 

@@ -124,7 +124,7 @@ TEST_F(PoolFileTest, CreateOpenRoundTrip) {
     EXPECT_EQ(h.pool_size, 16ull << 20);
     EXPECT_EQ(pf->size(), 16ull << 20);
     EXPECT_EQ(h.lanes, 32u);
-    EXPECT_EQ(h.lane_size, (16ull << 20) / 64);
+    EXPECT_EQ(h.lane_size, 64u << 10);  // 16 MiB / 512 = 32 KiB, raised to the 64 KiB minimum
     EXPECT_EQ(h.meta_offset, kPageSize);
     EXPECT_EQ(h.lane_table_offset, 2 * kPageSize);
     EXPECT_EQ(h.log_offset, 3 * kPageSize);  // 32 lanes x 64 B fit one page
@@ -168,12 +168,12 @@ TEST_F(PoolFileTest, GeometryFollowsConfig) {
   auto small = PoolFile::create(path("small"), kPool, cfg);
   ASSERT_NE(small, nullptr) << last_error_message();
   EXPECT_EQ(small->header().lanes, 1u);
-  EXPECT_EQ(small->header().lane_size, kPool / 64);
+  EXPECT_EQ(small->header().lane_size, 64u << 10);  // the minimum
 
-  cfg.lanes = 4;  // 1 GiB / 64 = 16 MiB = the cap
+  cfg.lanes = 4;  // 1 GiB / 512 = 2 MiB, capped at 512 KiB
   auto big = PoolFile::create(path("big"), 1ull << 30, cfg);
   ASSERT_NE(big, nullptr) << last_error_message();
-  EXPECT_EQ(big->header().lane_size, 16ull << 20);
+  EXPECT_EQ(big->header().lane_size, 512u << 10);
   big.reset();
   ASSERT_EQ(truncate(path("big").c_str(), 0), 0);
 
@@ -190,10 +190,12 @@ TEST_F(PoolFileTest, CreateRefusesBadSizesWithoutCreatingAFile) {
   EXPECT_EQ(last_error(), SW_EINVAL);
   EXPECT_NE(std::strstr(last_error_message(), "minimum"), nullptr);
   cfg.lanes = 64;  // 64 x 128 KiB = the whole 8 MiB pool
+  cfg.lane_size = 128 << 10;
   EXPECT_EQ(PoolFile::create(path(), kPool, cfg), nullptr);
   EXPECT_EQ(last_error(), SW_EINVAL);
   EXPECT_NE(std::strstr(last_error_message(), "half"), nullptr) << last_error_message();
   cfg.lanes = 0;
+  cfg.lane_size = 0;
   EXPECT_EQ(PoolFile::create(path(), kPool, cfg), nullptr);
   EXPECT_EQ(last_error(), SW_EINVAL);
   EXPECT_FALSE(std::filesystem::exists(path()));
@@ -298,7 +300,12 @@ TEST_F(PoolFileTest, RefusesOtherLayoutVersion) {
     h->layout_version = kLayoutVersion + 1;
     reseal(h);
   });
-  expect_refused(p, SW_EVERSION, "not supported");
+  expect_refused(p, SW_EVERSION, "newer than this library");
+  edit_header(p, [](PoolHeader* h) {
+    h->layout_version = 1;  // before log extents: a linked frame would look torn to it
+    reseal(h);
+  });
+  expect_refused(p, SW_EVERSION, "older softwrap");
 }
 
 TEST_F(PoolFileTest, RefusesInconsistentLayoutWithValidChecksum) {

@@ -28,21 +28,43 @@ int recover(PoolFile& pool, Medium& medium, sw_recovery_report* rep, const Recov
   const uint64_t t0 = now_ns();
   const uint32_t lanes = pool.header().lanes;
 
+  struct Restore {
+    PoolFile* pool;
+    Medium* medium;
+    sw_recovery_report* rep;
+  } ctx{&pool, &medium, rep};
   for (uint32_t i = 0; i < lanes; ++i) {
-    std::vector<UndoRecordImage> recs;
-    scan_undo(pool, i, &recs);
-    if (recs.empty()) continue;
-    SW_TRACE_LABEL("recovery:undo-rollback");
-    for (size_t k = recs.size(); k-- > 0;) {
-      medium.write(pool.at(recs[k].offset), recs[k].old.data(), recs[k].old.size());
-      medium.flush(pool.at(recs[k].offset), recs[k].old.size());
-      rep->undo_bytes_restored += recs[k].old.size();
-    }
-    medium.fence(FenceKind::kOther);
-    SW_TRACE_LABEL("recovery:undo-mark");
     LaneHeader* lh = pool.lane_header(i);
-    persist_word(medium, &lh->undo_committed_gen, lh->undo_committed_gen + 1);
-    ++rep->undo_wraps_rolled_back;
+    // A redo wrap that spilled (engine/spill.h): if its frame committed (and
+    // is not yet retired: a spilled wrap's generation is marked done before
+    // its tables can retire), its in-place writes stay — replay below
+    // writes them again, in commit order, from the frame — else the records
+    // roll them back.
+    if (lh->spill_head != 0 && frame_committed(pool, i, lh->spill_frame, pool.meta()->retired_seq)) {
+      SW_TRACE_LABEL("recovery:spill-keep");
+      persist_word(medium, &lh->undo_committed_gen, lh->undo_committed_gen + 1);
+      persist_word(medium, &lh->spill_head, 0);
+      continue;
+    }
+    // The records of a generation cover disjoint words: applied in log
+    // order, straight from the log.
+    SW_TRACE_LABEL("recovery:undo-rollback");
+    const uint64_t n = visit_undo(
+        pool, i,
+        [](void* c, uint64_t off, const unsigned char* old, size_t len) {
+          auto* r = static_cast<Restore*>(c);
+          r->medium->write(r->pool->at(off), old, len);
+          r->medium->flush(r->pool->at(off), len);
+          r->rep->undo_bytes_restored += len;
+        },
+        &ctx);
+    if (n != 0) {
+      medium.fence(FenceKind::kOther);
+      SW_TRACE_LABEL("recovery:undo-mark");
+      persist_word(medium, &lh->undo_committed_gen, lh->undo_committed_gen + 1);
+      ++rep->undo_wraps_rolled_back;
+    }
+    if (lh->spill_head != 0) persist_word(medium, &lh->spill_head, 0);
   }
 
   uint64_t* retired = &pool.meta()->retired_seq;
@@ -51,7 +73,7 @@ int recover(PoolFile& pool, Medium& medium, sw_recovery_report* rep, const Recov
   if (!frames.empty()) {
     std::sort(frames.begin(), frames.end(), [](const RedoFrame& a, const RedoFrame& b) { return a.seq < b.seq; });
     SW_TRACE_LABEL("recovery:redo-replay");
-    for (const RedoFrame& f : frames) rep->redo_bytes_replayed += apply_frame(pool, medium, f);
+    for (const RedoFrame& f : frames) rep->redo_bytes_replayed += apply_frame(pool, medium, f, opts.wcl_misread_pairs);
     medium.fence(FenceKind::kOther);
     SW_TRACE_LABEL("recovery:watermark");
     persist_word(medium, retired, frames.back().seq);

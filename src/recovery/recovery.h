@@ -25,6 +25,9 @@ struct RecoveryOptions {
   // accept redo frames whose trailer is missing or invalid.  Never set
   // otherwise: it replays torn frames.
   bool redo_skip_commit_validation = false;
+  // Crash-simulator control only (ResolvedConfig::wcl_misread_pairs): apply
+  // each half of a PAIR record to its whole word.  Replays wrong values.
+  bool wcl_misread_pairs = false;
 };
 
 int recover(PoolFile& pool, Medium& medium, sw_recovery_report* report, const RecoveryOptions& opts = {});

@@ -34,6 +34,7 @@ class RecoveryTest : public ::testing::TestWithParam<Param> {
   sw_config cfg() const {
     sw_config c{};
     c.engine = GetParam().engine;
+    c.flags = softwrap::testing::engine_flags(c.engine);
     c.medium = SW_MEDIUM_X86;
     c.alias_entries = 4096;
     return c;
@@ -89,7 +90,7 @@ TEST_P(RecoveryTest, CommittedWrapsSurviveAndTheOpenOneDoesNot) {
   ASSERT_NE(p, nullptr) << sw_errormsg();
   sw_recovery_report rep{};
   ASSERT_EQ(sw_pool_recovery_report(p, &rep), 0);
-  if (GetParam().engine == SW_ENGINE_UNDO) {
+  if (GetParam().engine == SW_ENGINE_UNDO || GetParam().engine == SW_ENGINE_UNDO_THEMIS) {
     EXPECT_EQ(rep.undo_wraps_rolled_back, 1u);
   }
   auto* a = static_cast<uint64_t*>(sw_pool_root(p, 0));
@@ -127,6 +128,11 @@ TEST_P(RecoveryTest, RecoveryIsIdempotent) {
 }
 
 INSTANTIATE_TEST_SUITE_P(AtomicEngines, RecoveryTest, softwrap::testing::atomic_engines(),
+                         softwrap::testing::EngineParamName());
+// A killed process loses no store the page cache holds, so undo-themis
+// (as the Ideal on x86) recovers from kills like undo.
+INSTANTIATE_TEST_SUITE_P(UndoThemis, RecoveryTest,
+                         ::testing::Values(softwrap::testing::EngineParam{SW_ENGINE_UNDO_THEMIS, "undo-themis"}),
                          softwrap::testing::EngineParamName());
 
 // A committed frame with one flipped bit is not replayed; the frames before

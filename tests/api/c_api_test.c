@@ -77,6 +77,7 @@ static const char *engine_label(sw_engine_kind k) {
     case SW_ENGINE_SOFTWRAP: return "softwrap";
     case SW_ENGINE_SOFTWRAP_LOCAL: return "softwrap-local";
     case SW_ENGINE_UNDO: return "undo";
+    case SW_ENGINE_UNDO_THEMIS: return "undo-themis";
     case SW_ENGINE_NONATOMIC: return "nonatomic";
     default: return "default";
   }
@@ -264,6 +265,12 @@ static void test_lifecycle(sw_engine_kind engine, uint32_t flags) {
     unsigned char m[79];
     CHECK(sw_read(p, m, r->bytes + 399, sizeof m) == 0);
     CHECK(m[0] == 0 && m[1] == 0xab && m[77] == 0xab && m[78] == 0);
+    /* sw_peek sees the same bytes (at home or in scratch). */
+    {
+      unsigned char scratch[79];
+      const unsigned char *pk = (const unsigned char *)sw_peek(p, r->bytes + 399, sizeof scratch, scratch);
+      CHECK(pk != NULL && (pk == r->bytes + 399 || pk == scratch) && memcmp(pk, m, sizeof m) == 0);
+    }
     /* Word loads see bytes written by sw_write and vice versa. */
     uint64_t w;
     memcpy(&w, src + 5, 8); /* r->bytes + 8 is 8-aligned: bytes is at offset 80 */
@@ -443,6 +450,50 @@ static void test_create_errors(void) {
   path_in_dir("missing.pool", missing, sizeof missing);
   CHECK(sw_pool_open(missing, NULL) == NULL);
   CHECK(sw_errormsg()[0] != '\0');
+  unlink(path);
+}
+
+/* undo-themis from C: refused on this machine's medium without the opt-in
+ * (and no file left), the paper's Ideal with it: no non-temporal ->
+ * temporal fence issued, each one counted as elided, and the distances
+ * between them in the histograms. */
+static void test_undo_themis(void) {
+  char path[600];
+  path_in_dir("themis.pool", path, sizeof path);
+  unlink(path);
+  sw_config c = config_for(SW_ENGINE_UNDO_THEMIS);
+  prime_errno_nopool(SW_ENOTSUP);
+  CHECK(sw_pool_create(path, POOL_SIZE, &c) == NULL);
+  CHECK(sw_errno() == SW_ENOTSUP);
+  CHECK(strstr(sw_errormsg(), "SW_CONFIG_THEMIS_IDEAL") != NULL);
+  CHECK(access(path, F_OK) != 0);
+  c.flags = SW_CONFIG_THEMIS_IDEAL;
+  sw_pool *p = sw_pool_create(path, POOL_SIZE, &c);
+  REQUIRE(p != NULL);
+  CHECK(strcmp(sw_pool_engine_name(p), "undo-themis") == 0);
+  uint64_t *a = sw_pool_root(p, 64 * sizeof(uint64_t));
+  REQUIRE(a != NULL);
+  CHECK(sw_pool_stats_reset(p) == 0);
+  for (int w = 0; w < 10; w++) {
+    CHECK(sw_wrap_open(p) == 0);
+    for (int k = 0; k < 4; k++) sw_store64(p, &a[k * 8], (uint64_t)(w + k));
+    CHECK(sw_wrap_close(p) == 0);
+  }
+  sw_stats s;
+  memset(&s, 0xff, sizeof s);
+  CHECK(sw_pool_stats(p, &s) == 0);
+  CHECK_EQ_U64(s.fences_log, 0);
+  CHECK_EQ_U64(s.fences_elided, 40);
+  CHECK_EQ_U64(s.fences_data, 10);
+  CHECK_EQ_U64(s.fences_commit, 10);
+  CHECK_EQ_U64(s.fences, s.fences_commit + s.fences_log + s.fences_retire + s.fences_data + s.fences_other);
+  CHECK_EQ_U64(s.removable_gaps, 39);
+  uint64_t in_buckets = 0;
+  for (unsigned b = 0; b < SW_GAP_BUCKETS; b++) in_buckets += s.removable_gap_events[b];
+  CHECK_EQ_U64(in_buckets, 39);
+  CHECK_EQ_U64(sw_gap_bucket_low(8), 8);
+  CHECK_EQ_U64(sw_gap_bucket_low(12), 16);
+  CHECK(sw_pool_close(p) == 0);
   unlink(path);
 }
 
@@ -787,6 +838,7 @@ static void test_oversized_wrap(sw_engine_kind engine) {
   sw_config cfg = config_for(engine);
   cfg.lane_size = 64 << 10;
   cfg.lanes = 4;
+  cfg.medium = SW_MEDIUM_X86; /* not msync: undo fences once per stored word here */
   sw_pool *p = sw_pool_create(path, POOL_SIZE, &cfg);
   REQUIRE(p != NULL);
   if (strcmp(sw_pool_engine_name(p), "nonatomic") == 0) { /* has no log */
@@ -796,17 +848,24 @@ static void test_oversized_wrap(sw_engine_kind engine) {
   }
   uint64_t *root = sw_pool_root(p, 64);
   REQUIRE(root != NULL);
-  const size_t region_words = (1 * MIB) / 8;
+  /* 6 MiB of words: their log (16 or 32 bytes per word) exceeds what is
+   * left of the 16 MiB pool.  One wrap over its first MiB still commits:
+   * 2 MiB of log through 64 KiB lanes, continued in extents. */
+  const size_t region_words = (6 * MIB) / 8;
   CHECK(sw_wrap_open(p) == 0);
   uint64_t *region = sw_pmalloc(p, region_words * 8); /* not zeroed: that alone could overflow */
   REQUIRE(region != NULL);
   sw_store64(p, &root[1], sw_pool_offset(p, region));
   sw_store64(p, &root[0], 100);
   CHECK(sw_wrap_close(p) == 0);
-  static uint64_t before[(1 << 20) / 8];
+  CHECK(sw_wrap_open(p) == 0);
+  for (size_t i = 0; i < MIB / 8; i++) sw_store64(p, &region[i], i);
+  CHECK(sw_wrap_close(p) == 0);
+  CHECK_EQ_U64(sw_load64(p, &region[MIB / 8 - 1]), MIB / 8 - 1);
+  static uint64_t before[(6 << 20) / 8];
   for (size_t i = 0; i < region_words; i++) before[i] = sw_load64(p, &region[i]);
 
-  /* 1 MiB of distinct word stores in one wrap: fails at some store. */
+  /* 6 MiB of distinct word stores in one wrap: fails at some store. */
   prime_errno(p, SW_ETOOBIG);
   const int primed = sw_errno();
   CHECK(sw_wrap_open(p) == 0);
@@ -873,6 +932,7 @@ int main(void) {
     if (g_failed != before) fprintf(stderr, "  (in alloc outside wrap, engine %s)\n", engine_label(engines[i]));
   }
   test_full_pool();
+  test_undo_themis();
   for (size_t i = 1; i < sizeof engines / sizeof engines[0]; i++) {
     int before = g_failed;
     test_oversized_wrap(engines[i]);

@@ -489,14 +489,18 @@ TEST_P(CppApiTest, ErrorsCarryCodeAndMessage) {
 TEST_P(CppApiTest, OversizedWrapThrowsAtScopeExit) {
   cfg_.lanes = 4;
   cfg_.lane_size = 64u << 10;
+  cfg_.medium = SW_MEDIUM_X86;  // not msync: the undo engine fences once per stored word here
   pool pl = create();
   if (!atomic(pl)) return;  // no log to overflow
   auto* r = pl.root<app_root>();
   softwrap::run(pl, [&] { r->counter = 1; });
-  // 16 objects of 512 words, each allocated in a wrap of its own; then one
-  // wrap storing all 8192 words needs far more than a 64 KiB lane.
+  // Objects of 512 words filling ~40% of the heap, each allocated in a
+  // wrap of its own; then one wrap storing all their words needs more log
+  // (16 bytes per stored word) than the rest of the pool holds.
   std::vector<persistent_ptr<big_object>> objs;
-  for (int i = 0; i < 16; i++) objs.push_back(softwrap::make_persistent<big_object>(pl));
+  for (size_t i = 0; i < kPoolSize * 2 / 5 / sizeof(big_object); i++) {
+    objs.push_back(softwrap::make_persistent<big_object>(pl));
+  }
   bool threw = false;
   try {
     wrap w(pl);

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -20,13 +21,43 @@
 
 namespace {
 
+// Death-test children ("threadsafe" style: the binary re-executed) abort
+// and never clean up, and have pids of their own: they put their pools in
+// a directory the parent made and named in the environment, which the
+// parent removes.
+class PoolDir {
+ public:
+  PoolDir() {
+    if (const char* d = std::getenv("SW_STRICT_TEST_DIR"); d && *d) {
+      dir_ = d;  // a death-test child: the parent's directory
+      return;
+    }
+    char tmpl[] = "/dev/shm/sw_strict_test_XXXXXX";
+    if (mkdtemp(tmpl) == nullptr) std::abort();
+    dir_ = tmpl;
+    owner_ = true;
+    setenv("SW_STRICT_TEST_DIR", dir_.c_str(), 1);
+  }
+  ~PoolDir() {
+    if (!owner_) return;
+    std::filesystem::remove_all(dir_);
+    unsetenv("SW_STRICT_TEST_DIR");
+  }
+  std::string path(const std::string& name) const { return dir_ + "/" + name; }
+
+ private:
+  std::string dir_;
+  bool owner_ = false;
+};
+
 class StrictTest : public ::testing::TestWithParam<sw_engine_kind> {
  protected:
   void SetUp() override {
     GTEST_FLAG_SET(death_test_style, "threadsafe");
-    path_ = "/dev/shm/sw_strict_test_" + std::to_string(getpid()) + "_" + std::to_string(GetParam());
+    path_ = dir_.path("strict_" + std::to_string(GetParam()) + "_" + std::to_string(getpid()));
   }
   void TearDown() override { unlink(path_.c_str()); }
+  PoolDir dir_;
 
   // A strict pool; no_retire_thread keeps aliases live until a quiesce.
   sw_pool* make(uint32_t extra_flags = 0) {
@@ -195,7 +226,7 @@ class PlainStoreTest : public ::testing::Test {
  protected:
   void SetUp() override {
     GTEST_FLAG_SET(death_test_style, "threadsafe");
-    path_ = "/dev/shm/sw_plain_store_test_" + std::to_string(getpid());
+    path_ = dir_.path("plain_" + std::to_string(getpid()));
     sw_config cfg{};
     cfg.engine = SW_ENGINE_SOFTWRAP;
     cfg.flags = SW_CONFIG_STRICT | SW_CONFIG_OVERWRITE | SW_CONFIG_NO_RETIRE_THREAD;
@@ -211,6 +242,7 @@ class PlainStoreTest : public ::testing::Test {
     }
     unlink(path_.c_str());
   }
+  PoolDir dir_;
   std::string path_;
   sw_pool* p_ = nullptr;
   uint64_t* root_ = nullptr;

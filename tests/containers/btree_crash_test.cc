@@ -1,7 +1,7 @@
 // btree_crash_test.cc — the B+tree under the crash simulator: for every
 // engine that promises atomicity and both persistency models, every legal
 // crash image at every crash point of the btree workload recovers to the
-// tree before or after the interrupted wrap, byte for byte over all of its
+// tree (integer or std::string keys and values) before or after the interrupted wrap, byte for byte over all of its
 // reachable state (see src/crashsim/btree_workload.cc), and recovery is
 // idempotent.  The nonatomic engine is the control: it must be caught.
 #include <gtest/gtest.h>
@@ -14,14 +14,14 @@
 namespace softwrap::crashsim {
 namespace {
 
-SimResult run_btree(sw_engine_kind e, Persistency p, uint32_t size) {
+SimResult run_btree(sw_engine_kind e, Persistency p, uint32_t size, const Workload& w = btree_workload()) {
   SimOptions o;
   o.engine = e;
   o.model = p;
   o.en.max_exhaustive = 256;
   Simulator sim(o);
   SimResult r;
-  for (uint64_t seed : {1, 2, 3}) sim.run(btree_workload(), seed, size, &r);
+  for (uint64_t seed : {1, 2, 3}) sim.run(w, seed, size, &r);
   return r;
 }
 
@@ -36,6 +36,15 @@ TEST_P(BtreeCrashTest, EveryImageRecoversToTheTreeBeforeOrAfter) {
   EXPECT_GT(r.images, 5000u);
 }
 
+TEST_P(BtreeCrashTest, StringTreeRecoversToTheTreeBeforeOrAfter) {
+  const auto [e, p] = GetParam();
+  const SimResult r = run_btree(e, p, 30, btree_string_workload());
+  EXPECT_EQ(r.failures, 0u) << (r.reports.empty() ? "" : r.reports[0]);
+  EXPECT_EQ(r.runs, 3u);
+  EXPECT_GT(r.crash_points, 300u);
+  EXPECT_GT(r.images, 5000u);
+}
+
 INSTANTIATE_TEST_SUITE_P(Engines, BtreeCrashTest,
                          ::testing::Combine(::testing::Values(SW_ENGINE_SOFTWRAP, SW_ENGINE_SOFTWRAP_LOCAL,
                                                               SW_ENGINE_UNDO),
@@ -43,6 +52,7 @@ INSTANTIATE_TEST_SUITE_P(Engines, BtreeCrashTest,
 
 TEST(BtreeCrashControlTest, NonatomicIsCaught) {
   EXPECT_GT(run_btree(SW_ENGINE_NONATOMIC, Persistency::kX86, 10).failures, 0u);
+  EXPECT_GT(run_btree(SW_ENGINE_NONATOMIC, Persistency::kX86, 10, btree_string_workload()).failures, 0u);
 }
 
 }  // namespace

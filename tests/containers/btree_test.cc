@@ -79,9 +79,8 @@ TEST_P(BtreeTest, RandomInsertEraseMatchesMultisetWithVerifyEveryOp) {
     const uint32_t k = rng() % 400;
     const int op = static_cast<int>(rng() % 10);
     if (op < 6 || ref.empty()) {
-      auto r = t.insert(k);
-      ASSERT_TRUE(r.second);
-      ASSERT_EQ(r.first.key(), k);
+      auto r = t.insert(k);  // multiset: STX returns the iterator
+      ASSERT_EQ(r.key(), k);
       ref.insert(k);
     } else if (op < 9) {
       const bool had = ref.count(k) > 0;
@@ -112,7 +111,7 @@ TEST_P(BtreeTest, RandomInsertEraseMatchesMultimapWithVerifyEveryOp) {
     const uint32_t k = rng() % 300;
     if (rng() % 5 < 3 || ref.empty()) {
       const uint64_t v = rng();
-      ASSERT_TRUE(i % 2 ? t.insert2(k, v).second : t.insert(std::make_pair(k, v)).second);
+      ASSERT_EQ(i % 2 ? t.insert2(k, v).data() : t.insert(std::make_pair(k, v)).data(), v);
       ref.emplace(k, v);
     } else {
       // Erase a specific element through an iterator.
@@ -424,8 +423,8 @@ TEST_P(BtreeTest, StructKeysWithComparator) {
     ASSERT_EQ(it->first.x, k.x);
     ASSERT_EQ(it->first.y, k.y);
     ASSERT_STREQ(it->first.tag, "pt");
-    ASSERT_EQ(it->second.weight, v.weight);
-    ASSERT_EQ(it->second.flags, v.flags);
+    ASSERT_EQ(it->second->weight, v.weight);  // data_ref: -> reads a member
+    ASSERT_EQ(it.data().flags, v.flags);
     ++it;
   }
 }
@@ -455,15 +454,15 @@ TEST_P(BtreeTest, ReopenAttachesTheSameTree) {
   }
   pool pl = reopen();
   auto* r = pl.root<app_root>();
-  softwrap::btree_map<uint64_t, uint64_t> m(pl, r->tree.get());
+  softwrap::btree_map<uint64_t, uint64_t> m(pl, softwrap::attach, r->tree.get());
   m.verify();
   ASSERT_EQ(m.size(), ref.size());
   auto it = m.begin();
   for (const auto& e : ref) ASSERT_EQ(*it++, (std::pair<uint64_t, uint64_t>(e)));
   // Attaching with another type or at a bogus offset is refused.
-  EXPECT_THROW((softwrap::btree_multimap<uint64_t, uint64_t>(pl, r->tree.get())), softwrap::error);
-  EXPECT_THROW((softwrap::btree_map<uint32_t, uint64_t>(pl, r->tree.get())), softwrap::error);
-  EXPECT_THROW((softwrap::btree_map<uint64_t, uint64_t>(pl, pl.size() + 64)), softwrap::error);
+  EXPECT_THROW((softwrap::btree_multimap<uint64_t, uint64_t>(pl, softwrap::attach, r->tree.get())), softwrap::error);
+  EXPECT_THROW((softwrap::btree_map<uint32_t, uint64_t>(pl, softwrap::attach, r->tree.get())), softwrap::error);
+  EXPECT_THROW((softwrap::btree_map<uint64_t, uint64_t>(pl, softwrap::attach, pl.size() + 64)), softwrap::error);
 }
 
 TEST_P(BtreeTest, AbortedWrapLeavesTreeUnchanged) {

@@ -109,7 +109,7 @@ struct EngineName {
 constexpr EngineName kEngines[] = {
     {"default", SW_ENGINE_DEFAULT},     {"softwrap", SW_ENGINE_SOFTWRAP},
     {"softwrap-local", SW_ENGINE_SOFTWRAP_LOCAL}, {"undo", SW_ENGINE_UNDO},
-    {"nonatomic", SW_ENGINE_NONATOMIC},
+    {"undo-themis", SW_ENGINE_UNDO_THEMIS},       {"nonatomic", SW_ENGINE_NONATOMIC},
 };
 struct MediumName {
   const char* name;
@@ -139,7 +139,7 @@ bool parse_medium(const std::string& s, sw_medium_kind* out) {
 
 bool apply_engine_medium(const Options& opts, sw_config* cfg) {
   if (opts.has("engine") && !parse_engine(opts.get("engine"), &cfg->engine)) {
-    fprintf(stderr, "softwrap: unknown engine '%s' (softwrap, softwrap-local, undo, nonatomic)\n",
+    fprintf(stderr, "softwrap: unknown engine '%s' (softwrap, softwrap-local, undo, undo-themis, nonatomic)\n",
             opts.get("engine").c_str());
     return false;
   }

@@ -41,6 +41,8 @@ int crashtest_command(const std::vector<std::string>& args);
 void crashtest_usage(FILE* out);
 int bench_command(const std::vector<std::string>& args);
 void bench_usage(FILE* out);
+int workload_command(const std::vector<std::string>& args);
+void workload_usage(FILE* out);
 
 // Options of one command: `--name value`, `--name=value` or a boolean
 // `--name`; `--` ends options.  -h/--help is always accepted as a flag.
@@ -64,7 +66,7 @@ class Options {
 // "64M", "64MiB", "1g", "4096", "64k": binary units.  False if malformed.
 bool parse_size(const std::string& s, uint64_t* out);
 bool parse_u64(const std::string& s, uint64_t* out);
-// "softwrap", "softwrap-local", "undo", "nonatomic", "default".
+// "softwrap", "softwrap-local", "undo", "undo-themis", "nonatomic", "default".
 bool parse_engine(const std::string& s, sw_engine_kind* out);
 const char* engine_name(sw_engine_kind k);
 // "auto", "x86", "msync", "scm-emu".

@@ -75,5 +75,17 @@ expect 1 "check of a foreign file" "$SW" pool check "$DIR/foreign"
 contains "SW_EFOREIGN" "foreign file is named"
 expect 1 "info of a missing file" "$SW" pool info "$DIR/missing"
 
+# softwrap workload: runs, verifies, prints Fig. 8 and the fences by kind.
+expect 0 "workload list" "$SW" workload list
+contains "tpcc" "list names TPC-C"
+expect 0 "workload tatp" "$SW" workload tatp --scale 64 --transactions 50 --pool-dir "$DIR"
+contains "stores per transaction: mean 1.0" "TATP stores one word"
+contains "non-temporal->temporal 1.00" "undo fences the one record"
+expect 0 "workload sps on undo-themis" "$SW" workload sps --engine undo-themis --scale 64 --tx-size 3 --transactions 20 --threads 2 --pool-dir "$DIR"
+contains "median 6" "SPS: two stores per swap"
+contains "non-temporal->temporal 0.00" "undo-themis issues none"
+expect 2 "workload without a size parameter" "$SW" workload tatp --tx-size 4
+expect 2 "unknown workload" "$SW" workload frob
+
 echo "$passes passed, $fails failed"
 [ "$fails" -eq 0 ]

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "cli.h"
+#include "crashsim/paper_workloads.h"
 #include "crashsim/suite.h"
 
 namespace softwrap::cli {
@@ -31,12 +32,15 @@ void crashtest_usage(FILE* out) {
           "  --quick            at least 100,000 images (default)\n"
           "  --full             at least 10 million images (long)\n"
           "  --engine E         softwrap, softwrap-local or undo (default: all three);\n"
-          "                     nonatomic is accepted and expected to fail\n"
+          "                     undo-themis must pass under --model themis and fail under\n"
+          "                     x86 (its undo records are not fenced); nonatomic fails\n"
           "  --model M          x86 or themis (default: both)\n"
           "  --seed S           first seed (default 1); round r uses S + r\n"
           "  --max-exhaustive N enumerate every image of a crash point if there are at most N\n"
           "                     (default 16384); otherwise sample\n"
-          "  --workload W       one of the workloads listed below (default: all)\n"
+          "  --workload W       one of the workloads listed below (default: the simulator's\n"
+          "                     own), a shared one (docs/workloads.md), or themis: the\n"
+          "                     Themis paper's nine shared workloads\n"
           "  --size N           wraps per workload run (default 12 quick, 40 full)\n"
           "  --images N         image target instead of the level's\n"
           "  --no-controls      skip the controls (then controls=0/0)\n"
@@ -47,6 +51,8 @@ void crashtest_usage(FILE* out) {
           "\n"
           "Workloads:\n");
   for (const crashsim::Workload& w : crashsim::workloads()) fprintf(out, "  %-12s %s\n", w.name, w.what);
+  fprintf(out, "Shared workloads (workloads/):\n");
+  for (const crashsim::Workload& w : crashsim::registry_workloads()) fprintf(out, "  %-12s %s\n", w.name, w.what);
 }
 
 int crashtest_command(const std::vector<std::string>& args) {
@@ -81,7 +87,9 @@ int crashtest_command(const std::vector<std::string>& args) {
       return usage_error("unknown model '" + m + "' (x86 or themis)", "crashtest");
     }
   }
-  if (opts.has("workload")) {
+  if (opts.has("workload") && opts.get("workload") == "themis") {
+    so.workloads = crashsim::themis_workloads();
+  } else if (opts.has("workload")) {
     const crashsim::Workload* w = crashsim::find_workload(opts.get("workload"));
     if (!w) return usage_error("unknown workload '" + opts.get("workload") + "'", "crashtest");
     so.workloads = {w};

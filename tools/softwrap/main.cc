@@ -27,6 +27,8 @@ const Command kCommands[] = {
     {"demo", "kill a process mid-transaction on every engine, then compare speed", demo_command, demo_usage},
     {"crashtest", "simulate power failures at every fence and check recovery", crashtest_command, crashtest_usage},
     {"bench", "reproduce the SoftWrAP papers' evaluation (CSV, plots) and compare with PMDK", bench_command, bench_usage},
+    {"workload", "run one of the papers' workloads: stores and fences per transaction", workload_command,
+     workload_usage},
     {"help", "show help for a command", help_command, help_usage},
 };
 

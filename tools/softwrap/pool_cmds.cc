@@ -268,7 +268,7 @@ void pool_usage(FILE* out) {
   }
   fprintf(out,
           "Common options:\n"
-          "  --engine E   softwrap | softwrap-local | undo | nonatomic (SOFTWRAP_ENGINE overrides)\n"
+          "  --engine E   softwrap | softwrap-local | undo | undo-themis | nonatomic (SOFTWRAP_ENGINE overrides)\n"
           "  --medium M   auto | x86 | msync | scm-emu (SOFTWRAP_MEDIUM overrides)\n");
 }
 

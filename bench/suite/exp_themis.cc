@@ -1,0 +1,433 @@
+// exp_themis.cc — the Themis paper in software (docs/themis.md): every
+// workload of its Table II on `undo` and `undo-themis` (the paper's Ideal:
+// undo logging without the non-temporal -> temporal fences), and where
+// softwrap, softwrap-local and nonatomic stand on the same workloads; on
+// x86 (real sfence) and scm-emu, with 1 and 2 threads.  Fig. 3 (Ideal's
+// speedup over undo, the fraction of fences removed), Fig. 8 (stores per
+// transaction), Fig. 10 (distance between removable fences) and Fig. 12
+// (Ideal's speedup against the transaction size of SPS, PC and LL).
+//
+// Approach.  Per workload, setup() runs once into an image (nonatomic
+// engine, untimed), which is copied to one pool file per engine; the image
+// itself then serves the Fig. 8 profile (ObservedAccess, one thread).  For
+// each medium and thread count the five pools are opened with their engine
+// and medium and attach()ed.  After a warm-up slice each, `rounds` rounds
+// run one slice of `slice` seconds per engine, engines in an order rotated
+// per round; each slice starts and ends with sw_pool_quiesce (what
+// retirement has left is done untimed, so it never runs into the next
+// engine's slice) and its counters are read after it.  A round's ratio of
+// an engine's transactions/s to undo's comes from slices a second apart;
+// the reported speedup is the median of the rounds' ratios, with their
+// minimum and maximum as the noise.  Each rate is also taken per second of
+// the running threads' CPU time, which leaves out the time other jobs on a
+// shared machine took the CPU (for single-threaded cells, whose engines
+// never block, the fairer measure).  After each (medium, threads) cell
+// every pool's workload is verified (a wrong structure fails the
+// experiment), and undo-themis must have issued no non-temporal ->
+// temporal fence at all (a check in meta.csv).  Single-threaded cells pin
+// the workload thread to one vCPU and the retirement threads to the other
+// (harness.h); two-threaded cells are not pinned.
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "suite.h"
+#include "workloads/registry.h"
+#include "workloads/runner.h"
+
+namespace softwrap::bench {
+namespace {
+
+namespace wl = softwrap::workloads;
+
+struct EngineSpec {
+  sw_engine_kind kind;
+  const char* label;
+};
+// Undo first: the others' ratios are to it.
+const EngineSpec kEngines[] = {{SW_ENGINE_UNDO, "undo"},
+                               {SW_ENGINE_UNDO_THEMIS, "ideal"},
+                               {SW_ENGINE_SOFTWRAP, "softwrap"},
+                               {SW_ENGINE_SOFTWRAP_LOCAL, "softwrap-local"},
+                               {SW_ENGINE_NONATOMIC, "nonatomic"}};
+constexpr size_t kNumEngines = sizeof kEngines / sizeof kEngines[0];
+const sw_medium_kind kMedia[] = {SW_MEDIUM_X86, SW_MEDIUM_SCM_EMU};
+constexpr int kRounds = 9;
+constexpr double kSliceSeconds = 0.12;
+constexpr int kSweepRounds = 5;  // Fig. 12: undo and Ideal only
+constexpr double kSweepSliceSeconds = 0.1;
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  return v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
+}
+
+// sw_stats is all uint64_t: adds b into a field by field.
+void add_stats(sw_stats* a, const sw_stats& b) {
+  static_assert(sizeof(sw_stats) % sizeof(uint64_t) == 0);
+  auto* x = reinterpret_cast<uint64_t*>(a);
+  const auto* y = reinterpret_cast<const uint64_t*>(&b);
+  for (size_t i = 0; i < sizeof(sw_stats) / sizeof(uint64_t); ++i) x[i] += y[i];
+}
+
+std::string pool_path(const Context& ctx, const std::string& tag) {
+  return ctx.opts().pool_dir + "/sw-themis-" + std::to_string(getpid()) + "-" + tag + ".pool";
+}
+
+// A pool file under test, removed (and unregistered) when destroyed.
+struct TempPool {
+  explicit TempPool(std::string p) : path(std::move(p)) {
+    unlink(path.c_str());
+    register_temp_file(path);
+  }
+  ~TempPool() {
+    unlink(path.c_str());
+    unregister_temp_file(path);
+  }
+  std::string path;
+};
+
+// One engine's pool with its workload attached.
+struct Contender {
+  const EngineSpec* e;
+  sw_pool* p = nullptr;
+  std::vector<wl::ApiAccess> acc;
+  std::unique_ptr<wl::Workload> w;
+  std::vector<double> tps, ratio;          // per round; ratio to undo's
+  std::vector<double> cpu_tps, cpu_ratio;  // the same per second of the threads' CPU time
+  uint64_t tx = 0;
+  sw_stats sum{};
+};
+
+sw_pool* open_pool(const std::string& path, sw_engine_kind e, sw_medium_kind m) {
+  sw_config c = wl::workload_config(e, m);
+  sw_pool* p = sw_pool_open(path.c_str(), &c);
+  if (!p) fail_sw("sw_pool_open " + path);
+  prefault(sw_pool_base(p), sw_pool_size(p));
+  return p;
+}
+
+// Opens e's pool file on medium m and attaches the workload (p.threads
+// accesses).
+void open_contender(Contender* c, const EngineSpec* e, const std::string& path, sw_medium_kind m,
+                    const wl::Info& info, const wl::Params& p) {
+  c->e = e;
+  c->p = open_pool(path, e->kind, m);
+  c->acc.assign(p.threads, wl::ApiAccess(c->p));
+  c->w = wl::make_api_workload(info.name, &c->acc, p);
+  try {
+    c->w->attach();
+  } catch (const wl::WorkloadError& err) {
+    fail(fmt("%s on %s (%s): %s", info.name, e->label, medium_str(m), err.what()));
+  }
+}
+
+// Verifies the workload (a wrong structure fails the experiment) and
+// closes the pool.
+void close_contender(Contender* c) {
+  const std::string why = c->w->verify();
+  if (!why.empty()) {
+    fail(fmt("%s on %s (%s, %u threads, tx_size %u): %s", c->w->info().name, c->e->label,
+             sw_pool_medium_name(c->p), c->w->params().threads, c->w->params().tx_size, why.c_str()));
+  }
+  c->w.reset();
+  if (sw_pool_close(c->p) != 0) fail_sw("sw_pool_close");
+}
+
+// Transactions per second of one slice: per second of wall time, and per
+// second of the running threads' CPU time (which leaves out the time other
+// jobs on the machine took the CPU: the fairer measure for single-threaded
+// cells, whose engines never block).
+struct Rate {
+  double wall, cpu;
+};
+
+// One slice: quiesce, reset, run, quiesce; adds to c.
+Rate slice(Contender& c, double seconds, bool record) {
+  if (sw_pool_quiesce(c.p) != 0 || sw_pool_stats_reset(c.p) != 0) fail_sw("quiesce/reset");
+  wl::Timed t;
+  try {
+    t = wl::run_for(*c.w, seconds, 4);
+  } catch (const wl::WorkloadError& e) {
+    fail(fmt("%s on %s: %s", c.w->info().name, c.e->label, e.what()));
+  }
+  if (sw_pool_quiesce(c.p) != 0) fail_sw("sw_pool_quiesce");
+  sw_stats st{};
+  if (sw_pool_stats(c.p, &st) != 0) fail_sw("sw_pool_stats");
+  // (An abort under nonatomic keeps the stores and counts as neither.)
+  const bool counted = c.e->kind == SW_ENGINE_NONATOMIC ? st.wraps <= t.transactions
+                                                        : st.wraps + st.aborts == t.transactions;
+  if (!counted) {
+    fail(fmt("%s on %s: %llu wraps and %llu aborts for %llu transactions", c.w->info().name, c.e->label,
+             static_cast<unsigned long long>(st.wraps), static_cast<unsigned long long>(st.aborts),
+             static_cast<unsigned long long>(t.transactions)));
+  }
+  if (record) {
+    add_stats(&c.sum, st);
+    c.tx += t.transactions;
+  }
+  const double n = static_cast<double>(t.transactions);
+  return {n / t.seconds, t.cpu_seconds > 0 ? n / (t.cpu_seconds / c.w->params().threads) : 0.0};
+}
+
+struct Outputs {
+  Csv cells, rounds, fig3, fig8, fig10, fig12;
+  bool themis_ok = true;  // no NT->T fence from undo-themis anywhere
+  std::vector<double> x86_ideal_speedup, x86_ideal_speedup_cpu, x86_removed;  // 1 thread, per workload
+};
+
+double per_tx(uint64_t n, uint64_t tx) { return tx ? static_cast<double>(n) / static_cast<double>(tx) : 0.0; }
+
+// One (workload, medium, threads) cell over the engines' pool files.
+void run_cell(Context& ctx, const wl::Info& info, const wl::Params& base, sw_medium_kind m, uint32_t threads,
+              const std::vector<std::unique_ptr<TempPool>>& files, Outputs* out) {
+  const int rounds = ctx.quick() ? 1 : kRounds;
+  const double secs = ctx.secs(kSliceSeconds, 0.01);
+  wl::Params p = base;
+  p.threads = threads;
+  std::vector<Contender> cs(kNumEngines);
+  for (size_t i = 0; i < kNumEngines; ++i) open_contender(&cs[i], &kEngines[i], files[i]->path, m, info, p);
+  if (threads == 1) {
+    pin_threads();
+  } else {
+    unpin_threads();
+  }
+  for (Contender& c : cs) slice(c, secs / 2, false);  // warm-up: caches, tables, the device queue
+  for (int r = 0; r < rounds; ++r) {
+    std::vector<Rate> rate(kNumEngines);
+    for (size_t k = 0; k < kNumEngines; ++k) {
+      const size_t i = (k + static_cast<size_t>(r)) % kNumEngines;
+      rate[i] = slice(cs[i], secs, true);
+    }
+    for (size_t i = 0; i < kNumEngines; ++i) {
+      cs[i].tps.push_back(rate[i].wall);
+      cs[i].ratio.push_back(rate[i].wall / rate[0].wall);
+      cs[i].cpu_tps.push_back(rate[i].cpu);
+      cs[i].cpu_ratio.push_back(rate[i].cpu / rate[0].cpu);
+      out->rounds.add(info.name).add(medium_str(m)).add(threads).add(cs[i].e->label).add(r).add(rate[i].wall)
+          .add(rate[i].cpu);
+      out->rounds.end_row();
+    }
+  }
+  unpin_threads();
+  for (Contender& c : cs) close_contender(&c);
+  const Contender& undo = cs[0];
+  const Contender& ideal = cs[1];
+  if (ideal.sum.fences_log != 0) out->themis_ok = false;
+  for (const Contender& c : cs) {
+    const sw_stats& s = c.sum;
+    auto mm = std::minmax_element(c.ratio.begin(), c.ratio.end());
+    out->cells.add(info.name).add(medium_str(m)).add(threads).add(c.e->label).add(rounds).add(c.tx);
+    out->cells.add(median(c.tps)).add(*std::min_element(c.tps.begin(), c.tps.end()))
+        .add(*std::max_element(c.tps.begin(), c.tps.end()));
+    out->cells.add(median(c.ratio)).add(*mm.first).add(*mm.second);
+    const auto cm = std::minmax_element(c.cpu_ratio.begin(), c.cpu_ratio.end());
+    out->cells.add(median(c.cpu_tps)).add(median(c.cpu_ratio)).add(*cm.first).add(*cm.second);
+    out->cells.add(per_tx(s.fences, c.tx)).add(per_tx(s.fences_log, c.tx))
+        .add(per_tx(s.fences_data + s.fences_retire, c.tx)).add(per_tx(s.fences_commit, c.tx))
+        .add(per_tx(s.fences_other, c.tx)).add(per_tx(s.fences_elided, c.tx));
+    out->cells.add(per_tx(s.streamed_lines, c.tx)).add(per_tx(s.flushes, c.tx)).add(per_tx(s.log_bytes, c.tx))
+        .add(per_tx(s.aborts, c.tx));
+    out->cells.end_row();
+  }
+  const double removed = undo.sum.fences ? static_cast<double>(undo.sum.fences_log) / undo.sum.fences : 0.0;
+  out->fig3.add(info.name).add(medium_str(m)).add(threads).add(median(ideal.ratio))
+      .add(*std::min_element(ideal.ratio.begin(), ideal.ratio.end()))
+      .add(*std::max_element(ideal.ratio.begin(), ideal.ratio.end())).add(removed)
+      .add(per_tx(undo.sum.fences, undo.tx)).add(per_tx(undo.sum.fences_log, undo.tx))
+      .add(per_tx(ideal.sum.fences, ideal.tx)).add(per_tx(ideal.sum.fences_elided, ideal.tx))
+      .add(median(cs[2].ratio)).add(median(cs[3].ratio)).add(median(cs[4].ratio))
+      .add(median(ideal.cpu_ratio)).add(*std::min_element(ideal.cpu_ratio.begin(), ideal.cpu_ratio.end()))
+      .add(*std::max_element(ideal.cpu_ratio.begin(), ideal.cpu_ratio.end()));
+  out->fig3.end_row();
+  if (m == SW_MEDIUM_X86 && threads == 1) {
+    out->x86_ideal_speedup.push_back(median(ideal.ratio));
+    out->x86_ideal_speedup_cpu.push_back(median(ideal.cpu_ratio));
+    out->x86_removed.push_back(removed);
+    for (unsigned b = 0; b < SW_GAP_BUCKETS; ++b) {
+      if (undo.sum.removable_gap_cycles[b] == 0 && undo.sum.removable_gap_events[b] == 0) continue;
+      out->fig10.add(info.name).add(b).add(sw_gap_bucket_low(b))
+          .add(b + 1 < SW_GAP_BUCKETS ? sw_gap_bucket_low(b + 1) : ~uint64_t{0})
+          .add(undo.sum.removable_gap_cycles[b]).add(undo.sum.removable_gap_events[b]);
+      out->fig10.end_row();
+    }
+  }
+}
+
+// Fig. 8: the stores of `n` transactions of one thread on the image.
+void profile(Context& ctx, const wl::Info& info, const wl::Params& base, const std::string& path, Outputs* out) {
+  sw_pool* p = open_pool(path, SW_ENGINE_NONATOMIC, SW_MEDIUM_X86);
+  wl::StoreHistogram h;
+  std::vector<wl::ObservedAccess<wl::ApiAccess>> acc(1, wl::ObservedAccess<wl::ApiAccess>(wl::ApiAccess(p), &h));
+  wl::Params params = base;
+  params.threads = 1;
+  auto w = wl::make_observed_workload(info.name, &acc, params);
+  try {
+    w->attach();
+    wl::run_threads(*w, ctx.quick() ? 200 : 5000);
+  } catch (const wl::WorkloadError& e) {
+    fail(fmt("%s (profile): %s", info.name, e.what()));
+  }
+  const std::string why = w->verify();
+  if (!why.empty()) fail(fmt("%s (profile): %s", info.name, why.c_str()));
+  w.reset();
+  if (sw_pool_close(p) != 0) fail_sw("sw_pool_close");
+  for (const auto& [stores, n] : h.counts()) {
+    out->fig8.add(info.name).add(stores).add(n);
+    out->fig8.end_row();
+  }
+  ctx.note(fmt("stores per transaction: %s", info.name),
+           fmt("mean %.1f, median %llu, p90 %llu, max %llu over %llu transactions (%llu rolled back)", h.mean(),
+               static_cast<unsigned long long>(h.percentile(0.5)), static_cast<unsigned long long>(h.percentile(0.9)),
+               static_cast<unsigned long long>(h.percentile(1.0)), static_cast<unsigned long long>(h.transactions()),
+               static_cast<unsigned long long>(h.aborted())));
+}
+
+// Fig. 12: Ideal over undo as the transaction grows, for the workloads
+// with a transaction-size parameter (one thread; undo's and Ideal's pools).
+void sweep(Context& ctx, const wl::Info& info, const wl::Params& base,
+           const std::vector<std::unique_ptr<TempPool>>& files, Outputs* out) {
+  const std::vector<uint32_t> sizes =
+      ctx.quick() ? std::vector<uint32_t>{1, 8} : std::vector<uint32_t>{1, 2, 4, 8, 16, 32, 64};
+  const int rounds = ctx.quick() ? 1 : kSweepRounds;
+  const double secs = ctx.secs(kSweepSliceSeconds, 0.01);
+  for (sw_medium_kind m : kMedia) {
+    ctx.step(fmt("%s: transaction sizes, %s", info.name, medium_str(m)));
+    for (uint32_t size : sizes) {
+      wl::Params p = base;
+      p.threads = 1;
+      p.tx_size = size;
+      Contender cs[2];
+      for (size_t i = 0; i < 2; ++i) open_contender(&cs[i], &kEngines[i], files[i]->path, m, info, p);
+      pin_threads();
+      for (Contender& c : cs) slice(c, secs / 2, false);
+      std::vector<double> ratio, cpu_ratio;
+      for (int r = 0; r < rounds; ++r) {
+        Rate rate[2];
+        for (size_t k = 0; k < 2; ++k) {
+          const size_t i = (k + static_cast<size_t>(r)) % 2;
+          rate[i] = slice(cs[i], secs, true);
+        }
+        ratio.push_back(rate[1].wall / rate[0].wall);
+        cpu_ratio.push_back(rate[1].cpu / rate[0].cpu);
+      }
+      unpin_threads();
+      for (Contender& c : cs) close_contender(&c);
+      out->fig12.add(info.name).add(medium_str(m)).add(size).add(per_tx(cs[0].sum.fences_log, cs[0].tx))
+          .add(median(ratio)).add(*std::min_element(ratio.begin(), ratio.end()))
+          .add(*std::max_element(ratio.begin(), ratio.end())).add(median(cpu_ratio))
+          .add(*std::min_element(cpu_ratio.begin(), cpu_ratio.end()))
+          .add(*std::max_element(cpu_ratio.begin(), cpu_ratio.end()));
+      out->fig12.end_row();
+    }
+  }
+}
+
+}  // namespace
+
+void run_themis(Context& ctx) {
+  Outputs out{
+      Csv(ctx.file("themis.csv"),
+          {"workload", "medium", "threads", "engine", "rounds", "transactions", "tps_median", "tps_min", "tps_max",
+           "vs_undo_median", "vs_undo_min", "vs_undo_max", "cpu_tps_median", "vs_undo_cpu_median",
+           "vs_undo_cpu_min", "vs_undo_cpu_max", "fences_per_tx", "nt_t_per_tx", "t_nt_per_tx",
+           "commit_per_tx", "other_per_tx", "elided_per_tx", "streamed_per_tx", "flushes_per_tx", "log_bytes_per_tx",
+           "aborts_per_tx"}),
+      Csv(ctx.file("themis_rounds.csv"), {"workload", "medium", "threads", "engine", "round", "tps", "cpu_tps"}),
+      Csv(ctx.file("themis_fig3.csv"),
+          {"workload", "medium", "threads", "ideal_speedup", "ideal_speedup_min", "ideal_speedup_max",
+           "removed_fraction", "undo_fences_per_tx", "undo_nt_t_per_tx", "ideal_fences_per_tx",
+           "ideal_elided_per_tx", "softwrap_vs_undo", "softwrap_local_vs_undo", "nonatomic_vs_undo",
+           "ideal_speedup_cpu", "ideal_speedup_cpu_min", "ideal_speedup_cpu_max"}),
+      Csv(ctx.file("themis_fig8.csv"), {"workload", "stores", "transactions"}),
+      Csv(ctx.file("themis_fig10.csv"), {"workload", "bucket", "low", "high", "cycles", "events"}),
+      Csv(ctx.file("themis_fig12.csv"), {"workload", "medium", "tx_size", "undo_nt_t_per_tx", "ideal_speedup",
+                                         "ideal_speedup_min", "ideal_speedup_max", "ideal_speedup_cpu",
+                                         "ideal_speedup_cpu_min", "ideal_speedup_cpu_max"}),
+      true,
+      {},
+      {},
+      {},
+  };
+  // SOFTWRAP_THEMIS_WORKLOADS=sps,pc runs some (the CSV files then hold only those).
+  std::vector<const wl::Info*> all;
+  if (const char* only = std::getenv("SOFTWRAP_THEMIS_WORKLOADS"); only && *only) {
+    std::string list = only;
+    for (size_t at = 0; at <= list.size();) {
+      const size_t end = std::min(list.find(',', at), list.size());
+      const std::string name = list.substr(at, end - at);
+      const wl::Info* info = wl::find_workload(name);
+      if (!info) fail("SOFTWRAP_THEMIS_WORKLOADS: unknown workload '" + name + "' (" + wl::workload_names() + ")");
+      all.push_back(info);
+      at = end + 1;
+    }
+  } else {
+    all = wl::all_workloads();
+  }
+  int steps = 0;
+  for (const wl::Info* info : all) steps += info->tx_size_means ? 7 : 5;
+  ctx.set_total(steps);
+  ctx.note("engines", "undo, ideal (= undo-themis with SW_CONFIG_THEMIS_IDEAL), softwrap, softwrap-local, nonatomic");
+  ctx.note("slices", fmt("%d rounds of %.2f s per engine, engine order rotated per round", ctx.quick() ? 1 : kRounds,
+                         ctx.secs(kSliceSeconds, 0.01)));
+  for (const wl::Info* info : all) {
+    wl::Params base;
+    base.seed = 42;
+    base.scale = ctx.quick() ? info->small_scale * 4 : info->default_scale;
+    base = wl::resolve(*info, base);
+    base.threads = 2;  // the largest count the pools serve
+    ctx.step(fmt("%s: setup", info->name));
+    TempPool image(pool_path(ctx, "image"));
+    {
+      sw_config c = wl::workload_config(SW_ENGINE_NONATOMIC, SW_MEDIUM_X86);
+      sw_pool* p = sw_pool_create(image.path.c_str(), wl::pool_bytes(*info, base), &c);
+      if (!p) fail_sw("sw_pool_create " + image.path);
+      std::vector<wl::ApiAccess> acc(1, wl::ApiAccess(p));
+      wl::Params one = base;
+      one.threads = 1;
+      auto w = wl::make_api_workload(info->name, &acc, one);
+      try {
+        w->setup();
+      } catch (const wl::WorkloadError& e) {
+        fail(fmt("%s setup: %s", info->name, e.what()));
+      }
+      const std::string why = w->verify();
+      if (!why.empty()) fail(fmt("%s after setup: %s", info->name, why.c_str()));
+      w.reset();
+      if (sw_pool_close(p) != 0) fail_sw("sw_pool_close");
+    }
+    std::vector<std::unique_ptr<TempPool>> files;
+    for (const EngineSpec& e : kEngines) {
+      files.push_back(std::make_unique<TempPool>(pool_path(ctx, e.label)));
+      std::error_code ec;
+      std::filesystem::copy_file(image.path, files.back()->path, ec);
+      if (ec) fail("copying " + image.path + ": " + ec.message());
+    }
+    profile(ctx, *info, base, image.path, &out);
+    for (sw_medium_kind m : kMedia) {
+      for (uint32_t threads : {1u, 2u}) {
+        ctx.step(fmt("%s: %s, %u thread%s", info->name, medium_str(m), threads, threads > 1 ? "s" : ""));
+        run_cell(ctx, *info, base, m, threads, files, &out);
+      }
+    }
+    if (info->tx_size_means) sweep(ctx, *info, base, files, &out);
+  }
+  double sum = 0, sum_cpu = 0, removed = 0;
+  for (double s : out.x86_ideal_speedup) sum += s;
+  for (double s : out.x86_ideal_speedup_cpu) sum_cpu += s;
+  for (double r : out.x86_removed) removed += r;
+  const double n = static_cast<double>(out.x86_ideal_speedup.size());
+  ctx.note("x86 1 thread: average Ideal speedup over undo", fmt("%.3f (paper, Fig. 3: 1.67)", sum / n));
+  ctx.note("x86 1 thread: average Ideal speedup over undo, CPU time", fmt("%.3f", sum_cpu / n));
+  ctx.note("x86 1 thread: average fraction of fences removed", fmt("%.1f %% (paper: 91.7 %%)", 100 * removed / n));
+  ctx.check(out.themis_ok, "undo-themis issued no non-temporal->temporal fence in any cell");
+}
+
+}  // namespace softwrap::bench

@@ -1,0 +1,176 @@
+// vfs_store.cc — stored files and their DRAM maps (vfs_store.h).
+//
+// Overwrites are compared with the current contents and only the changed
+// words are written: SQLite rewrites whole pages to change a few bytes, and
+// comparing (at DRAM speed: alias tables or home) keeps the log, the alias
+// tables and the home writes of retirement proportional to what changed
+// (the write-combined logging paper's read-and-compare).
+#include "vfs_store.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace softwrap::sqlite_vfs {
+
+namespace {
+
+// Writes the words of [dst, dst + n) that differ from src.  Runs of changed
+// words separated by at most kGapWords unchanged words are written as one
+// range: a range record's header costs as much as two words.
+int write_changed_words(sw_pool* p, char* dst, const char* src, uint64_t n) {
+  constexpr uint64_t kGapWords = 2;
+  char old[4096];
+  uint64_t done = 0;
+  while (done < n) {
+    const uint64_t len = std::min<uint64_t>(n - done, sizeof old);
+    if (int rc = sw_read(p, old, dst + done, len); rc != 0) return rc;
+    // Word boundaries follow the pool address; the first and last word may
+    // be partial.
+    auto word_end = [&](uint64_t i) {
+      const uint64_t a = reinterpret_cast<uintptr_t>(dst + done + i);
+      return std::min<uint64_t>(len, i + (8 - a % 8));
+    };
+    auto differs = [&](uint64_t i, uint64_t e) { return std::memcmp(old + i, src + done + i, e - i) != 0; };
+    uint64_t i = 0;
+    while (i < len) {
+      uint64_t e = word_end(i);
+      if (!differs(i, e)) {
+        i = e;
+        continue;
+      }
+      // [i, j) is the run; extend it over changed words and short gaps.
+      uint64_t j = e, gap = 0;
+      for (uint64_t k = e; k < len && gap <= kGapWords;) {
+        const uint64_t ke = word_end(k);
+        if (differs(k, ke)) {
+          j = ke;
+          gap = 0;
+        } else {
+          ++gap;
+        }
+        k = ke;
+      }
+      if (int rc = sw_write(p, dst + done + i, src + done + i, j - i); rc != 0) return rc;
+      i = j;
+    }
+    done += len;
+  }
+  return 0;
+}
+
+}  // namespace
+
+void FileMap::reload() {
+  size_ = load_word(p_, &d_->size);
+  const uint64_t n = load_word(p_, &d_->nblocks);
+  blocks_.resize(n);
+  if (n == 0) return;
+  const auto* t = static_cast<const uint64_t*>(sw_pool_ptr(p_, load_word(p_, &d_->table_off)));
+  for (uint64_t i = 0; i < n; ++i) blocks_[i] = static_cast<char*>(sw_pool_ptr(p_, load_word(p_, &t[i])));
+}
+
+template <class Fn>
+int FileMap::for_range(uint64_t off, uint64_t n, Fn fn) const {
+  uint64_t done = 0;
+  while (done < n) {
+    const uint64_t o = off + done;
+    const uint64_t bi = o / kBlock, bo = o % kBlock;
+    const uint64_t len = std::min(n - done, kBlock - bo);
+    if (int rc = fn(blocks_[bi] + bo, len, done); rc != 0) return rc;
+    done += len;
+  }
+  return 0;
+}
+
+// Makes sure blocks [0, need) exist.  The map follows each store as it
+// succeeds, so it matches the pool (in this wrap) also after a failure.
+int FileMap::ensure_blocks(uint64_t need) {
+  const uint64_t have = blocks_.size();
+  if (need <= have) return 0;
+  const uint64_t cap = load_word(p_, &d_->table_cap);
+  void* table = have != 0 || cap != 0 ? sw_pool_ptr(p_, load_word(p_, &d_->table_off)) : nullptr;
+  if (need > cap) {
+    uint64_t ncap = cap != 0 ? cap * 2 : 64;
+    while (ncap < need) ncap *= 2;
+    auto* nt = static_cast<uint64_t*>(sw_pmalloc(p_, ncap * 8));
+    if (nt == nullptr) return sw_errno();
+    if (have != 0) {
+      std::vector<uint64_t> tmp(have);
+      if (int rc = sw_read(p_, tmp.data(), table, have * 8); rc != 0) return rc;
+      if (int rc = sw_write(p_, nt, tmp.data(), have * 8); rc != 0) return rc;
+    }
+    if (int rc = store_word(p_, &d_->table_off, sw_pool_offset(p_, nt)); rc != 0) return rc;
+    if (int rc = store_word(p_, &d_->table_cap, ncap); rc != 0) return rc;
+    if (table != nullptr && sw_pfree(p_, table) != 0) return sw_errno();
+    table = nt;
+  }
+  auto* t = static_cast<uint64_t*>(table);
+  for (uint64_t i = have; i < need; ++i) {
+    void* b = sw_pmalloc(p_, kBlock);
+    if (b == nullptr) return sw_errno();
+    if (int rc = store_word(p_, &t[i], sw_pool_offset(p_, b)); rc != 0) return rc;
+    if (int rc = store_word(p_, &d_->nblocks, i + 1); rc != 0) return rc;
+    blocks_.push_back(static_cast<char*>(b));
+  }
+  return 0;
+}
+
+int FileMap::set_size(uint64_t n) {
+  if (int rc = store_word(p_, &d_->size, n); rc != 0) return rc;
+  size_ = n;
+  return 0;
+}
+
+int FileMap::read(uint64_t off, void* dst, uint64_t n, uint64_t* got) const {
+  const uint64_t avail = off < size_ ? std::min(n, size_ - off) : 0;
+  const int rc = for_range(off, avail, [&](char* a, uint64_t len, uint64_t done) {
+    return sw_read(p_, static_cast<char*>(dst) + done, a, len);
+  });
+  if (avail < n) std::memset(static_cast<char*>(dst) + avail, 0, n - avail);
+  *got = avail;
+  return rc;
+}
+
+int FileMap::write(uint64_t off, const void* src, uint64_t n) {
+  const uint64_t end = off + n;
+  const auto* s = static_cast<const char*>(src);
+  if (int rc = ensure_blocks((std::max(end, size_) + kBlock - 1) / kBlock); rc != 0) return rc;
+  if (off > size_) {
+    int rc = for_range(size_, off - size_, [&](char* a, uint64_t len, uint64_t) { return sw_memset(p_, a, 0, len); });
+    if (rc != 0) return rc;
+  }
+  // Bytes already in the file: only the words that change.  Appends whole.
+  const uint64_t overlap = off < size_ ? std::min(end, size_) - off : 0;
+  int rc = for_range(off, overlap,
+                     [&](char* a, uint64_t len, uint64_t done) { return write_changed_words(p_, a, s + done, len); });
+  if (rc != 0) return rc;
+  rc = for_range(off + overlap, n - overlap,
+                 [&](char* a, uint64_t len, uint64_t done) { return sw_write(p_, a, s + overlap + done, len); });
+  if (rc != 0) return rc;
+  return end > size_ ? set_size(end) : 0;
+}
+
+int FileMap::truncate(uint64_t n) {
+  if (n <= size_) return n < size_ ? set_size(n) : 0;
+  if (int rc = ensure_blocks((n + kBlock - 1) / kBlock); rc != 0) return rc;
+  int rc = for_range(size_, n - size_, [&](char* a, uint64_t len, uint64_t) { return sw_memset(p_, a, 0, len); });
+  return rc != 0 ? rc : set_size(n);
+}
+
+int free_file(sw_pool* p, Dirent* d) {
+  const uint64_t nb = load_word(p, &d->nblocks);
+  const uint64_t table_off = load_word(p, &d->table_off);
+  if (table_off != 0) {
+    const auto* t = static_cast<const uint64_t*>(sw_pool_ptr(p, table_off));
+    for (uint64_t i = 0; i < nb; ++i) {
+      if (sw_pfree(p, sw_pool_ptr(p, load_word(p, &t[i]))) != 0) return sw_errno();
+    }
+    if (sw_pfree(p, sw_pool_ptr(p, table_off)) != 0) return sw_errno();
+  }
+  for (uint64_t* w : {&d->in_use, &d->size, &d->nblocks, &d->table_off, &d->table_cap}) {
+    if (int rc = store_word(p, w, 0); rc != 0) return rc;
+  }
+  return 0;
+}
+
+}  // namespace softwrap::sqlite_vfs

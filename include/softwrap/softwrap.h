@@ -146,7 +146,10 @@ typedef enum sw_medium_kind {
  * engines may hold before it spills: writes in place behind undo records;
  * default 64), SOFTWRAP_STRICT (1|0: set or clear
  * SW_CONFIG_STRICT), SOFTWRAP_REQUIRE_WRAP (1|0: SW_CONFIG_REQUIRE_WRAP),
- * SOFTWRAP_THEMIS_IDEAL (1|0: SW_CONFIG_THEMIS_IDEAL). */
+ * SOFTWRAP_THEMIS_IDEAL (1|0: SW_CONFIG_THEMIS_IDEAL), SOFTWRAP_POOL_MAX
+ * (max_size: bytes with an optional K/M/G/T suffix, or "unlimited"),
+ * SOFTWRAP_POOL_RESERVE (address range reserved for an unlimited pool;
+ * default 1T). */
 typedef struct sw_config {
   sw_engine_kind engine;
   sw_medium_kind medium;
@@ -172,9 +175,11 @@ typedef struct sw_config {
   uint32_t shadow_budget_kib; /* softwrap: a table is also retired once its
                                  shadow pages hold this many KiB (default
                                  2048) */
-  uint64_t max_size;          /* growth limit in bytes.  At create: 0 = the
-                                 pool does not grow (default); else >= size,
-                                 or SW_POOL_SIZE_UNLIMITED.  At open: 0 =
+  uint64_t max_size;          /* growth limit in bytes.  At create: 0 =
+                                 SW_POOL_SIZE_UNLIMITED (default: the pool
+                                 grows as far as the file system allows);
+                                 else >= size (size itself: it does not
+                                 grow).  At open: 0 =
                                  keep the pool's recorded limit; else a new
                                  limit (>= the pool's size), recorded in the
                                  pool.  SOFTWRAP_POOL_MAX overrides. */

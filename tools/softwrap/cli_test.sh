@@ -54,7 +54,16 @@ expect 0 "info" "$SW" pool info "$P"
 contains "uuid" "info shows uuid"
 contains "4 x 256 KiB" "info shows lanes"
 contains "retired seq" "info shows retired seq"
+contains "maximum          unlimited" "info shows the default maximum"
 expect 0 "info --raw" "$SW" pool info "$P" --raw
+expect 2 "max below size" "$SW" pool create "$DIR/g.pool" --size 16M --max 8M
+contains "bad --max" "max below size names the option"
+expect 0 "create --max" "$SW" pool create "$DIR/g.pool" --size 16M --max 1G
+contains "grows to 1 GiB" "create summary shows the maximum"
+expect 0 "info of a growable pool" "$SW" pool info "$DIR/g.pool"
+contains "maximum          1 GiB" "info shows the maximum"
+contains "zones            1" "info shows the zones"
+contains "heap free" "info shows the free heap"
 expect 0 "check" "$SW" pool check "$P"
 contains "consistent" "check verdict"
 expect 0 "recover" "$SW" pool recover "$P" --engine undo

@@ -27,9 +27,12 @@ namespace {
 
 void create_usage(FILE* out) {
   fprintf(out,
-          "Usage: softwrap pool create <path> [--size SIZE] [--lanes N] [--lane-size SIZE]\n"
-          "                            [--force] [--engine E] [--medium M]\n"
+          "Usage: softwrap pool create <path> [--size SIZE] [--max SIZE|unlimited] [--lanes N]\n"
+          "                            [--lane-size SIZE] [--force] [--engine E] [--medium M]\n"
           "  Creates a pool file.  SIZE takes K/M/G suffixes (binary); default 64M, at least 8M.\n"
+          "  --max SIZE         the most the pool grows to when its heap is full (default\n"
+          "                     unlimited: as far as the file system allows; --max equal to\n"
+          "                     --size: it does not grow)\n"
           "  --lanes N          log lanes = wraps open at once (default 32)\n"
           "  --lane-size SIZE   bytes of log per lane (default pool/64, clamped to [64K, 16M])\n"
           "  --force            replace an existing file\n");
@@ -102,13 +105,17 @@ std::string format_time_ns(uint64_t ns) {
   return buf;
 }
 
+std::string format_max(uint64_t max) {
+  return max == SW_POOL_SIZE_UNLIMITED ? std::string("unlimited (the file system's free space)") : format_bytes(max);
+}
+
 // Checks the header's regions against each other and the root against
 // the heap.  Returns an empty string or the first problem found.
 std::string check_layout(const PoolFile& pf) {
   const PoolHeader& h = pf.header();
   const uint64_t log_end = h.log_offset + uint64_t{h.lanes} * h.lane_size;
   const uint64_t heap_end = h.heap_offset + h.chunk_count * h.chunk_size;
-  if (h.pool_size != pf.size()) return "header pool size differs from the file size";
+  if (pf.size() < h.pool_size) return "the durable size is below the size the pool was created with";
   if (h.meta_offset + sizeof(PoolMeta) > h.lane_table_offset) return "pool metadata overlaps the lane table";
   if (h.lane_table_offset + uint64_t{h.lanes} * sizeof(LaneHeader) > h.log_offset)
     return "lane table overlaps the log";
@@ -117,8 +124,7 @@ std::string check_layout(const PoolFile& pf) {
   if (heap_end > h.pool_size) return "heap extends past the end of the file";
   const PoolMeta* m = pf.meta();
   if (m->root_offset != 0) {
-    if (m->root_offset < h.heap_offset || m->root_offset >= heap_end || m->root_size == 0 ||
-        m->root_size > heap_end - m->root_offset)
+    if (m->root_offset >= pf.size() || m->root_size == 0 || !pf.heap_contains(m->root_offset, m->root_size))
       return "root object (offset " + std::to_string(m->root_offset) + ", size " + std::to_string(m->root_size) +
              ") is not inside the heap";
   } else if (m->root_size != 0) {
@@ -128,7 +134,7 @@ std::string check_layout(const PoolFile& pf) {
 }
 
 int pool_create(const std::vector<std::string>& args) {
-  Options opts({"size", "lanes", "lane-size", "engine", "medium"}, {"force"});
+  Options opts({"size", "max", "lanes", "lane-size", "engine", "medium"}, {"force"});
   std::string err;
   if (!opts.parse(args, &err)) return usage_error(err, "pool create");
   if (opts.help()) return create_usage(stdout), kExitOk;
@@ -148,6 +154,13 @@ int pool_create(const std::vector<std::string>& args) {
     if (!parse_size(opts.get("lane-size"), &cfg.lane_size) || cfg.lane_size == 0)
       return usage_error("bad --lane-size '" + opts.get("lane-size") + "'", "pool create");
   }
+  if (opts.has("max")) {
+    if (opts.get("max") == "unlimited") {
+      cfg.max_size = SW_POOL_SIZE_UNLIMITED;
+    } else if (!parse_size(opts.get("max"), &cfg.max_size) || cfg.max_size < size) {
+      return usage_error("bad --max '" + opts.get("max") + "' (a size >= --size, or unlimited)", "pool create");
+    }
+  }
   if (opts.has("force")) cfg.flags |= SW_CONFIG_OVERWRITE;
 
   sw_pool* p = sw_pool_create(path.c_str(), size, &cfg);
@@ -158,9 +171,9 @@ int pool_create(const std::vector<std::string>& args) {
     return kExitFailed;
   }
   const auto* h = static_cast<const PoolHeader*>(sw_pool_base(p));
-  printf("created %s: %s, %u lanes x %s of log, heap %s (engine %s, medium %s)\n", path.c_str(),
-         format_bytes(sw_pool_size(p)).c_str(), h->lanes, format_bytes(h->lane_size).c_str(),
-         format_bytes(h->chunk_count * h->chunk_size).c_str(), sw_pool_engine_name(p), sw_pool_medium_name(p));
+  printf("created %s: %s (grows to %s), %u lanes x %s of log, heap %s (engine %s, medium %s)\n", path.c_str(),
+         format_bytes(sw_pool_size(p)).c_str(), format_bytes(sw_pool_max_size(p)).c_str(), h->lanes, format_bytes(h->lane_size).c_str(), format_bytes(h->chunk_count * h->chunk_size).c_str(),
+         sw_pool_engine_name(p), sw_pool_medium_name(p));
   if (sw_pool_close(p) != 0) return report_failure("cannot close '" + path + "'");
   return kExitOk;
 }
@@ -184,12 +197,18 @@ int pool_info(const std::vector<std::string>& args) {
   const PoolMeta* m = pf->meta();
   printf("pool %s%s\n", path.c_str(), raw ? " (raw: recovery not run)" : "");
   printf("  layout version   %u\n", h.layout_version);
-  printf("  size             %s (%" PRIu64 " bytes)\n", format_bytes(h.pool_size).c_str(), h.pool_size);
+  const uint64_t size = pf->size();
+  printf("  size             %s (%" PRIu64 " bytes; created with %s)\n", format_bytes(size).c_str(), size,
+         format_bytes(h.pool_size).c_str());
+  printf("  maximum          %s\n", format_max(pf->size_limit()).c_str());
+  uint64_t chunks = 0;
+  for (uint32_t z = 0; z < pf->zone_count(); ++z) chunks += pf->zone(z).chunks;
+  printf("  zones            %u (%" PRIu64 " chunks)\n", pf->zone_count(), chunks);
   printf("  uuid             %s\n", format_uuid(h.uuid).c_str());
   printf("  created          %s\n", format_time_ns(h.create_time_ns).c_str());
   printf("  lanes            %u x %s (log at offset %" PRIu64 ", %s)\n", h.lanes, format_bytes(h.lane_size).c_str(),
          h.log_offset, format_bytes(uint64_t{h.lanes} * h.lane_size).c_str());
-  printf("  heap             %" PRIu64 " chunks x %s at offset %" PRIu64 " (%s)\n", h.chunk_count,
+  printf("  zone 0 heap      %" PRIu64 " chunks x %s at offset %" PRIu64 " (%s)\n", h.chunk_count,
          format_bytes(h.chunk_size).c_str(), h.heap_offset, format_bytes(h.chunk_count * h.chunk_size).c_str());
   if (m->root_offset != 0)
     printf("  root             offset %" PRIu64 ", %s\n", m->root_offset, format_bytes(m->root_size).c_str());
@@ -200,8 +219,8 @@ int pool_info(const std::vector<std::string>& args) {
   if (Allocator::check(*pf, &st) != 0) return report_failure("heap is inconsistent");
   printf("  heap usage       %s allocated in %" PRIu64 " blocks and %" PRIu64 " extents; %" PRIu64
          " of %" PRIu64 " chunks free\n",
-         format_bytes(st.allocated_bytes).c_str(), st.allocated_blocks, st.allocated_extents, st.free_chunks,
-         h.chunk_count);
+         format_bytes(st.allocated_bytes).c_str(), st.allocated_blocks, st.allocated_extents, st.free_chunks, chunks);
+  printf("  heap free        %s\n", format_bytes(st.free_chunks * h.chunk_size).c_str());
   return kExitOk;
 }
 
@@ -230,7 +249,7 @@ int pool_check(const std::vector<std::string>& args) {
     return kExitFailed;
   }
   printf("%s: consistent (%s allocated, %" PRIu64 " of %" PRIu64 " chunks free)\n", path.c_str(),
-         format_bytes(st.allocated_bytes).c_str(), st.free_chunks, pf->header().chunk_count);
+         format_bytes(st.allocated_bytes).c_str(), st.free_chunks, uint64_t{pf->chunk_count()});
   return kExitOk;
 }
 

@@ -25,6 +25,7 @@ struct ControlSpec {
   bool must_fail;
   std::vector<const char*> workloads;
   bool misread_pairs = false;
+  bool skip_zone_fence = false;
 };
 
 ControlResult run_control(const ControlSpec& c, const SuiteOptions& so, uint32_t size, SuiteResult* total) {
@@ -34,6 +35,7 @@ ControlResult run_control(const ControlSpec& c, const SuiteOptions& so, uint32_t
   o.en.max_exhaustive = so.max_exhaustive;
   o.redo_skip_commit_validation = c.skip_validation;
   o.wcl_misread_pairs = c.misread_pairs;
+  o.grow_skip_zone_fence = c.skip_zone_fence;
   o.max_reports = 1;
   o.stop_after_failures = c.must_fail ? 1 : 0;
   Simulator sim(o);
@@ -126,6 +128,8 @@ SuiteResult run_suite(const SuiteOptions& so) {
          true, true, {"stores", "switch", "write"}},
         {"write-combined pairs misread caught (softwrap)", SW_ENGINE_SOFTWRAP, Persistency::kX86, false, true,
          {"wcl"}, true},
+        {"growth without the zone fence caught (softwrap)", SW_ENGINE_SOFTWRAP, Persistency::kX86, false, true,
+         {"grow"}, false, true},
     };
     for (const ControlSpec& c : specs) res.controls.push_back(run_control(c, so, size, &res));
   }

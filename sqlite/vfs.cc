@@ -215,6 +215,7 @@ int pool_acquire(const std::string& path, uint64_t size, const sw_config& cfg_in
     p = sw_pool_open(path.c_str(), &cfg);
     if (p == nullptr) set_err("softwrap vfs: cannot open pool %s: %s", path.c_str(), sw_errormsg());
   } else if (create) {
+    if (cfg.max_size == 0) cfg.max_size = SW_POOL_SIZE_UNLIMITED;  // grows like a file
     p = sw_pool_create(path.c_str(), size, &cfg);
     if (p == nullptr) {
       set_err("softwrap vfs: cannot create pool %s (poolsize=%llu, lanes=%u, lanesize=%llu): %s", path.c_str(),

@@ -122,6 +122,22 @@ bool parse_open_params(const ParamLookup& get, const std::string& db_path, bool 
   }
   if (!size_param(get, "poolsize", &r.pool_size, err)) return false;
 
+  // Growth: a database grows like a file.  A pool the VFS creates may grow
+  // as far as the file system goes unless poolmax says otherwise; an
+  // existing pool keeps the maximum it has unless poolmax is given.
+  if (const char* v = get("poolmax"); v != nullptr && *v != '\0') {
+    if (std::strcmp(v, "unlimited") == 0) {
+      r.cfg.max_size = SW_POOL_SIZE_UNLIMITED;
+    } else if (!size_param(get, "poolmax", &r.cfg.max_size, err)) {
+      *err += " or unlimited";
+      return false;
+    } else if (r.cfg.max_size < r.pool_size) {
+      *err = std::string("softwrap vfs: URI parameter poolmax=") + v + " is below the pool size (" +
+             std::to_string(r.pool_size) + " bytes, poolsize): the pool could never hold its first size";
+      return false;
+    }
+  }
+
   r.cfg.engine = scm ? SW_ENGINE_NONATOMIC : SW_ENGINE_DEFAULT;
   if (const char* e = get("engine"); e != nullptr && *e != '\0') {
     if (!parse_engine(e, &r.cfg.engine, err)) return false;

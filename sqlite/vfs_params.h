@@ -26,13 +26,15 @@ using ParamLookup = std::function<const char*(const char* key)>;
 struct OpenParams {
   std::string pool_path;  // absolute
   uint64_t pool_size = 0; // bytes, when the pool is created
-  sw_config cfg{};        // engine, shadow pages, lanes
+  sw_config cfg{};        // engine, shadow pages, lanes; max_size: poolmax
+                          // (0: not given — unlimited at creation, the
+                          // pool's own at open)
 };
 
 constexpr uint64_t kDefaultPoolSize = 128ull << 20;
 
 // Fills *out for the main database `db_path` from the URI parameters (pool,
-// poolsize, engine, shadowpage, lanes, lanesize), the environment
+// poolsize, poolmax, engine, shadowpage, lanes, lanesize), the environment
 // (SOFTWRAP_SQLITE_POOL, SOFTWRAP_SQLITE_POOL_SIZE) and the defaults;
 // `scm` selects the scm VFS's default engine (nonatomic).  true on success;
 // false with *err set to a message ("softwrap vfs: URI parameter

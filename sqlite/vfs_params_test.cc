@@ -119,6 +119,21 @@ TEST_F(ParamsTest, BadValuesNameTheParameterAndValue) {
   EXPECT_NE(err_.find("SOFTWRAP_SQLITE_POOL_SIZE='lots'"), std::string::npos) << err_;
 }
 
+TEST_F(ParamsTest, PoolMaxIsASizeAtLeastThePoolSizeOrUnlimited) {
+  ASSERT_TRUE(parse({})) << err_;
+  EXPECT_EQ(p_.cfg.max_size, 0u);  // not given: unlimited at creation, the pool's own at open
+  ASSERT_TRUE(parse({{"poolsize", "16M"}, {"poolmax", "1G"}})) << err_;
+  EXPECT_EQ(p_.pool_size, 16ull << 20);
+  EXPECT_EQ(p_.cfg.max_size, 1ull << 30);
+  ASSERT_TRUE(parse({{"poolmax", "unlimited"}})) << err_;
+  EXPECT_EQ(p_.cfg.max_size, SW_POOL_SIZE_UNLIMITED);
+  EXPECT_FALSE(parse({{"poolmax", "lots"}}));
+  EXPECT_NE(err_.find("poolmax=lots is not a size"), std::string::npos) << err_;
+  EXPECT_NE(err_.find("or unlimited"), std::string::npos) << err_;
+  EXPECT_FALSE(parse({{"poolsize", "64M"}, {"poolmax", "32M"}}));
+  EXPECT_NE(err_.find("poolmax=32M is below the pool size"), std::string::npos) << err_;
+}
+
 TEST_F(ParamsTest, DefaultVfsFromEnvironment) {
   bool d = true;
   std::string err;

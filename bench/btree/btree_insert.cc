@@ -87,7 +87,8 @@ struct Options {
                "  --engines LIST  nonatomic,softwrap,softwrap-local,undo (default all); an\n"
                "                  engine may carry settings, e.g. softwrap@entries=512:budget=64:\n"
                "                  entries (alias_entries), divisor (retire_divisor), page\n"
-               "                  (shadow_page_size), tables (max_alias_tables), budget\n"
+               "                  (shadow_page_size), tables (max_alias_tables), lanekib (lane_size\n"
+               "                  in KiB), budget\n"
                "                  (shadow_budget_kib), inline (1: no retirement thread) — a\n"
                "                  variant runs interleaved with the others, as its own contender\n"
                "  --no-pmdk       without the PMDK btree_map peer\n"
@@ -155,6 +156,7 @@ std::string apply_variant(const std::string& spec, sw_config* cfg) {
     else if (k == "page") cfg->shadow_page_size = v;
     else if (k == "tables") cfg->max_alias_tables = v;
     else if (k == "budget") cfg->shadow_budget_kib = v;
+    else if (k == "lanekib") cfg->lane_size = uint64_t{v} << 10;
     else if (k == "inline") cfg->flags = v ? cfg->flags | SW_CONFIG_NO_RETIRE_THREAD : cfg->flags & ~SW_CONFIG_NO_RETIRE_THREAD;
     else {
       std::fprintf(stderr, "unknown engine setting '%s' in %s\n", k.c_str(), spec.c_str());

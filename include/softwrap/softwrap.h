@@ -146,10 +146,7 @@ typedef enum sw_medium_kind {
  * engines may hold before it spills: writes in place behind undo records;
  * default 64), SOFTWRAP_STRICT (1|0: set or clear
  * SW_CONFIG_STRICT), SOFTWRAP_REQUIRE_WRAP (1|0: SW_CONFIG_REQUIRE_WRAP),
- * SOFTWRAP_THEMIS_IDEAL (1|0: SW_CONFIG_THEMIS_IDEAL), SOFTWRAP_POOL_MAX
- * (max_size: bytes with an optional K/M/G/T suffix, or "unlimited"),
- * SOFTWRAP_POOL_RESERVE (address range reserved for an unlimited pool;
- * default 1T). */
+ * SOFTWRAP_THEMIS_IDEAL (1|0: SW_CONFIG_THEMIS_IDEAL). */
 typedef struct sw_config {
   sw_engine_kind engine;
   sw_medium_kind medium;
@@ -166,8 +163,9 @@ typedef struct sw_config {
                                  8; more than 2 only for outsized wraps) */
   /* Creation only (ignored by open, which reads them from the pool): */
   uint32_t lanes;             /* log lanes = wraps open at once (default 32) */
-  uint64_t lane_size;         /* fixed log bytes per lane (default: pool/512
-                                 clamped to [64 KiB, 512 KiB]); a wrap whose
+  uint64_t lane_size;         /* fixed log bytes per lane (default: the
+                                 lanes share min(pool/16, 24 MiB), at least
+                                 64 KiB each); a wrap whose
                                  log outgrows it continues in log space
                                  taken from the heap, so lanes do not bound
                                  wraps: only free pool space does */
@@ -175,11 +173,9 @@ typedef struct sw_config {
   uint32_t shadow_budget_kib; /* softwrap: a table is also retired once its
                                  shadow pages hold this many KiB (default
                                  2048) */
-  uint64_t max_size;          /* growth limit in bytes.  At create: 0 =
-                                 SW_POOL_SIZE_UNLIMITED (default: the pool
-                                 grows as far as the file system allows);
-                                 else >= size (size itself: it does not
-                                 grow).  At open: 0 =
+  uint64_t max_size;          /* growth limit in bytes.  At create: 0 = the
+                                 pool does not grow (default); else >= size,
+                                 or SW_POOL_SIZE_UNLIMITED.  At open: 0 =
                                  keep the pool's recorded limit; else a new
                                  limit (>= the pool's size), recorded in the
                                  pool.  SOFTWRAP_POOL_MAX overrides. */
@@ -229,13 +225,13 @@ typedef struct sw_pool sw_pool;
  * SW_ENGINE_UNDO_THEMIS on a medium without the Themis rule and without
  * SW_CONFIG_THEMIS_IDEAL (no file is left behind).  cfg may be NULL.
  *
- * Growth: a pool grows when its heap is full (an allocation, or log space a
- * large wrap needs) up to its maximum size (cfg->max_size; see sw_config):
- * the file is extended and mapped in place, so every pointer into the pool
- * stays valid; each growth doubles the pool (adding at most 1 GiB, at least
- * what the request needs) up to the maximum.  A crash during a growth
- * leaves a pool that opens, with every committed wrap.  Growth is not part
- * of a wrap: an aborted wrap leaves the pool grown. */
+ * Growth: a pool created with cfg->max_size > size grows when its heap is
+ * full (an allocation, or log space a large wrap needs): the file is
+ * extended and mapped in place, so every pointer into the pool stays valid;
+ * each growth doubles the pool (adding at most 1 GiB, at least what the
+ * request needs) up to max_size.  A crash during a growth leaves a pool
+ * that opens, with every committed wrap.  Growth is not part of a wrap: an
+ * aborted wrap leaves the pool grown. */
 SW_API sw_pool *sw_pool_create(const char *path, size_t size, const sw_config *cfg);
 
 /* Opens an existing pool and runs recovery.  Refuses (NULL) files that are
@@ -244,8 +240,10 @@ SW_API sw_pool *sw_pool_create(const char *path, size_t size, const sw_config *c
  * (SW_ECORRUPT), or already open in another process (SW_EBUSY); SW_EINVAL
  * for a cfg->max_size below the pool's size; SW_ENOTSUP for
  * SW_ENGINE_UNDO_THEMIS on a medium without the Themis rule unless
- * SW_CONFIG_THEMIS_IDEAL is set.  Never writes to a file it refused.
- * cfg may be NULL. */
+ * SW_CONFIG_THEMIS_IDEAL is set.  Never writes to a file it
+ * refused.  A pool of layout version 1 (softwrap before growable pools) is
+ * upgraded in place to version 2, crash-safely; older releases then refuse
+ * it.  cfg may be NULL. */
 SW_API sw_pool *sw_pool_open(const char *path, const sw_config *cfg);
 
 /* Retires everything, makes it durable, unmaps and frees the handle.

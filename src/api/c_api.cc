@@ -341,9 +341,6 @@ sw_pool* sw_pool_create(const char* path, size_t size, const sw_config* cfg) {
   if (!path) return set_error(SW_EINVAL, "path is NULL"), nullptr;
   ResolvedConfig rc;
   if (resolve_config(cfg, &rc) != 0) return nullptr;
-  // Defaults must just work: a pool grows like a file, as far as the file
-  // system allows, unless a maximum is given.
-  if (rc.max_size == 0) rc.max_size = kUnlimitedPoolSize;
   auto file = PoolFile::create(path, size, rc);
   if (!file) return nullptr;
   sw_pool* p = assemble(std::move(file), rc);
@@ -355,7 +352,7 @@ sw_pool* sw_pool_open(const char* path, const sw_config* cfg) {
   if (!path) return set_error(SW_EINVAL, "path is NULL"), nullptr;
   ResolvedConfig rc;
   if (resolve_config(cfg, &rc) != 0) return nullptr;
-  auto file = PoolFile::open(path, rc);
+  auto file = PoolFile::open(path, rc);  // a new maximum (cfg->max_size, SOFTWRAP_POOL_MAX) applies at open
   if (!file) return nullptr;
   return assemble(std::move(file), rc);
 }

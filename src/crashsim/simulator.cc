@@ -375,7 +375,7 @@ struct Simulator::Impl {
       TraceMedium med(dur.p, kCapacity, &t, &nj);
       RecoveryOptions ro;
       ro.redo_skip_commit_validation = opt.redo_skip_commit_validation;
-      ro.wcl_misread_pairs = opt.wcl_misread_pairs;
+    ro.wcl_misread_pairs = opt.wcl_misread_pairs;
       sw_recovery_report rep;
       t.start();
       recover(*pool, med, &rep, ro);

@@ -128,7 +128,7 @@ SuiteResult run_suite(const SuiteOptions& so) {
          true, true, {"stores", "switch", "write"}},
         {"write-combined pairs misread caught (softwrap)", SW_ENGINE_SOFTWRAP, Persistency::kX86, false, true,
          {"wcl"}, true},
-        {"growth without the zone fence caught (softwrap)", SW_ENGINE_SOFTWRAP, Persistency::kX86, false, true,
+        {"growth without the zone's fence caught (softwrap)", SW_ENGINE_SOFTWRAP, Persistency::kX86, false, true,
          {"grow"}, false, true},
     };
     for (const ControlSpec& c : specs) res.controls.push_back(run_control(c, so, size, &res));

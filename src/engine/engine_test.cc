@@ -44,7 +44,6 @@ class EngineTest : public ::testing::TestWithParam<Param> {
   }
   void create(uint32_t alias_entries = 0, uint64_t lane_size = 0, size_t size = 64 << 20) {
     sw_config c = cfg(alias_entries, lane_size);
-    c.max_size = size;  // these tests mean a pool of this size: no growth
     pool_ = sw_pool_create(path_.c_str(), size, &c);
     ASSERT_NE(pool_, nullptr) << sw_errormsg();
   }

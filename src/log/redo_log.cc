@@ -10,6 +10,7 @@
 #include <cstring>
 
 #include "common/counters.h"
+#include "common/error.h"
 #include "medium/medium.h"
 #include "pool/allocator.h"
 #include "pool/pool.h"
@@ -28,8 +29,17 @@ uint64_t frame_seed(const PoolFile& pool, uint32_t lane, uint64_t phys_pos) {
 
 LogExtent ExtentSource::take() {
   uint32_t n = taken_.empty() ? 1 : std::min(taken_.back().chunks * 2, kMaxChunks);
+  // A smaller extent after a refused larger one (a pool that cannot grow
+  // that far) is a success: the thread's error stays what it was.
+  const int err = last_error();
+  const std::string msg = err != 0 ? last_error_message() : std::string();
   for (; n > 0; n /= 2) {
     if (const uint64_t off = alloc_->reserve_log_chunks(n)) {
+      if (err != 0) {
+        set_error(err, "%s", msg.c_str());
+      } else {
+        clear_error();
+      }
       taken_.push_back({off, n});
       return taken_.back();
     }
@@ -400,7 +410,7 @@ class FrameReader {
     return reinterpret_cast<const unsigned char*>(base);
   }
   bool jump(uint64_t off, uint64_t bytes) {
-    if (!pool_.log_extent_ok(off, bytes)) return false;
+    if (!pool_.chunk_run_ok(off, bytes)) return false;
     ext_ = static_cast<const char*>(pool_.at(off));
     pos_ = 0;
     left_ = bytes / 8;

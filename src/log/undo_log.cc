@@ -109,7 +109,7 @@ uint64_t visit_undo(const PoolFile& pool, uint32_t lane, UndoVisit visit, void* 
   const char* seg = pool.lane_base(lane);
   uint64_t seg_id = 0, seg_size = h.lane_size, pos = 0, count = 0;
   if (const uint64_t head = pool.lane_header(lane)->spill_head; head != 0) {
-    if (!pool.log_extent_ok(head, kChunkSize)) return 0;
+    if (!pool.chunk_run_ok(head, kChunkSize)) return 0;
     seg = static_cast<const char*>(pool.at(head));
     seg_id = kInExtent | head;
     seg_size = kChunkSize;
@@ -132,7 +132,7 @@ uint64_t visit_undo(const PoolFile& pool, uint32_t lane, UndoVisit visit, void* 
     if (hash_finish(hs) != word(pos + (2 + nw) * 8)) break;
     budget -= bytes;
     if (kind == kUndoLink) {
-      if (!pool.log_extent_ok(off, n)) break;
+      if (!pool.chunk_run_ok(off, n)) break;
       seg = static_cast<const char*>(pool.at(off));
       seg_id = kInExtent | off;
       seg_size = n;

@@ -154,8 +154,8 @@ class TraceMedium final : public Medium {
   // `trace` (may be nullptr: journal only) while it is recording; writes
   // are saved in `journal` when it is not nullptr.  Writes outside the
   // image are performed but neither recorded nor journaled; extend() moves
-  // the image's end when the pool grows.  Loads are recorded when the trace
-  // is started with TraceOptions::loads.
+  // the image's end when the pool grows.  Loads are recorded when the
+  // trace is started with TraceOptions::loads.
   TraceMedium(void* base, size_t len, Trace* trace, WriteJournal* journal);
 
   const MediumProperties& properties() const override { return props_; }

@@ -15,8 +15,9 @@
 // out.  attach()/format() build a PoolFile over caller memory instead
 // (crash simulator, fuzzer): same validation, no file, lock or mapping.
 //
-// Version 1 pools (before log extents and zones) are refused with a message
-// saying what to do: their log frames would be read by version 2's rules.
+// Version 1 pools (no zones, no PoolMeta growth words) are accepted and
+// upgraded in place at bind() (pool_growth.cc): their layout is version 2's
+// zone 0 exactly.
 #include "pool/pool.h"
 
 #include <fcntl.h>
@@ -44,7 +45,8 @@ namespace {
 
 constexpr uint32_t kMaxLanes = 1024;
 constexpr uint64_t kMinLaneSize = 64ull << 10;
-constexpr uint64_t kMaxDefaultLaneSize = 512ull << 10;
+constexpr uint64_t kMaxDefaultLogBytes = 24ull << 20;
+constexpr uint64_t kMaxDefaultLaneSize = 16ull << 20;
 constexpr size_t kChecksummedBytes = offsetof(PoolHeader, checksum);
 
 constexpr uint64_t round_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
@@ -121,8 +123,11 @@ int compute_layout(uint64_t size, uint32_t lanes, uint64_t lane_size, PoolHeader
   if (lane_size == 0) {
     // A small fixed region: a frame that outgrows its lane's free space
     // continues in log extents taken from the heap (log/redo_log.h), so
-    // lanes only need room for the first lines of a few frames each.
-    lane_size = (size / 512) / kPageSize * kPageSize;
+    // the lanes together take pool/16, at most 24 MiB (a 64 MiB pool keeps
+    // 59.7 MiB of heap, a 1 GiB one 97.6 %).  Shared by the lanes, not
+    // per lane: a lane's fill is what makes the softwrap engines switch
+    // tables early (AliasRing::throttle), so few lanes get more each.
+    lane_size = std::min(size / 16, kMaxDefaultLogBytes) / lanes / kPageSize * kPageSize;
     if (lane_size < kMinLaneSize) lane_size = kMinLaneSize;
     if (lane_size > kMaxDefaultLaneSize) lane_size = kMaxDefaultLaneSize;
   }
@@ -380,7 +385,8 @@ PoolFile::~PoolFile() {
 }
 
 // Reads only min(file_size, sizeof(PoolHeader)) bytes of data, any alignment.
-int PoolFile::validate_header(const void* data, size_t file_size) {
+int PoolFile::validate_header(const void* data, size_t file_size, bool* upgrade) {
+  if (upgrade != nullptr) *upgrade = false;
   if (file_size < sizeof(PoolHeader)) {
     return set_error(SW_EFOREIGN, "not a softwrap pool: the file is %zu bytes, smaller than a pool header (%zu)",
                      file_size, sizeof(PoolHeader));
@@ -391,25 +397,33 @@ int PoolFile::validate_header(const void* data, size_t file_size) {
   if (std::memcmp(h.magic, kPoolMagic, sizeof h.magic) != 0) {
     return set_error(SW_EFOREIGN, "not a softwrap pool: bad magic");
   }
-  if (h.layout_version != kLayoutVersion) {
-    if (h.layout_version < kLayoutVersion) {
-      return set_error(SW_EVERSION,
-                       "pool layout version %u was written by an older softwrap; this library reads version %u "
-                       "(log records that continue in heap extents). Open it with the softwrap that made it "
-                       "and copy the data into a new pool",
-                       h.layout_version, kLayoutVersion);
+  if (h.layout_version != kLayoutVersion && h.layout_version != kLayoutVersionV1) {
+    if (h.layout_version > kLayoutVersion) {
+      return set_error(SW_EVERSION, "pool layout version %u is newer than this library reads (versions %u "
+                       "and %u): use a newer softwrap", h.layout_version, kLayoutVersionV1, kLayoutVersion);
     }
-    return set_error(SW_EVERSION, "pool layout version %u is newer than this library reads (version %u): "
-                     "use a newer softwrap", h.layout_version, kLayoutVersion);
+    return set_error(SW_EVERSION, "pool layout version %u is not supported (this library reads versions %u and %u); "
+                     "open the pool with the softwrap release that wrote it", h.layout_version, kLayoutVersionV1,
+                     kLayoutVersion);
   }
   if (h.header_size != sizeof(PoolHeader)) {
     return set_error(SW_ECORRUPT, "pool header: header_size %u, expected %zu", h.header_size, sizeof(PoolHeader));
   }
   const uint64_t sum = hash64(&h, kChecksummedBytes);
+  bool torn_upgrade = false;
   if (h.checksum != sum) {
-    return set_error(SW_ECORRUPT, "pool header checksum mismatch (stored 0x%016" PRIx64 ", computed 0x%016" PRIx64
-                     "): the header is corrupt", h.checksum, sum);
+    // The upgrade from version 1 stores the version word and the checksum
+    // separately (pool_growth.cc); a crash between the two leaves a header
+    // whose checksum is right for the other version.  bind() finishes it.
+    PoolHeader other = h;
+    other.layout_version = h.layout_version == kLayoutVersion ? kLayoutVersionV1 : kLayoutVersion;
+    if (h.checksum != hash64(&other, kChecksummedBytes)) {
+      return set_error(SW_ECORRUPT, "pool header checksum mismatch (stored 0x%016" PRIx64 ", computed 0x%016" PRIx64
+                       "): the header is corrupt", h.checksum, sum);
+    }
+    torn_upgrade = true;
   }
+  if (upgrade != nullptr) *upgrade = torn_upgrade || h.layout_version == kLayoutVersionV1;
   if (h.pool_size > file_size) {
     return set_error(SW_ECORRUPT, "pool header says the pool was created with %" PRIu64
                      " bytes but the file has %zu: the file was truncated", h.pool_size, file_size);
@@ -463,11 +477,13 @@ int PoolFile::validate_header(const void* data, size_t file_size) {
   return 0;
 }
 
-// The durable size and growth limit from PoolMeta `m`, checked
+// The durable size and growth limit from PoolMeta `m` (a version-1 pool has
+// zeros there: its size is its initial size and it does not grow), checked
 // against the initial size and the `room` there is (file or memory), and
 // the maximum cfg asks for.
 int PoolFile::setup(uint64_t initial, const PoolMeta& m, const ResolvedConfig& cfg, uint64_t room) {
   uint64_t size = m.pool_size, limit = m.max_size;
+  if (upgrade_ && size == 0 && limit == 0) size = limit = initial;
   if (size < initial || (size != initial && size % kPageSize != 0)) {  // zones end on page boundaries
     return set_error(SW_ECORRUPT, "pool metadata: durable size %" PRIu64 " is neither the initial size %" PRIu64
                      " nor a multiple of 4096 above it", size, initial);
@@ -615,7 +631,7 @@ std::unique_ptr<PoolFile> PoolFile::open(const std::string& path, const Resolved
   PoolHeader h{};
   size_t got = 0;
   if (pread_all(pf->fd_, &h, std::min(file_size, sizeof h), 0, &got, path) != 0) return nullptr;
-  if (validate_header(&h, got < sizeof h ? got : file_size) != 0) return nullptr;
+  if (validate_header(&h, got < sizeof h ? got : file_size, &pf->upgrade_) != 0) return nullptr;
   PoolMeta m{};
   if (pread_all(pf->fd_, &m, sizeof m, h.meta_offset, &got, path) != 0) return nullptr;
   if (got != sizeof m) {
@@ -642,12 +658,14 @@ std::unique_ptr<PoolFile> PoolFile::attach(void* base, size_t capacity, const Re
     set_error(SW_EINVAL, "attach: pool memory %p must be 4096-aligned", base);
     return nullptr;
   }
-  if (validate_header(base, capacity) != 0) return nullptr;
+  bool upgrade = false;
+  if (validate_header(base, capacity, &upgrade) != 0) return nullptr;
   std::unique_ptr<PoolFile> pf(new PoolFile());
   pf->path_ = "<memory>";
   pf->base_ = static_cast<char*>(base);
   pf->is_dax_ = true;
   pf->attached_ = true;
+  pf->upgrade_ = upgrade;
   pf->reserved_ = capacity / kPageSize * kPageSize;
   PoolMeta m;
   std::memcpy(&m, pf->meta(), sizeof m);

@@ -134,11 +134,14 @@ class PoolFile {
   static std::unique_ptr<PoolFile> format(void* base, size_t capacity, size_t size, const ResolvedConfig& cfg,
                                           const uint8_t* uuid = nullptr);
   // Validates a header image (used by open and by the fuzzer): 0 or the
-  // SW_E* code open() would give, with a message.
-  static int validate_header(const void* data, size_t file_size);
+  // SW_E* code open() would give, with a message.  *upgrade (if given) is
+  // set when the pool must be brought to the current layout version at
+  // bind(): a version-1 header, or one whose upgrade a crash interrupted.
+  static int validate_header(const void* data, size_t file_size, bool* upgrade = nullptr);
 
   // Binds the medium through which every later write of the pool layer
-  // goes (growth; a new maximum size, which is written here), and trims a file tail that an
+  // goes (growth; the in-place upgrade of a version-1 pool and a new
+  // maximum size, which are written here), and trims a file tail that an
   // interrupted growth left past the durable size.  Call once, after
   // open/attach and before recovery.  0 or SW_EIO.
   int bind(Medium* medium);
@@ -178,9 +181,12 @@ class PoolFile {
   bool chunk_at(uint64_t off, uint32_t* c) const;
   // [off, off + n) lies in the chunks of one zone.
   bool heap_contains(uint64_t off, uint64_t n) const;
-  // [off, off + bytes) is a log extent's shape: whole chunks (at least one)
-  // of one zone, starting at a chunk's start.  Extents never span zones.
-  bool log_extent_ok(uint64_t off, uint64_t bytes) const;
+  // [off, off + bytes) is whole chunks of one zone (a log extent), bytes > 0.
+  bool chunk_run_ok(uint64_t off, uint64_t bytes) const {
+    uint32_t c = 0;
+    return bytes >= kChunkSize && bytes % kChunkSize == 0 && chunk_at(off, &c) && off == chunk_offset(c) &&
+           heap_contains(off, bytes);
+  }
   // [off, off + n) may be written by a log record being replayed or rolled
   // back: the root slot of PoolMeta, or inside one zone's chunk heads and
   // chunks (never a header, the watermark, the size, lane headers or lanes).
@@ -228,6 +234,7 @@ class PoolFile {
   uint64_t max_size_ = 0;   // min(limit_, reserved_), page-aligned
   bool is_dax_ = false;
   bool attached_ = false;   // memory is the caller's: no munmap
+  bool upgrade_ = false;    // bind() brings a version-1 pool to version 2
   bool limit_changed_ = false;  // bind() records limit_
   bool skip_zone_fence_ = false;  // ResolvedConfig::grow_skip_zone_fence
   Medium* medium_ = nullptr;

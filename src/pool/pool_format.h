@@ -25,11 +25,12 @@ namespace softwrap {
 
 inline constexpr char kPoolMagic[16] = "SOFTWRAP-POOL-1";  // 15 chars + NUL
 // Version 2: redo frames and undo records may continue in log extents
-// (LINK entries, docs/log-format.md), and pools grow: zones after zone 0,
-// PoolMeta's durable size and growth limit (docs/pool-format.md).  A
-// version-1 reader would take a linked frame for a torn one and lose a
-// committed wrap; version-1 pools are refused (pool.cc).
+// (LINK entries, docs/log-format.md; a version-1 reader would take a
+// linked frame for a torn one and lose a committed wrap), zones (growth)
+// and PoolMeta's durable size and limit.  A version-1 pool is upgraded
+// in place when it is opened for use (pool.cc).
 inline constexpr uint32_t kLayoutVersion = 2;
+inline constexpr uint32_t kLayoutVersionV1 = 1;
 inline constexpr uint64_t kPageSize = 4096;
 inline constexpr uint64_t kMinPoolSize = 8ull << 20;
 inline constexpr uint64_t kChunkSize = 256ull << 10;

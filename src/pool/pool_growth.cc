@@ -234,12 +234,6 @@ bool PoolFile::heap_contains(uint64_t off, uint64_t n) const {
   return off >= z.heap && off - z.heap <= heap_bytes && n <= heap_bytes - (off - z.heap);
 }
 
-bool PoolFile::log_extent_ok(uint64_t off, uint64_t bytes) const {
-  const Zone& z = zone(zone_of_offset(off));
-  return off >= z.heap && (off - z.heap) % kChunkSize == 0 && bytes >= kChunkSize && bytes % kChunkSize == 0 &&
-         heap_contains(off, bytes);
-}
-
 bool PoolFile::home_range_ok(uint64_t off, uint64_t n) const {
   const uint64_t root = header().meta_offset;  // PoolMeta::root_offset and root_size
   if (off >= root && n <= 2 * sizeof(uint64_t) && off - root <= 2 * sizeof(uint64_t) - n) return true;
@@ -252,13 +246,30 @@ bool PoolFile::home_range_ok(uint64_t off, uint64_t n) const {
 int PoolFile::bind(Medium* medium) {
   medium_ = medium;
   PoolMeta* m = meta();
-  if (limit_changed_) {
+  if (upgrade_ || limit_changed_) {
     SW_TRACE_LABEL("open:pool-meta");
     medium->store(&m->pool_size, size(), 8);
     medium->store(&m->max_size, limit_, 8);
     medium->flush(&m->pool_size, 2 * sizeof(uint64_t));
     medium->fence(FenceKind::kOther);
     limit_changed_ = false;
+  }
+  if (upgrade_) {
+    // Version 1 -> 2: the word holding layout_version (and header_size),
+    // then the checksum.  PoolMeta is durable first, so whichever of the
+    // two a crash keeps, open reads the pool as version 2 and a version-1
+    // reader refuses it (validate_header); this finishes the job.
+    SW_TRACE_LABEL("open:upgrade");
+    PoolHeader h = header();
+    h.layout_version = kLayoutVersion;
+    h.checksum = hash64(&h, offsetof(PoolHeader, checksum));
+    uint64_t word;
+    std::memcpy(&word, reinterpret_cast<const char*>(&h) + offsetof(PoolHeader, layout_version), sizeof word);
+    medium->store(base_ + offsetof(PoolHeader, layout_version), word, 8);
+    medium->store(base_ + offsetof(PoolHeader, checksum), h.checksum, 8);
+    medium->flush(base_, sizeof h);
+    medium->fence(FenceKind::kOther);
+    upgrade_ = false;
   }
   // A tail past the durable size is what an interrupted growth left.
   if (!attached_ && file_size_ > size()) {

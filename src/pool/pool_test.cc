@@ -21,6 +21,7 @@
 
 #include "common/error.h"
 #include "common/hash.h"
+#include "medium/medium.h"
 
 namespace softwrap {
 namespace {
@@ -124,7 +125,7 @@ TEST_F(PoolFileTest, CreateOpenRoundTrip) {
     EXPECT_EQ(h.pool_size, 16ull << 20);
     EXPECT_EQ(pf->size(), 16ull << 20);
     EXPECT_EQ(h.lanes, 32u);
-    EXPECT_EQ(h.lane_size, 64u << 10);  // 16 MiB / 512 = 32 KiB, raised to the 64 KiB minimum
+    EXPECT_EQ(h.lane_size, 64u << 10);  // 16 MiB / 16 / 32 lanes = 32 KiB, raised to the 64 KiB minimum
     EXPECT_EQ(h.meta_offset, kPageSize);
     EXPECT_EQ(h.lane_table_offset, 2 * kPageSize);
     EXPECT_EQ(h.log_offset, 3 * kPageSize);  // 32 lanes x 64 B fit one page
@@ -168,12 +169,12 @@ TEST_F(PoolFileTest, GeometryFollowsConfig) {
   auto small = PoolFile::create(path("small"), kPool, cfg);
   ASSERT_NE(small, nullptr) << last_error_message();
   EXPECT_EQ(small->header().lanes, 1u);
-  EXPECT_EQ(small->header().lane_size, 64u << 10);  // the minimum
+  EXPECT_EQ(small->header().lane_size, 512u << 10);  // 8 MiB / 16: the log's share, all in one lane
 
-  cfg.lanes = 4;  // 1 GiB / 512 = 2 MiB, capped at 512 KiB
+  cfg.lanes = 4;  // 1 GiB / 16 = 64 MiB, capped at 24 MiB, over 4 lanes
   auto big = PoolFile::create(path("big"), 1ull << 30, cfg);
   ASSERT_NE(big, nullptr) << last_error_message();
-  EXPECT_EQ(big->header().lane_size, 512u << 10);
+  EXPECT_EQ(big->header().lane_size, 6u << 20);
   big.reset();
   ASSERT_EQ(truncate(path("big").c_str(), 0), 0);
 
@@ -182,6 +183,22 @@ TEST_F(PoolFileTest, GeometryFollowsConfig) {
   auto many = PoolFile::create(path("many"), 256ull << 20, cfg);
   ASSERT_NE(many, nullptr) << last_error_message();
   EXPECT_EQ(many->header().lane_table_offset + 1024 * 64, many->header().log_offset);
+}
+
+// The log is a small fixed region (wraps continue in heap extents), so the
+// heap is most of a pool at the default geometry: at least 56 MiB of a
+// 64 MiB pool and 97 % of a 1 GiB one.
+TEST_F(PoolFileTest, DefaultGeometryLeavesMostOfThePoolToTheHeap) {
+  ResolvedConfig cfg;  // 32 lanes, default lane size
+  for (const auto& [size, min_heap] : {std::pair<uint64_t, uint64_t>{64ull << 20, 56ull << 20},
+                                       {1ull << 30, (1ull << 30) / 100 * 97}}) {
+    auto pf = PoolFile::create(path("heap"), size, cfg);
+    ASSERT_NE(pf, nullptr) << last_error_message();
+    const uint64_t heap = pf->header().chunk_count * kChunkSize;
+    EXPECT_GE(heap, min_heap) << size << "-byte pool: " << heap << " bytes of heap";
+    pf.reset();
+    ASSERT_EQ(unlink(path("heap").c_str()), 0);
+  }
 }
 
 TEST_F(PoolFileTest, CreateRefusesBadSizesWithoutCreatingAFile) {
@@ -302,10 +319,61 @@ TEST_F(PoolFileTest, RefusesOtherLayoutVersion) {
   });
   expect_refused(p, SW_EVERSION, "newer than this library");
   edit_header(p, [](PoolHeader* h) {
-    h->layout_version = 1;  // before log extents: a linked frame would look torn to it
+    h->layout_version = 0;
     reseal(h);
   });
-  expect_refused(p, SW_EVERSION, "older softwrap");
+  expect_refused(p, SW_EVERSION, "not supported");
+}
+
+// A version-1 pool is version 2's zone 0 without PoolMeta's growth words:
+// opened for use, it is upgraded in place (PoolMeta first, then the
+// header), keeps its bytes, and a crash between the header's two words
+// (version, then checksum) leaves a header open() accepts and finishes.
+TEST_F(PoolFileTest, Version1PoolsAreUpgradedInPlace) {
+  for (const bool torn : {false, true}) {
+    SCOPED_TRACE(torn ? "upgrade torn between version and checksum" : "version-1 pool");
+    const std::string p = path(torn ? "torn" : "v1");
+    make_pool(p);
+    uint64_t heap = 0;
+    {
+      std::string bytes = read_bytes(p);
+      PoolHeader h;
+      std::memcpy(&h, bytes.data(), sizeof h);
+      heap = h.heap_offset;
+      std::memcpy(bytes.data() + heap, "committed bytes", 16);
+      PoolMeta m{};
+      std::memcpy(&m, bytes.data() + h.meta_offset, sizeof m);
+      m.pool_size = 0;  // never written by version 1
+      m.max_size = 0;
+      std::memcpy(bytes.data() + h.meta_offset, &m, sizeof m);
+      h.layout_version = kLayoutVersionV1;
+      reseal(&h);
+      if (torn) h.layout_version = kLayoutVersion;  // the version word landed, the checksum did not
+      std::memcpy(bytes.data(), &h, sizeof h);
+      write_bytes(p, bytes);
+    }
+    {
+      auto pf = PoolFile::open(p);
+      ASSERT_NE(pf, nullptr) << last_error_message();
+      EXPECT_EQ(pf->size(), kPool);
+      MediumOptions mo;
+      mo.kind = SW_MEDIUM_MSYNC;
+      auto medium = make_medium(mo, pf->base(), pf->size());
+      ASSERT_NE(medium, nullptr) << last_error_message();
+      ASSERT_EQ(pf->bind(medium.get()), 0) << last_error_message();
+      medium->drain();
+      EXPECT_EQ(pf->header().layout_version, kLayoutVersion);
+      EXPECT_EQ(pf->meta()->pool_size, kPool);
+      EXPECT_EQ(std::memcmp(pf->at(heap), "committed bytes", 16), 0);
+    }
+    PoolHeader after;
+    std::memcpy(&after, read_bytes(p).data(), sizeof after);
+    EXPECT_EQ(after.layout_version, kLayoutVersion);
+    EXPECT_EQ(after.checksum, hash64(&after, offsetof(PoolHeader, checksum)));
+    auto again = PoolFile::open(p);
+    ASSERT_NE(again, nullptr) << last_error_message();
+    EXPECT_EQ(again->size(), kPool);
+  }
 }
 
 TEST_F(PoolFileTest, RefusesInconsistentLayoutWithValidChecksum) {

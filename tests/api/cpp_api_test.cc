@@ -81,7 +81,6 @@ class CppApiTest : public ::testing::TestWithParam<sw_engine_kind> {
     cfg_.engine = GetParam();
     cfg_.lanes = 4;  // 4 MiB of log, the rest of the 16 MiB is heap
     cfg_.lane_size = 1u << 20;
-    cfg_.max_size = kPoolSize;  // capacity() counts what fits: no growth
   }
   void TearDown() override { fs::remove_all(dir_); }
 

@@ -407,7 +407,6 @@ TEST_P(BtreeApiTest, DestroyAndEraseFreeEverything) {
   // A pool that holds one tree of long strings at a time: leaking any node
   // or string block makes a later round fail with SW_ENOSPC.
   cfg_.lane_size = 1u << 20;
-  cfg_.max_size = 12u << 20;  // a pool that does not grow
   pool pl = create(12u << 20);
   constexpr int kN = 4000;
   for (int round = 0; round < 12; ++round) {

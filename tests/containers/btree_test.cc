@@ -506,7 +506,6 @@ TEST_P(BtreeTest, AbortedWrapLeavesTreeUnchanged) {
 
 TEST_P(BtreeTest, FullPoolFailsInsertWithTreeIntact) {
   cfg_.lane_size = 1u << 20;
-  cfg_.max_size = 8u << 20;  // a pool that does not grow
   pool pl = create(8u << 20);
   check_map m(pl);
   // Fill the heap, then insert until a node allocation fails.

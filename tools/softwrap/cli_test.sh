@@ -54,21 +54,27 @@ expect 0 "info" "$SW" pool info "$P"
 contains "uuid" "info shows uuid"
 contains "4 x 256 KiB" "info shows lanes"
 contains "retired seq" "info shows retired seq"
-contains "maximum          unlimited" "info shows the default maximum"
 expect 0 "info --raw" "$SW" pool info "$P" --raw
-expect 2 "max below size" "$SW" pool create "$DIR/g.pool" --size 16M --max 8M
-contains "bad --max" "max below size names the option"
-expect 0 "create --max" "$SW" pool create "$DIR/g.pool" --size 16M --max 1G
-contains "grows to 1 GiB" "create summary shows the maximum"
-expect 0 "info of a growable pool" "$SW" pool info "$DIR/g.pool"
-contains "maximum          1 GiB" "info shows the maximum"
-contains "zones            1" "info shows the zones"
-contains "heap free" "info shows the free heap"
 expect 0 "check" "$SW" pool check "$P"
 contains "consistent" "check verdict"
 expect 0 "recover" "$SW" pool recover "$P" --engine undo
 contains "redo wraps replayed" "recover report"
 expect 0 "check (undo engine)" "$SW" pool check "$P" --engine undo
+expect 0 "info again" "$SW" pool info "$P"
+contains "does not grow" "a pool created without --max does not grow"
+
+# Growth limits: --max at least --size, or unlimited; info shows them.
+G=$DIR/g.pool
+expect 2 "--max below --size" "$SW" pool create "$G" --size 16M --max 8M
+expect 2 "bad --max" "$SW" pool create "$G" --size 16M --max lots
+expect 0 "create --max" "$SW" pool create "$G" --size 16M --max 1G
+contains "grows up to 1 GiB" "create summary names the maximum"
+expect 0 "info of a growable pool" "$SW" pool info "$G"
+contains "maximum          1 GiB" "info shows the maximum"
+contains "in 1 zone" "info shows the zones"
+expect 0 "create --max unlimited" "$SW" pool create "$G" --size 16M --max unlimited --force
+contains "as far as the file system goes" "unlimited growth is named"
+rm -f "$G"
 
 # A flipped header byte (inside the UUID) must be refused by every command.
 b=$(od -An -tu1 -j40 -N1 "$P" | tr -d ' ')

@@ -29,12 +29,14 @@ void create_usage(FILE* out) {
   fprintf(out,
           "Usage: softwrap pool create <path> [--size SIZE] [--max SIZE|unlimited] [--lanes N]\n"
           "                            [--lane-size SIZE] [--force] [--engine E] [--medium M]\n"
-          "  Creates a pool file.  SIZE takes K/M/G suffixes (binary); default 64M, at least 8M.\n"
-          "  --max SIZE         the most the pool grows to when its heap is full (default\n"
-          "                     unlimited: as far as the file system allows; --max equal to\n"
-          "                     --size: it does not grow)\n"
+          "  Creates a pool file.  SIZE takes K/M/G/T suffixes (binary); default 64M, at least 8M.\n"
+          "  --max SIZE         let the pool grow up to SIZE when its heap is full (\"unlimited\":\n"
+          "                     as far as the file system goes); default: it does not grow\n"
+          "                     (SOFTWRAP_POOL_MAX overrides)\n"
           "  --lanes N          log lanes = wraps open at once (default 32)\n"
-          "  --lane-size SIZE   bytes of log per lane (default pool/64, clamped to [64K, 16M])\n"
+          "  --lane-size SIZE   bytes of log per lane (default: the lanes share pool/16, at most\n"
+          "                     24M, at least 64K each; a wrap that outgrows its lane\n"
+          "                     continues in free heap space)\n"
           "  --force            replace an existing file\n");
 }
 
@@ -105,8 +107,12 @@ std::string format_time_ns(uint64_t ns) {
   return buf;
 }
 
-std::string format_max(uint64_t max) {
-  return max == SW_POOL_SIZE_UNLIMITED ? std::string("unlimited (the file system's free space)") : format_bytes(max);
+// "grows up to 1.0 GiB", "grows as far as the file system goes" or "does
+// not grow", for a pool whose growth limit (this open's) is max.
+std::string growth_text(uint64_t max, uint64_t size) {
+  if (max <= size) return "does not grow";
+  if (max >= SW_POOL_SIZE_UNLIMITED) return "grows as far as the file system goes";
+  return "grows up to " + format_bytes(max);
 }
 
 // Checks the header's regions against each other and the root against
@@ -115,16 +121,16 @@ std::string check_layout(const PoolFile& pf) {
   const PoolHeader& h = pf.header();
   const uint64_t log_end = h.log_offset + uint64_t{h.lanes} * h.lane_size;
   const uint64_t heap_end = h.heap_offset + h.chunk_count * h.chunk_size;
-  if (pf.size() < h.pool_size) return "the durable size is below the size the pool was created with";
+  if (h.pool_size > pf.size()) return "the pool is smaller than its header says it was created";
   if (h.meta_offset + sizeof(PoolMeta) > h.lane_table_offset) return "pool metadata overlaps the lane table";
   if (h.lane_table_offset + uint64_t{h.lanes} * sizeof(LaneHeader) > h.log_offset)
     return "lane table overlaps the log";
   if (log_end > h.chunk_table_offset) return "log overlaps the chunk table";
   if (h.chunk_table_offset + h.chunk_count * 8 > h.heap_offset) return "chunk table overlaps the heap";
-  if (heap_end > h.pool_size) return "heap extends past the end of the file";
+  if (heap_end > h.pool_size) return "zone 0's heap extends past the pool's first zone";
   const PoolMeta* m = pf.meta();
   if (m->root_offset != 0) {
-    if (m->root_offset >= pf.size() || m->root_size == 0 || !pf.heap_contains(m->root_offset, m->root_size))
+    if (m->root_size == 0 || !pf.heap_contains(m->root_offset, m->root_size))
       return "root object (offset " + std::to_string(m->root_offset) + ", size " + std::to_string(m->root_size) +
              ") is not inside the heap";
   } else if (m->root_size != 0) {
@@ -145,6 +151,13 @@ int pool_create(const std::vector<std::string>& args) {
   uint64_t size = 64ull << 20, v;
   if (opts.has("size") && !parse_size(opts.get("size"), &size))
     return usage_error("bad --size '" + opts.get("size") + "'", "pool create");
+  if (opts.has("max")) {
+    if (opts.get("max") == "unlimited") {
+      cfg.max_size = SW_POOL_SIZE_UNLIMITED;
+    } else if (!parse_size(opts.get("max"), &cfg.max_size) || cfg.max_size < size) {
+      return usage_error("bad --max '" + opts.get("max") + "' (a size at least --size, or unlimited)", "pool create");
+    }
+  }
   if (opts.has("lanes")) {
     if (!parse_u64(opts.get("lanes"), &v) || v == 0 || v > UINT32_MAX)
       return usage_error("bad --lanes '" + opts.get("lanes") + "'", "pool create");
@@ -153,13 +166,6 @@ int pool_create(const std::vector<std::string>& args) {
   if (opts.has("lane-size")) {
     if (!parse_size(opts.get("lane-size"), &cfg.lane_size) || cfg.lane_size == 0)
       return usage_error("bad --lane-size '" + opts.get("lane-size") + "'", "pool create");
-  }
-  if (opts.has("max")) {
-    if (opts.get("max") == "unlimited") {
-      cfg.max_size = SW_POOL_SIZE_UNLIMITED;
-    } else if (!parse_size(opts.get("max"), &cfg.max_size) || cfg.max_size < size) {
-      return usage_error("bad --max '" + opts.get("max") + "' (a size >= --size, or unlimited)", "pool create");
-    }
   }
   if (opts.has("force")) cfg.flags |= SW_CONFIG_OVERWRITE;
 
@@ -171,8 +177,9 @@ int pool_create(const std::vector<std::string>& args) {
     return kExitFailed;
   }
   const auto* h = static_cast<const PoolHeader*>(sw_pool_base(p));
-  printf("created %s: %s (grows to %s), %u lanes x %s of log, heap %s (engine %s, medium %s)\n", path.c_str(),
-         format_bytes(sw_pool_size(p)).c_str(), format_bytes(sw_pool_max_size(p)).c_str(), h->lanes, format_bytes(h->lane_size).c_str(), format_bytes(h->chunk_count * h->chunk_size).c_str(),
+  printf("created %s: %s, %u lanes x %s of log, heap %s, %s (engine %s, medium %s)\n", path.c_str(),
+         format_bytes(sw_pool_size(p)).c_str(), h->lanes, format_bytes(h->lane_size).c_str(),
+         format_bytes(h->chunk_count * h->chunk_size).c_str(), growth_text(cfg.max_size >= SW_POOL_SIZE_UNLIMITED ? cfg.max_size : sw_pool_max_size(p), size).c_str(),
          sw_pool_engine_name(p), sw_pool_medium_name(p));
   if (sw_pool_close(p) != 0) return report_failure("cannot close '" + path + "'");
   return kExitOk;
@@ -197,19 +204,24 @@ int pool_info(const std::vector<std::string>& args) {
   const PoolMeta* m = pf->meta();
   printf("pool %s%s\n", path.c_str(), raw ? " (raw: recovery not run)" : "");
   printf("  layout version   %u\n", h.layout_version);
-  const uint64_t size = pf->size();
-  printf("  size             %s (%" PRIu64 " bytes; created with %s)\n", format_bytes(size).c_str(), size,
-         format_bytes(h.pool_size).c_str());
-  printf("  maximum          %s\n", format_max(pf->size_limit()).c_str());
-  uint64_t chunks = 0;
-  for (uint32_t z = 0; z < pf->zone_count(); ++z) chunks += pf->zone(z).chunks;
-  printf("  zones            %u (%" PRIu64 " chunks)\n", pf->zone_count(), chunks);
+  printf("  size             %s (%" PRIu64 " bytes; created with %s)\n", format_bytes(pf->size()).c_str(),
+         static_cast<uint64_t>(pf->size()), format_bytes(h.pool_size).c_str());
+  const uint64_t limit = pf->size_limit();
+  printf("  maximum          %s\n", limit >= SW_POOL_SIZE_UNLIMITED ? "unlimited (as far as the file system goes)"
+                                   : limit <= pf->size() ? ("the pool's size (" + format_bytes(limit) + "): it does not grow").c_str()
+                                                         : format_bytes(limit).c_str());
   printf("  uuid             %s\n", format_uuid(h.uuid).c_str());
   printf("  created          %s\n", format_time_ns(h.create_time_ns).c_str());
   printf("  lanes            %u x %s (log at offset %" PRIu64 ", %s)\n", h.lanes, format_bytes(h.lane_size).c_str(),
          h.log_offset, format_bytes(uint64_t{h.lanes} * h.lane_size).c_str());
-  printf("  zone 0 heap      %" PRIu64 " chunks x %s at offset %" PRIu64 " (%s)\n", h.chunk_count,
-         format_bytes(h.chunk_size).c_str(), h.heap_offset, format_bytes(h.chunk_count * h.chunk_size).c_str());
+  printf("  heap             %u chunks x %s in %u zone%s (%s)\n", pf->chunk_count(),
+         format_bytes(h.chunk_size).c_str(), pf->zone_count(), pf->zone_count() == 1 ? "" : "s",
+         format_bytes(uint64_t{pf->chunk_count()} * h.chunk_size).c_str());
+  for (uint32_t i = 0; i < pf->zone_count(); ++i) {
+    const Zone& z = pf->zone(i);
+    printf("    zone %-3u       [%" PRIu64 ", %" PRIu64 "): %u chunks from offset %" PRIu64 "\n", i, z.offset, z.end,
+           z.chunks, z.heap);
+  }
   if (m->root_offset != 0)
     printf("  root             offset %" PRIu64 ", %s\n", m->root_offset, format_bytes(m->root_size).c_str());
   else
@@ -219,8 +231,8 @@ int pool_info(const std::vector<std::string>& args) {
   if (Allocator::check(*pf, &st) != 0) return report_failure("heap is inconsistent");
   printf("  heap usage       %s allocated in %" PRIu64 " blocks and %" PRIu64 " extents; %" PRIu64
          " of %" PRIu64 " chunks free\n",
-         format_bytes(st.allocated_bytes).c_str(), st.allocated_blocks, st.allocated_extents, st.free_chunks, chunks);
-  printf("  heap free        %s\n", format_bytes(st.free_chunks * h.chunk_size).c_str());
+         format_bytes(st.allocated_bytes).c_str(), st.allocated_blocks, st.allocated_extents, st.free_chunks,
+         uint64_t{pf->chunk_count()});
   return kExitOk;
 }
 

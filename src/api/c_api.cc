@@ -352,7 +352,7 @@ sw_pool* sw_pool_open(const char* path, const sw_config* cfg) {
   if (!path) return set_error(SW_EINVAL, "path is NULL"), nullptr;
   ResolvedConfig rc;
   if (resolve_config(cfg, &rc) != 0) return nullptr;
-  auto file = PoolFile::open(path);
+  auto file = PoolFile::open(path, rc);  // a new maximum (cfg->max_size, SOFTWRAP_POOL_MAX) applies at open
   if (!file) return nullptr;
   return assemble(std::move(file), rc);
 }

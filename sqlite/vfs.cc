@@ -201,6 +201,21 @@ int delete_slot(Pool* P, int slot) {
 
 // ------------------------------------------------------------ pool registry
 
+// A pool file whose first page is all zeros: a creation that a crash or a
+// kill interrupted before it wrote the header (the header is written last,
+// docs/pool-format.md), so nothing was ever committed to it.
+bool interrupted_creation(const std::string& path) {
+  FILE* f = std::fopen(path.c_str(), "rb");
+  if (f == nullptr) return false;
+  unsigned char page[4096];
+  const size_t got = std::fread(page, 1, sizeof page, f);
+  std::fclose(f);
+  for (size_t i = 0; i < got; ++i) {
+    if (page[i] != 0) return false;
+  }
+  return true;
+}
+
 // Opens (or creates) a pool, or takes another reference.  g_mu held.
 int pool_acquire(const std::string& path, uint64_t size, const sw_config& cfg_in, bool create, Pool** out) {
   if (auto it = g_pools.find(path); it != g_pools.end()) {
@@ -213,6 +228,14 @@ int pool_acquire(const std::string& path, uint64_t size, const sw_config& cfg_in
   sw_pool* p = nullptr;
   if (stat(path.c_str(), &sb) == 0) {
     p = sw_pool_open(path.c_str(), &cfg);
+    if (p == nullptr && sw_errno() == SW_EFOREIGN && create && interrupted_creation(path)) {
+      // Create it again, as a database file whose creation was interrupted
+      // is created again (without SQLITE_OPEN_CREATE the open fails below).
+      sw_config again = cfg;
+      again.flags |= SW_CONFIG_OVERWRITE;
+      if (again.max_size == 0) again.max_size = SW_POOL_SIZE_UNLIMITED;
+      p = sw_pool_create(path.c_str(), size, &again);
+    }
     if (p == nullptr) set_err("softwrap vfs: cannot open pool %s: %s", path.c_str(), sw_errormsg());
   } else if (create) {
     if (cfg.max_size == 0) cfg.max_size = SW_POOL_SIZE_UNLIMITED;  // grows like a file

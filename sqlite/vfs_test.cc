@@ -16,6 +16,7 @@
 #include <atomic>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -158,6 +159,30 @@ TEST_P(VfsTest, SynchronousOffStillCommits) {
   db = open(uri("off.db"));
   EXPECT_EQ(one(db, "SELECT sum(x) FROM t"), "190");
   EXPECT_EQ(one(db, "PRAGMA integrity_check"), "ok");
+  sqlite3_close(db);
+}
+
+// A pool file whose creation was interrupted before its header was written
+// (a kill during the first open) is created again by an open that may
+// create, and refused with a message by one that may not.
+TEST_P(VfsTest, InterruptedPoolCreationIsCreatedAgain) {
+  const std::string file = dir_ + "/cut.db";
+  {
+    std::ofstream out(file, std::ios::binary);
+    const std::string zeros(1 << 20, '\0');
+    for (int i = 0; i < 16; ++i) out.write(zeros.data(), static_cast<std::streamsize>(zeros.size()));
+  }
+  sqlite3* ro = nullptr;
+  EXPECT_NE(sqlite3_open_v2(("file:" + file + "?vfs=" + GetParam()).c_str(), &ro, SQLITE_OPEN_READWRITE | SQLITE_OPEN_URI,
+                            nullptr),
+            SQLITE_OK);
+  EXPECT_NE(std::string(sqlite3_errmsg(ro)).find("not a softwrap pool"), std::string::npos) << sqlite3_errmsg(ro);
+  sqlite3_close(ro);
+  sqlite3* db = open("file:" + file + "?vfs=" + GetParam());
+  ASSERT_EQ(exec(db, "CREATE TABLE t(x); INSERT INTO t VALUES(7)"), SQLITE_OK) << sqlite3_errmsg(db);
+  sqlite3_close(db);
+  db = open("file:" + file + "?vfs=" + std::string(GetParam()));
+  EXPECT_EQ(one(db, "SELECT x FROM t"), "7");
   sqlite3_close(db);
 }
 

@@ -9,10 +9,11 @@
 // shifts the slots right of the insertion point with one sw_write per
 // array plus slotuse, built from the node image the descent read — or, in
 // small nodes where that logs no more bytes (an insertion near the front),
-// with one sw_write of the node's image up to its last used slot.  Erase descends along every child
-// that may hold the key (with equal separators a key can sit right of its
-// separator) and, on the way back up, fixes an underfull child by borrowing
-// one slot from a sibling with spare slots or else merging with a sibling.
+// with one sw_write of the node's image up to its last used slot.  Erase
+// descends along every child that may hold the key (with equal separators a
+// key can sit right of its separator) and, on the way back up, fixes an
+// underfull child by borrowing one slot from a sibling with spare slots or
+// else merging with a sibling.
 // All of it runs inside the operation's wrap, so a failure part-way
 // (SW_ENOSPC) leaves nothing.  String slots: an element's strings are
 // allocated when it is inserted (not before: a refused duplicate allocates

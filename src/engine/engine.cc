@@ -47,6 +47,10 @@ std::unique_ptr<Engine> make_engine(const EngineEnv& env) {
 
 namespace softwrap {
 
+std::string space_reason() {
+  return last_error() == SW_ENOSPC ? std::string(" (") + last_error_message() + ")" : std::string();
+}
+
 int check_engine_medium(const ResolvedConfig& cfg, const MediumProperties& medium) {
   if (cfg.engine != SW_ENGINE_UNDO_THEMIS || medium.themis_rule || (cfg.flags & SW_CONFIG_THEMIS_IDEAL)) return 0;
   return set_error(SW_ENOTSUP,

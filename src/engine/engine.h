@@ -18,6 +18,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "common/counters.h"
@@ -134,6 +135,11 @@ std::unique_ptr<Engine> make_engine(const EngineEnv& env);
 // the Themis rule without SW_CONFIG_THEMIS_IDEAL.  Called before recovery,
 // so a refused pool is never written.
 int check_engine_medium(const ResolvedConfig& cfg, const MediumProperties& medium);
+
+// Why the pool had no room, when a space reservation has just said so (the
+// thread's error is then SW_ENOSPC: e.g. a pool at its maximum size names
+// it), as " (...)" to append to an SW_ETOOBIG message; else "".
+std::string space_reason();
 
 }  // namespace softwrap
 

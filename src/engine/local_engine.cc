@@ -114,9 +114,10 @@ class LocalEngine final : public Engine {
     if (t.spill.active()) t.spill.flush();  // durable with the commit fence
     if (!t.writer.commit(seq)) {
       flight.store(0);
+      const std::string why = space_reason();
       rollback(ctx);
       return set_error(SW_ETOOBIG, "the pool has no free space left for the wrap's redo log; the wrap was "
-                                   "rolled back");
+                                   "rolled back%s", why.c_str());
     }
     medium_->fence(FenceKind::kCommit);
     if (t.spill.active()) t.spill.finish_commit();
@@ -464,10 +465,11 @@ class LocalEngine final : public Engine {
 
   void fail(ThreadCtx& ctx) {
     if (ctx.fail_code) return;
+    const std::string why = space_reason();
     rollback(ctx);
     ctx.fail_code = SW_ETOOBIG;
     set_error(SW_ETOOBIG, "wrap too large: the pool has no free space left for its redo log; the wrap was "
-                          "rolled back");
+                          "rolled back%s", why.c_str());
   }
 
   void advance_watermark() {

@@ -137,9 +137,10 @@ class SoftwrapEngine final : public Engine {
     const uint64_t seq = ring_.next_seq();
     if (t.spill.active()) t.spill.flush();  // durable with the commit fence
     if (!t.writer.commit(seq)) {
+      const std::string why = space_reason();
       rollback(ctx);
       return set_error(SW_ETOOBIG, "the pool has no free space left for the wrap's redo log; the wrap was "
-                                   "rolled back");
+                                   "rolled back%s", why.c_str());
     }
     medium_->fence(FenceKind::kCommit);
     if (t.spill.active()) t.spill.finish_commit();  // before leave(): see spill.h
@@ -514,11 +515,12 @@ class SoftwrapEngine final : public Engine {
 
   void fail(ThreadCtx& ctx) {
     if (ctx.fail_code) return;
+    const std::string why = space_reason();
     rollback(ctx);
     ctx.fail_code = SW_ETOOBIG;
     set_error(SW_ETOOBIG,
               "wrap too large: the pool has no free space left for its redo log, or its alias entries "
-              "exceed what the alias tables can hold; the wrap was rolled back");
+              "exceed what the alias tables can hold; the wrap was rolled back%s", why.c_str());
   }
 
   // Log extents of frames with seq <= retired go back to the heap: those

@@ -256,10 +256,11 @@ class UndoEngine final : public Engine {
 
   void fail(ThreadCtx& ctx) {
     if (ctx.fail_code) return;
+    const std::string why = space_reason();
     rollback(ctx);
     ctx.fail_code = SW_ETOOBIG;
     set_error(SW_ETOOBIG, "wrap too large: the pool has no free space left for its undo log; the wrap was "
-                          "rolled back");
+                          "rolled back%s", why.c_str());
   }
 
   PoolFile* pool_;

@@ -16,6 +16,26 @@ const std::vector<const Info*>& all_workloads() {
   return all;
 }
 
+namespace {
+std::vector<const Info*> from_paper(const char* prefix) {
+  std::vector<const Info*> out;
+  for (const Info* i : all_workloads()) {
+    if (std::string(i->paper).rfind(prefix, 0) == 0) out.push_back(i);
+  }
+  return out;
+}
+}  // namespace
+
+const std::vector<const Info*>& themis_workloads() {
+  static const std::vector<const Info*> v = from_paper("Themis");
+  return v;
+}
+
+const std::vector<const Info*>& wcl_workloads() {
+  static const std::vector<const Info*> v = from_paper("WCL");
+  return v;
+}
+
 const Info* find_workload(const std::string& name) {
   for (const Info* i : all_workloads()) {
     if (name == i->name) return i;

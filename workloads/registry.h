@@ -28,14 +28,24 @@
 #include "workload.h"
 
 // X(template, info): the Themis paper's Table II in its order.
-#define SOFTWRAP_WORKLOAD_LIST(X)                                                                      \
+#define SOFTWRAP_THEMIS_WORKLOAD_LIST(X)                                                               \
   X(Cq, kCqInfo) X(Ctree, kCtreeInfo) X(Hashmap, kHashmapInfo) X(LinkedList, kLinkedListInfo) X(Pc, kPcInfo) \
       X(Rbtree, kRbtreeInfo) X(Sps, kSpsInfo) X(Tatp, kTatpInfo) X(Tpcc, kTpccInfo)
 
+// X(template, info): the WCL paper's benchmarks (its Tables 3 and 4), each
+// written from scratch with the paper's write pattern.
+#define SOFTWRAP_WCL_WORKLOAD_LIST(X)
+
+// Every workload: the Themis list, then the WCL list.
+#define SOFTWRAP_WORKLOAD_LIST(X) SOFTWRAP_THEMIS_WORKLOAD_LIST(X) SOFTWRAP_WCL_WORKLOAD_LIST(X)
+
 namespace softwrap::workloads {
 
-// In registry order.
+// In registry order: every workload, the Themis paper's (Info::paper
+// starts with "Themis"), and the WCL paper's ("WCL").
 const std::vector<const Info*>& all_workloads();
+const std::vector<const Info*>& themis_workloads();
+const std::vector<const Info*>& wcl_workloads();
 // nullptr for an unknown name.
 const Info* find_workload(const std::string& name);
 // "cq, ctree, ..." for messages.

@@ -369,7 +369,7 @@ void run_themis(Context& ctx) {
       at = end + 1;
     }
   } else {
-    all = wl::all_workloads();
+    all = wl::themis_workloads();
   }
   int steps = 0;
   for (const wl::Info* info : all) steps += info->tx_size_means ? 7 : 5;

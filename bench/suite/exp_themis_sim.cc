@@ -219,7 +219,7 @@ void constructed_cases(Context& ctx) {
 
 void run_themis_sim(Context& ctx) {
   const bool quick = ctx.quick();
-  const auto& all = workloads::all_workloads();
+  const auto& all = workloads::themis_workloads();
   const std::vector<std::pair<std::string, std::vector<uint32_t>>> fig12 = {
       {"sps", quick ? std::vector<uint32_t>{1, 16} : std::vector<uint32_t>{1, 2, 4, 8, 16, 32, 64}},
       {"pc", quick ? std::vector<uint32_t>{1, 16} : std::vector<uint32_t>{1, 2, 4, 8, 16, 32, 64}},

@@ -67,7 +67,7 @@ TEST(WorkloadTraceTest, AnUnknownWorkloadIsAClearError) {
 }
 
 TEST(WorkloadTraceTest, EveryWorkloadKeepsThePersistOrderUnderBaselineAndThemis) {
-  for (const workloads::Info* info : workloads::all_workloads()) {
+  for (const workloads::Info* info : workloads::themis_workloads()) {
     Pair r = record(info->name, 30);
     std::string why;
     ASSERT_TRUE(share_work(&r.undo.events, &r.themis.events, &why)) << info->name << ": " << why;

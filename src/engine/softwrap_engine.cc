@@ -104,9 +104,18 @@ class SoftwrapEngine final : public Engine {
   }
   void detach(ThreadCtx& ctx) override { delete st(ctx); }
 
+  // A lane past a quarter full makes its wraps push the alias ring to
+  // switch tables (so that retirement frees the lane).  Acquisition passes
+  // over such lanes while a free one is below the mark, so a thread moves
+  // on to the next lane instead: the mark applies to the whole log, not to
+  // one lane (with the default 32 lanes of a small pool, one thread kept
+  // on its own lane switched tables every ~85 wraps and ran at 0.65x of
+  // two lanes).  When every free lane is past it, the first is taken.
+  static bool pressed(const Lane& l) { return l.tail - l.reclaimed > l.size / 4; }
+
   bool lane_usable(Lane& l) override {
     reclaim(l);
-    return RedoWriter::lane_free_lines(l) >= 1;
+    return RedoWriter::lane_free_lines(l) >= 1 && !pressed(l);
   }
 
   int begin(ThreadCtx& ctx) override {
@@ -122,7 +131,7 @@ class SoftwrapEngine final : public Engine {
       ring_.wait_retired(t.lane->committed.front().seq);
       reclaim(*t.lane);
     }
-    ring_.throttle(t.lane->tail - t.lane->reclaimed > t.lane->size / 4);
+    ring_.throttle(pressed(*t.lane));
     t.tag = ring_.enter();
     // meta = stamp: thread context id, wrap serial, valid bit.
     t.stamp = t.id << 48 | (ctx.wrap_serial & ((uint64_t{1} << 47) - 1)) << 1 | kMetaValid;
@@ -153,7 +162,7 @@ class SoftwrapEngine final : public Engine {
     t.undo.clear();
     t.page_undo.clear();
     t.page_bytes.clear();
-    const bool pressure = t.lane->tail - t.lane->reclaimed > t.lane->size / 4;
+    const bool pressure = pressed(*t.lane);
     t.lane = nullptr;
     ring_.after_commit(pressure);
     return 0;

@@ -110,6 +110,20 @@ INSTANTIATE_TEST_SUITE_P(Engines, SqliteCrashTest,
                            return n;
                          });
 
+// Without write-combined logging (URI wcl=0) SQLite's page writes reach
+// the log whole: other records, other crash points.
+class SqliteWholePagesCrashTest : public ::testing::TestWithParam<sw_engine_kind> {};
+
+TEST_P(SqliteWholePagesCrashTest, EveryImageHoldsTheDatabaseBeforeOrAfterTheTransaction) {
+  const Outcome o = run(sqlite_whole_pages_workload(), GetParam(), Persistency::kX86, kSeeds, kSize);
+  EXPECT_EQ(o.r.failures, 0u) << first(o.r);
+  EXPECT_EQ(o.sql_checks, o.r.images);
+  EXPECT_GT(o.r.images, 200u * kSeeds);
+}
+
+INSTANTIATE_TEST_SUITE_P(Engines, SqliteWholePagesCrashTest, ::testing::Values(SW_ENGINE_SOFTWRAP, SW_ENGINE_UNDO),
+                         [](const auto& info) { return std::string(engine_kind_name(info.param)); });
+
 // The controls: torn commits of the nonatomic engine must be caught by the
 // full oracle, and by the SQL check alone (a workload that owns no bytes).
 TEST(SqliteCrashControlTest, NonatomicIsCaught) {

@@ -499,6 +499,23 @@ const Workload& sqlite_workload() {
                           1,
                           setup_sqlite_bytes,
                           run_sqlite,
+                          check_sqlite_image,
+                          -1,
+                          SW_CONFIG_WCL};  // as the VFS opens its pools by default (URI wcl=1)
+  return w;
+}
+
+const Workload& sqlite_whole_pages_workload() {
+  static const Workload w{"sqlite-whole-pages",
+                          "the sqlite workload on a pool without write-combined logging (URI wcl=0): SQLite's "
+                          "page writes reach the log whole",
+                          64,
+                          4,
+                          4096,
+                          8,
+                          1,
+                          setup_sqlite_bytes,
+                          run_sqlite,
                           check_sqlite_image};
   return w;
 }
@@ -515,7 +532,9 @@ const Workload& sqlite_sql_only_workload() {
                           1,
                           setup_sqlite_sql_only,
                           run_sqlite,
-                          check_sqlite_image};
+                          check_sqlite_image,
+                          -1,
+                          SW_CONFIG_WCL};
   return w;
 }
 

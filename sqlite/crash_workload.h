@@ -11,6 +11,8 @@
 namespace softwrap::crashsim {
 
 const Workload& sqlite_workload();
+// The same on a pool without SW_CONFIG_WCL (the VFS's wcl=0).
+const Workload& sqlite_whole_pages_workload();
 
 // The same program with the byte-level check switched off (it owns no
 // bytes, only the allocation count): the SQL check alone must tell a

@@ -3,12 +3,15 @@
 // Any VFS works: the softwrap ones are registered at start, so
 // "file:/dev/shm/t.db?vfs=softwrap" and plain paths (unix VFS) are both
 // accepted.  Options select the phases; the default is all three.  Output
-// is one "key value" line per measure so that scripts can parse it.
+// is one "key value" line per measure so that scripts can parse it; on a
+// softwrap pool the run's pool counters follow (log bytes, NVRAM writes,
+// write-combined logging).
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
 
+#include "softwrap/softwrap.h"
 #include "softwrap/sqlite.h"
 #include "tpcc.h"
 
@@ -81,6 +84,8 @@ int main(int argc, char** argv) {
   }
   if (rc == 0 && do_run) {
     swtpcc::Result r;
+    sw_pool* pool = sw_sqlite_pool(db, "main");  // NULL off the softwrap VFSes
+    if (pool != nullptr) sw_pool_stats_reset(pool);
     const bool ok = swtpcc::run(db, cfg, &r, &err);
     std::printf("seconds %.3f\nnew_order %llu\npayment %llu\norder_status %llu\ndelivery %llu\nstock_level %llu\n"
                 "rolled_back %llu\nbusy_retries %llu\ntpmC %.1f\ntps %.1f\n",
@@ -91,6 +96,20 @@ int main(int argc, char** argv) {
                 static_cast<unsigned long long>(r.committed[swtpcc::kStockLevel]),
                 static_cast<unsigned long long>(r.rolled_back), static_cast<unsigned long long>(r.busy), r.tpmC,
                 r.tps);
+    if (pool != nullptr) {
+      // What the run wrote to the pool: the write-combined logging paper's
+      // measures (docs/results.md, WCL section).
+      sw_stats st{};
+      sw_pool_stats(pool, &st);
+      std::printf("engine %s\nwrap_log_bytes %llu\nnvram_words %llu\nnvram_lines %llu\nwcl_words_full %llu\n"
+                  "wcl_words_half %llu\nwcl_words_paired %llu\nwcl_words_eliminated %llu\n",
+                  sw_pool_engine_name(pool), static_cast<unsigned long long>(st.log_bytes),
+                  static_cast<unsigned long long>(st.nvram_words), static_cast<unsigned long long>(st.nvram_lines),
+                  static_cast<unsigned long long>(st.wcl_words_full),
+                  static_cast<unsigned long long>(st.wcl_words_half),
+                  static_cast<unsigned long long>(st.wcl_words_paired),
+                  static_cast<unsigned long long>(st.wcl_words_eliminated));
+    }
     if (!ok) {
       std::fprintf(stderr, "sw_tpcc: run: %s\n", err.c_str());
       rc = 1;

@@ -48,7 +48,7 @@ swtpcc::Config small_config() {
 struct Case {
   const char* name;
   const char* vfs;     // nullptr: stock unix VFS
-  const char* engine;  // URI engine=
+  const char* engine;  // URI engine= (and further parameters: "softwrap&wcl=0")
 };
 
 class Tpcc : public ::testing::TestWithParam<Case> {
@@ -100,6 +100,7 @@ TEST_P(Tpcc, SmallRunKeepsConsistency) {
 
 INSTANTIATE_TEST_SUITE_P(Vfs, Tpcc,
                          ::testing::Values(Case{"softwrap", "softwrap", "softwrap"},
+                                           Case{"softwrap_whole_pages", "softwrap", "softwrap&wcl=0"},
                                            Case{"softwrap_local", "softwrap", "softwrap-local"},
                                            Case{"undo", "softwrap", "undo"},
                                            Case{"nonatomic", "softwrap", "nonatomic"},
@@ -221,6 +222,7 @@ INSTANTIATE_TEST_SUITE_P(Vfs, TpccNegativeControl, ::testing::Values(Case{"nonat
 
 INSTANTIATE_TEST_SUITE_P(Vfs, TpccCrash,
                          ::testing::Values(Case{"softwrap", "softwrap", "softwrap"},
+                                           Case{"softwrap_whole_pages", "softwrap", "softwrap&wcl=0"},
                                            Case{"softwrap_local", "softwrap", "softwrap-local"},
                                            Case{"undo", "softwrap", "undo"}, Case{"scm", "scm", "nonatomic"}),
                          [](const auto& info) { return std::string(info.param.name); });

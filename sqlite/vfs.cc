@@ -4,8 +4,9 @@
 // object; a file is a table of 256 KiB blocks.  Every access to pool memory
 // goes through the softwrap API, so metadata and data changes join the wrap
 // that is open on the calling thread; each open file's size and block
-// addresses are also kept in DRAM (FileMap).  Overwrites write only the
-// words that changed, and pools are opened with 4 KiB shadow pages
+// addresses are also kept in DRAM (FileMap).  Pages are written whole;
+// pools are opened with write-combined logging (URI wcl=1, the default), so
+// the engine logs only the words that changed, and with 4 KiB shadow pages
 // (SQLite's page size).
 //
 // Wraps.  "softwrap": the first xWrite/xTruncate of a transaction opens a
@@ -849,6 +850,17 @@ int register_vfs(bool make_default, std::string* err) {
 }
 
 }  // namespace
+
+extern "C" sw_pool* sw_sqlite_pool(sqlite3* db, const char* schema) {
+  sqlite3_file* file = nullptr;
+  if (db == nullptr || sqlite3_file_control(db, schema ? schema : "main", SQLITE_FCNTL_FILE_POINTER, &file) !=
+                           SQLITE_OK ||
+      file == nullptr || file->pMethods != &kPoolMethods) {
+    return nullptr;
+  }
+  const auto* f = reinterpret_cast<const File*>(file);
+  return f->pool ? f->pool->p : nullptr;
+}
 
 extern "C" int sw_sqlite_register(int make_default) {
   std::string err;

@@ -134,7 +134,7 @@ TEST(VfsGrowth, SixteenMiBPoolGrowsToOneGiBThroughKills) {
              std::chrono::steady_clock::now() - t0 < std::chrono::seconds(60)) {
         std::this_thread::sleep_for(std::chrono::milliseconds(1));
       }
-      std::this_thread::sleep_for(std::chrono::milliseconds(rng() % 400));
+      std::this_thread::sleep_for(std::chrono::milliseconds(rng() % 100));
       if (kill(pid, SIGKILL) == 0) was_killed = true;
     }
     int status = 0;

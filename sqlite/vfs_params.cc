@@ -164,6 +164,21 @@ bool parse_open_params(const ParamLookup& get, const std::string& db_path, bool 
     }
   }
   r.cfg.lanes = static_cast<uint32_t>(lanes);
+
+  // Write-combined logging: on unless wcl=0.  SQLite rewrites whole pages
+  // to change a few bytes; the engine's read-and-compare logs only what
+  // changed (SOFTWRAP_WCL in the environment still overrides, as for any
+  // pool).
+  r.cfg.flags |= SW_CONFIG_WCL;
+  if (const char* v = get("wcl"); v != nullptr && *v != '\0') {
+    if (std::strcmp(v, "0") == 0) {
+      r.cfg.flags &= ~uint32_t{SW_CONFIG_WCL};
+    } else if (std::strcmp(v, "1") != 0) {
+      *err = std::string("softwrap vfs: URI parameter wcl=") + v +
+             " is not 1 (write-combined logging, the default) or 0 (log whole pages)";
+      return false;
+    }
+  }
   r.cfg.lane_size =
       std::min<uint64_t>(std::max<uint64_t>(r.pool_size / 4 / r.cfg.lanes, 1ull << 20), 64ull << 20) / 4096 * 4096;
   if (!size_param(get, "lanesize", &r.cfg.lane_size, err)) return false;

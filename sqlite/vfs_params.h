@@ -26,7 +26,8 @@ using ParamLookup = std::function<const char*(const char* key)>;
 struct OpenParams {
   std::string pool_path;  // absolute
   uint64_t pool_size = 0; // bytes, when the pool is created
-  sw_config cfg{};        // engine, shadow pages, lanes; max_size: poolmax
+  sw_config cfg{};        // engine, shadow pages, lanes, SW_CONFIG_WCL (wcl);
+                          // max_size: poolmax
                           // (0: not given — unlimited at creation, the
                           // pool's own at open)
 };
@@ -34,7 +35,7 @@ struct OpenParams {
 constexpr uint64_t kDefaultPoolSize = 128ull << 20;
 
 // Fills *out for the main database `db_path` from the URI parameters (pool,
-// poolsize, poolmax, engine, shadowpage, lanes, lanesize), the environment
+// poolsize, poolmax, engine, shadowpage, lanes, lanesize, wcl), the environment
 // (SOFTWRAP_SQLITE_POOL, SOFTWRAP_SQLITE_POOL_SIZE) and the defaults;
 // `scm` selects the scm VFS's default engine (nonatomic).  true on success;
 // false with *err set to a message ("softwrap vfs: URI parameter

@@ -1,64 +1,16 @@
 // vfs_store.cc — stored files and their DRAM maps (vfs_store.h).
 //
-// Overwrites are compared with the current contents and only the changed
-// words are written: SQLite rewrites whole pages to change a few bytes, and
-// comparing (at DRAM speed: alias tables or home) keeps the log, the alias
-// tables and the home writes of retirement proportional to what changed
-// (the write-combined logging paper's read-and-compare).
+// Overwrites go to the engine whole: SQLite rewrites whole pages to change a
+// few bytes, and the pools the VFS opens use write-combined logging
+// (SW_CONFIG_WCL, URI parameter wcl, on by default), whose read-and-compare
+// in the engine keeps the log, the alias tables and the home writes
+// proportional to what changed.
 #include "vfs_store.h"
 
 #include <algorithm>
 #include <cstring>
 
 namespace softwrap::sqlite_vfs {
-
-namespace {
-
-// Writes the words of [dst, dst + n) that differ from src.  Runs of changed
-// words separated by at most kGapWords unchanged words are written as one
-// range: a range record's header costs as much as two words.
-int write_changed_words(sw_pool* p, char* dst, const char* src, uint64_t n) {
-  constexpr uint64_t kGapWords = 2;
-  char old[4096];
-  uint64_t done = 0;
-  while (done < n) {
-    const uint64_t len = std::min<uint64_t>(n - done, sizeof old);
-    if (int rc = sw_read(p, old, dst + done, len); rc != 0) return rc;
-    // Word boundaries follow the pool address; the first and last word may
-    // be partial.
-    auto word_end = [&](uint64_t i) {
-      const uint64_t a = reinterpret_cast<uintptr_t>(dst + done + i);
-      return std::min<uint64_t>(len, i + (8 - a % 8));
-    };
-    auto differs = [&](uint64_t i, uint64_t e) { return std::memcmp(old + i, src + done + i, e - i) != 0; };
-    uint64_t i = 0;
-    while (i < len) {
-      uint64_t e = word_end(i);
-      if (!differs(i, e)) {
-        i = e;
-        continue;
-      }
-      // [i, j) is the run; extend it over changed words and short gaps.
-      uint64_t j = e, gap = 0;
-      for (uint64_t k = e; k < len && gap <= kGapWords;) {
-        const uint64_t ke = word_end(k);
-        if (differs(k, ke)) {
-          j = ke;
-          gap = 0;
-        } else {
-          ++gap;
-        }
-        k = ke;
-      }
-      if (int rc = sw_write(p, dst + done + i, src + done + i, j - i); rc != 0) return rc;
-      i = j;
-    }
-    done += len;
-  }
-  return 0;
-}
-
-}  // namespace
 
 void FileMap::reload() {
   size_ = load_word(p_, &d_->size);
@@ -139,13 +91,7 @@ int FileMap::write(uint64_t off, const void* src, uint64_t n) {
     int rc = for_range(size_, off - size_, [&](char* a, uint64_t len, uint64_t) { return sw_memset(p_, a, 0, len); });
     if (rc != 0) return rc;
   }
-  // Bytes already in the file: only the words that change.  Appends whole.
-  const uint64_t overlap = off < size_ ? std::min(end, size_) - off : 0;
-  int rc = for_range(off, overlap,
-                     [&](char* a, uint64_t len, uint64_t done) { return write_changed_words(p_, a, s + done, len); });
-  if (rc != 0) return rc;
-  rc = for_range(off + overlap, n - overlap,
-                 [&](char* a, uint64_t len, uint64_t done) { return sw_write(p_, a, s + overlap + done, len); });
+  int rc = for_range(off, n, [&](char* a, uint64_t len, uint64_t done) { return sw_write(p_, a, s + done, len); });
   if (rc != 0) return rc;
   return end > size_ ? set_size(end) : 0;
 }

@@ -60,6 +60,16 @@ extern "C" {
  * error code if SQLite refuses the registration. */
 SW_SQLITE_API int sw_sqlite_register(int make_default);
 
+typedef struct sqlite3 sqlite3;
+typedef struct sw_pool sw_pool;
+
+/* The softwrap pool that holds database `schema` ("main" if NULL) of
+ * connection db, or NULL if that database is not on the "softwrap" or
+ * "scm" VFS.  For sw_pool_stats() (log bytes, write-combined logging
+ * counters, NVRAM writes) and sw_pool_engine_name(); the pool belongs to
+ * the VFS: do not close it, do not open wraps on it. */
+SW_SQLITE_API sw_pool *sw_sqlite_pool(sqlite3 *db, const char *schema);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

@@ -69,6 +69,37 @@ struct UndoThread {
   WriteBehind dirty;
 };
 
+// The byte runs of [off, off+n) where src differs from `home` (the pool's
+// bytes at off), whole words at a time; gaps of up to two equal words stay
+// inside a run.  The undo and nonatomic engines' read-and-compare under
+// SW_CONFIG_WCL (the redo engines compare in RedoWriter::append_range_wcl,
+// where the wrap's own earlier stores are the reference).
+void changed_runs(const unsigned char* home, uint64_t off, const unsigned char* src, size_t n,
+                  std::vector<std::pair<uint64_t, size_t>>* out) {
+  uint64_t start = 0, end = 0, gap = 0;
+  bool open = false;
+  for (size_t i = 0; i < n;) {
+    const size_t len = std::min<size_t>(n - i, 8 - ((off + i) & 7));
+    const bool same = std::memcmp(home + i, src + i, len) == 0;
+    if (same) {
+      counters().wcl_eliminated.add();
+      if (open && ++gap > 2) {
+        out->push_back({start, end - start});
+        open = false;
+      }
+    } else {
+      if (!open) {
+        start = off + i;
+        open = true;
+      }
+      end = off + i + len;
+      gap = 0;
+    }
+    i += len;
+  }
+  if (open) out->push_back({start, end - start});
+}
+
 class UndoEngine final : public Engine {
  public:
   UndoEngine(const EngineEnv& env, bool themis)
@@ -159,7 +190,7 @@ class UndoEngine final : public Engine {
     // saved and written.
     t.runs.clear();
     if (wcl_) {
-      changed_runs(off, in, n, &t.runs);
+      changed_runs(reinterpret_cast<const unsigned char*>(pool_->at(off)), off, in, n, &t.runs);
     } else {
       t.runs.push_back({off, n});
     }
@@ -215,34 +246,6 @@ class UndoEngine final : public Engine {
     return t.writer.append(off, n);
   }
 
-  // The byte runs of [off, off+n) where src differs from home, whole
-  // words at a time; gaps of up to two equal words stay inside a run.
-  void changed_runs(uint64_t off, const unsigned char* src, size_t n, std::vector<std::pair<uint64_t, size_t>>* out) {
-    const unsigned char* home = reinterpret_cast<const unsigned char*>(pool_->at(off));
-    uint64_t start = 0, end = 0, gap = 0;
-    bool open = false;
-    for (size_t i = 0; i < n;) {
-      const size_t len = std::min<size_t>(n - i, 8 - ((off + i) & 7));
-      const bool same = std::memcmp(home + i, src + i, len) == 0;
-      if (same) {
-        counters().wcl_eliminated.add();
-        if (open && ++gap > 2) {
-          out->push_back({start, end - start});
-          open = false;
-        }
-      } else {
-        if (!open) {
-          start = off + i;
-          open = true;
-        }
-        end = off + i + len;
-        gap = 0;
-      }
-      i += len;
-    }
-    if (open) out->push_back({start, end - start});
-  }
-
   static void restore(void* self, uint64_t off, const unsigned char* old, size_t n) {
     auto* e = static_cast<UndoEngine*>(self);
     e->medium_->write(e->pool_->at(off), old, n);
@@ -274,7 +277,8 @@ class UndoEngine final : public Engine {
 
 class NonatomicEngine final : public Engine {
  public:
-  explicit NonatomicEngine(const EngineEnv& env) : pool_(env.pool), medium_(env.medium), load_(env.medium) {}
+  explicit NonatomicEngine(const EngineEnv& env)
+      : pool_(env.pool), medium_(env.medium), load_(env.medium), wcl_((env.cfg->flags & SW_CONFIG_WCL) != 0) {}
   const char* name() const override { return "nonatomic"; }
   void attach(ThreadCtx& ctx) override { ctx.engine_state = new WriteBehind; }
   void detach(ThreadCtx& ctx) override { delete st(ctx); }
@@ -298,6 +302,10 @@ class NonatomicEngine final : public Engine {
   }
   void store(ThreadCtx& ctx, uint64_t off, uint64_t v, unsigned size) override {
     counters().stores.add();
+    if (wcl_ && load_home(pool_->at(off), size) == (size == 8 ? v : v & ((uint64_t{1} << (8 * size)) - 1))) {
+      counters().wcl_eliminated.add();  // unchanged: no home write
+      return;
+    }
     counters().home_writes.add();
     SW_TRACE_LABEL_DEFAULT("nonatomic:data");
     medium_->store(pool_->at(off), v, size);
@@ -312,8 +320,19 @@ class NonatomicEngine final : public Engine {
     counters().stores.add();
     counters().home_writes.add();
     SW_TRACE_LABEL_DEFAULT("nonatomic:data");
-    medium_->write(pool_->at(off), src, n);
-    st(ctx)->add(*medium_, pool_->at(off), n);
+    if (!wcl_) {
+      medium_->write(pool_->at(off), src, n);
+      st(ctx)->add(*medium_, pool_->at(off), n);
+      return;
+    }
+    // SW_CONFIG_WCL: only the runs that differ from home are written.
+    const auto* in = static_cast<const unsigned char*>(src);
+    runs_.clear();
+    changed_runs(reinterpret_cast<const unsigned char*>(pool_->at(off)), off, in, n, &runs_);
+    for (const auto& [roff, rn] : runs_) {
+      medium_->write(pool_->at(roff), in + (roff - off), rn);
+      st(ctx)->add(*medium_, pool_->at(roff), rn);
+    }
   }
   int quiesce() override { return 0; }
   int shutdown() override { return 0; }
@@ -323,7 +342,11 @@ class NonatomicEngine final : public Engine {
   PoolFile* pool_;
   Medium* medium_;
   LoadTap load_;
+  bool wcl_;  // SW_CONFIG_WCL: unchanged stores and bytes are skipped
+  static thread_local std::vector<std::pair<uint64_t, size_t>> runs_;
 };
+
+thread_local std::vector<std::pair<uint64_t, size_t>> NonatomicEngine::runs_;
 
 }  // namespace
 

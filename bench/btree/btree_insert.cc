@@ -89,7 +89,8 @@ struct Options {
                "                  entries (alias_entries), divisor (retire_divisor), page\n"
                "                  (shadow_page_size), tables (max_alias_tables), lanekib (lane_size\n"
                "                  in KiB), budget\n"
-               "                  (shadow_budget_kib), inline (1: no retirement thread) — a\n"
+               "                  (shadow_budget_kib), inline (1: no retirement thread), wcl\n"
+               "                  (1: write-combined logging, SW_CONFIG_WCL) — a\n"
                "                  variant runs interleaved with the others, as its own contender\n"
                "  --no-pmdk       without the PMDK btree_map peer\n"
                "  --tw-ns T       scm-emu write time per line (default 1000)\n"
@@ -158,6 +159,7 @@ std::string apply_variant(const std::string& spec, sw_config* cfg) {
     else if (k == "budget") cfg->shadow_budget_kib = v;
     else if (k == "lanekib") cfg->lane_size = uint64_t{v} << 10;
     else if (k == "inline") cfg->flags = v ? cfg->flags | SW_CONFIG_NO_RETIRE_THREAD : cfg->flags & ~SW_CONFIG_NO_RETIRE_THREAD;
+    else if (k == "wcl") cfg->flags = v ? cfg->flags | SW_CONFIG_WCL : cfg->flags & ~SW_CONFIG_WCL;
     else {
       std::fprintf(stderr, "unknown engine setting '%s' in %s\n", k.c_str(), spec.c_str());
       std::exit(2);
@@ -185,6 +187,7 @@ struct Row {
   std::string medium, order, name;
   double us = 0, per_s = 0, loads = 0, stores = 0, log_bytes = 0, fences = 0;
   double streamed = 0, flushed = 0;  // cache lines per insert (all threads, retirement included)
+  double nvram_words = 0, nvram_lines = 0;  // written to the pool per insert (log and home)
   bool ours = false;
   bool verified = true;  // verify() and size (ours), sampled lookups (PMDK)
   double steal_pct = -1;  // the cell's CPU steal time (all vCPUs), -1 if unknown
@@ -292,6 +295,7 @@ bool run_cell(const Options& o, const std::string& medium, const std::string& or
     r.per_s = static_cast<double>(keys.size()) / c->seconds;
     if (c->tree) {
       r.ours = true;
+      c->pool.quiesce();  // retirement's home writes counted too
       c->stats = c->pool.stats();
       const double n = static_cast<double>(keys.size());
       r.loads = static_cast<double>(c->stats.loads) / n;
@@ -300,6 +304,8 @@ bool run_cell(const Options& o, const std::string& medium, const std::string& or
       r.fences = static_cast<double>(c->stats.fences) / n;
       r.streamed = static_cast<double>(c->stats.streamed_lines) / n;
       r.flushed = static_cast<double>(c->stats.flushes) / n;
+      r.nvram_words = static_cast<double>(c->stats.nvram_words) / n;
+      r.nvram_lines = static_cast<double>(c->stats.nvram_lines) / n;
       try {
         c->tree->verify();
       } catch (const std::exception& e) {
@@ -351,7 +357,7 @@ bool write_csv(const Options& o, const std::vector<Row>& rows) {
     return false;
   }
   std::fprintf(f, "medium,order,contender,us_per_insert,inserts_per_s,loads,stores,log_bytes,fences,streamed,"
-                  "flushed,verified,n,tw_ns,alias_entries,seed,steal_pct\n");
+                  "flushed,verified,n,tw_ns,alias_entries,seed,steal_pct,nvram_words,nvram_lines\n");
   for (const Row& r : rows) {
     std::fprintf(f, "%s,%s,%s,%.4f,%.1f,", r.medium.c_str(), r.order.c_str(), r.name.c_str(), r.us, r.per_s);
     if (r.ours)
@@ -362,6 +368,11 @@ bool write_csv(const Options& o, const std::vector<Row>& rows) {
     std::fprintf(f, "%d,%llu,%u,%u,%llu,", r.verified ? 1 : 0, static_cast<unsigned long long>(o.n), o.tw_ns,
                  o.alias_entries, static_cast<unsigned long long>(o.seed));
     if (r.steal_pct >= 0) std::fprintf(f, "%.2f", r.steal_pct);
+    if (r.ours) {
+      std::fprintf(f, ",%.4f,%.4f", r.nvram_words, r.nvram_lines);
+    } else {
+      std::fprintf(f, ",,");
+    }
     std::fprintf(f, "\n");
   }
   const bool ok = std::fclose(f) == 0;

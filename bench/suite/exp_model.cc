@@ -54,13 +54,6 @@ double paper_table2(sw_engine_kind e, unsigned n) {
   }
 }
 
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  size_t m = v.size() / 2;
-  return v.size() % 2 ? v[m] : (v[m - 1] + v[m]) / 2;
-}
-
 }  // namespace
 
 // ------------------------------------------------------------------ Fig. 4

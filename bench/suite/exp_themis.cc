@@ -63,36 +63,9 @@ constexpr double kSliceSeconds = 0.12;
 constexpr int kSweepRounds = 5;  // Fig. 12: undo and Ideal only
 constexpr double kSweepSliceSeconds = 0.1;
 
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  return v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
-}
-
-// sw_stats is all uint64_t: adds b into a field by field.
-void add_stats(sw_stats* a, const sw_stats& b) {
-  static_assert(sizeof(sw_stats) % sizeof(uint64_t) == 0);
-  auto* x = reinterpret_cast<uint64_t*>(a);
-  const auto* y = reinterpret_cast<const uint64_t*>(&b);
-  for (size_t i = 0; i < sizeof(sw_stats) / sizeof(uint64_t); ++i) x[i] += y[i];
-}
-
 std::string pool_path(const Context& ctx, const std::string& tag) {
   return ctx.opts().pool_dir + "/sw-themis-" + std::to_string(getpid()) + "-" + tag + ".pool";
 }
-
-// A pool file under test, removed (and unregistered) when destroyed.
-struct TempPool {
-  explicit TempPool(std::string p) : path(std::move(p)) {
-    unlink(path.c_str());
-    register_temp_file(path);
-  }
-  ~TempPool() {
-    unlink(path.c_str());
-    unregister_temp_file(path);
-  }
-  std::string path;
-};
 
 // One engine's pool with its workload attached.
 struct Contender {

@@ -22,11 +22,6 @@
 namespace softwrap::bench {
 namespace {
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0 : v[v.size() / 2];
-}
-
 // Median ns of `reps` samples of `wraps` consecutive wraps.
 double time_group(sw_pool* p, ArrayWorkload& w, unsigned wraps, int reps) {
   std::vector<double> v;

@@ -220,6 +220,29 @@ ArrayPool::~ArrayPool() {
   unregister_temp_file(path_);
 }
 
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  return v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
+}
+
+void add_stats(sw_stats* a, const sw_stats& b) {
+  static_assert(sizeof(sw_stats) % sizeof(uint64_t) == 0);
+  auto* x = reinterpret_cast<uint64_t*>(a);
+  const auto* y = reinterpret_cast<const uint64_t*>(&b);
+  for (size_t i = 0; i < sizeof(sw_stats) / sizeof(uint64_t); ++i) x[i] += y[i];
+}
+
+TempPool::TempPool(std::string p) : path(std::move(p)) {
+  unlink(path.c_str());
+  register_temp_file(path);
+}
+
+TempPool::~TempPool() {
+  unlink(path.c_str());
+  unregister_temp_file(path);
+}
+
 sw_pool* ArrayPool::open(const CellConfig& c) {
   if (pool_) close();
   sw_config cfg{};
@@ -229,6 +252,7 @@ sw_pool* ArrayPool::open(const CellConfig& c) {
   cfg.scm_serialize_ns = c.ts_ns == 0 ? 1 : c.ts_ns;  // 0 would mean "default"
   cfg.alias_entries = c.alias_entries;
   cfg.retire_divisor = c.retire_divisor;
+  cfg.flags = c.flags;
   pool_ = sw_pool_open(path_.c_str(), &cfg);
   if (!pool_) fail_sw("sw_pool_open " + path_);
   if (std::strcmp(sw_pool_engine_name(pool_), engine_str(c.engine)) != 0 ||

@@ -97,6 +97,7 @@ struct CellConfig {
   uint32_t ts_ns = 220;
   uint32_t alias_entries = 8192;  // the paper's 8K-entry tables ...
   uint32_t retire_divisor = 16;   // ... retired from 512 entries on (paper: 500)
+  uint32_t flags = 0;             // SW_CONFIG_* (SW_CONFIG_WCL: the WCL experiment)
 };
 
 // A pool file with one big array, reopened per cell.
@@ -174,6 +175,22 @@ inline uint64_t value_of(uint64_t seq, unsigned i, uint64_t salt = 0) {
   x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
   return x ^ (x >> 31);
 }
+
+// The median of a sample (0 for none).
+double median(std::vector<double> v);
+
+// sw_stats is all uint64_t: adds b into *a field by field.
+void add_stats(sw_stats* a, const sw_stats& b);
+
+// A pool file under test: any old file at the path is removed first, and
+// the file is removed (and unregistered) when this is destroyed.
+struct TempPool {
+  explicit TempPool(std::string p);
+  ~TempPool();
+  TempPool(const TempPool&) = delete;
+  TempPool& operator=(const TempPool&) = delete;
+  std::string path;
+};
 
 // Percentile summary of a sample (ns).
 struct Dist {

@@ -658,6 +658,97 @@ def themis_sim(d):
     save(fig, d, "themis-sim")
 
 
+def wcl(d):
+    """The WCL paper: Fig. 2 (modification ratios), the writes of Figs.
+    6/7/11 (log and NVRAM words per transaction without and with WCL,
+    softwrap), the runtimes of Figs. 8/9 (speedup with WCL on scm-emu,
+    Tw = 600 ns) and the software overhead of Fig. 12 (x86): wcl.png;
+    TPC-C and the B+tree in wcl_apps.png."""
+    f2 = read(os.path.join(d, "wcl_fig2.csv"))
+    sv = rows(read(os.path.join(d, "wcl_saving.csv")), engine="softwrap")
+    tm = read(os.path.join(d, "wcl_time.csv"))
+    if f2:
+        fig, axes = panels("Write-combined logging (WCL paper Figs. 2, 6/7/11, 8/9, 12)", n=4, width=4.6)
+        names = [r["workload"] for r in f2]
+        x = range(len(names))
+        un = [num(r, "unmodified") * 100 for r in f2]
+        half = [num(r, "half") * 100 for r in f2]
+        other = [num(r, "other") * 100 for r in f2]
+        ax = axes[0]
+        ax.bar(x, un, label="unmodified", color="tab:green")
+        ax.bar(x, half, bottom=un, label="half", color="tab:olive")
+        ax.bar(x, other, bottom=[a + b for a, b in zip(un, half)], label="other", color="tab:gray")
+        ax.set_xticks(list(x))
+        ax.set_xticklabels(names, rotation=60, fontsize=7)
+        ax.set_ylabel("% of words stored")
+        ax.set_title("Fig. 2: modification ratio")
+        ax.legend(fontsize=7)
+        ax = axes[1]
+        ws = [r["workload"] for r in sv]
+        xs = range(len(ws))
+        ax.bar([i - 0.2 for i in xs], [num(r, "nvram_words_off") for r in sv], 0.4, label="without WCL",
+               color="tab:red")
+        ax.bar([i + 0.2 for i in xs], [num(r, "nvram_words_on") for r in sv], 0.4, label="with WCL",
+               color="tab:green")
+        ax.set_yscale("log")
+        ax.set_xticks(list(xs))
+        ax.set_xticklabels(ws, rotation=60, fontsize=7)
+        ax.set_ylabel("NVRAM words per transaction (log + home)")
+        ax.set_title("Figs. 6/7/11: NVRAM writes (softwrap)")
+        ax.legend(fontsize=7)
+        for i, (med, title) in enumerate([("scm-emu", "Figs. 8/9: scm-emu, Tw = 600 ns"),
+                                          ("x86", "Fig. 12: x86 (the compare's cost)")]):
+            ax = axes[2 + i]
+            for k, eng in enumerate(["softwrap", "softwrap-local", "undo"]):
+                rs = rows(tm, medium=med, engine=eng)
+                if not rs:
+                    continue
+                xs = [ws.index(r["workload"]) + (k - 1) * 0.27 for r in rs if r["workload"] in ws]
+                ys = [num(r, "speedup") for r in rs if r["workload"] in ws]
+                lo = [num(r, "speedup") - num(r, "speedup_min") for r in rs if r["workload"] in ws]
+                hi = [num(r, "speedup_max") - num(r, "speedup") for r in rs if r["workload"] in ws]
+                ax.bar(xs, ys, 0.27, yerr=[lo, hi], label=eng, color=COLORS.get(eng, "tab:gray"), capsize=2)
+            ax.axhline(1.0, color="black", linewidth=0.8)
+            if med == "scm-emu":
+                ax.axhline(1.05, color="black", linestyle=":", linewidth=0.8, label="bar (write-heavy): 1.05")
+            else:
+                ax.axhline(0.98, color="black", linestyle=":", linewidth=0.8, label="bar: 0.98")
+            ax.set_xticks(list(range(len(ws))))
+            ax.set_xticklabels(ws, rotation=60, fontsize=7)
+            ax.set_ylabel("speedup with WCL (median of rounds)")
+            ax.set_title(title)
+            ax.legend(fontsize=6)
+        save(fig, d, "wcl")
+    tp = read(os.path.join(d, "wcl_tpcc.csv")) if os.path.exists(os.path.join(d, "wcl_tpcc.csv")) else []
+    bt = read(os.path.join(d, "wcl_btree.csv")) if os.path.exists(os.path.join(d, "wcl_btree.csv")) else []
+    if tp or bt:
+        fig, axes = panels("WCL on the applications: TPC-C on SQLite, B+tree inserts", n=2)
+        ax = axes[0]
+        for k, med in enumerate(MEDIA):
+            for w in ("0", "1"):
+                rs = rows(tp, medium=med, wcl=w)
+                if rs:
+                    ys = sorted(num(r, "tps") for r in rs)
+                    ax.bar(k * 3 + int(w), ys[len(ys) // 2], color="tab:green" if w == "1" else "tab:red",
+                           label=("with WCL" if w == "1" else "without") if k == 0 else None)
+        ax.set_xticks([0.5, 3.5])
+        ax.set_xticklabels(MEDIA)
+        ax.set_ylabel("TPC-C transactions/s (softwrap VFS)")
+        ax.set_title("TPC-C: wcl=0 vs wcl=1")
+        ax.legend(fontsize=7)
+        ax = axes[1]
+        labels = []
+        for r in bt:
+            labels.append(f"{r['medium']}\n{r['contender']}")
+        ax.bar(range(len(bt)), [num(r, "us_per_insert") for r in bt],
+               color=["tab:green" if "wcl=1" in r["contender"] else "tab:red" for r in bt])
+        ax.set_xticks(list(range(len(bt))))
+        ax.set_xticklabels(labels, rotation=70, fontsize=6)
+        ax.set_ylabel("µs per random insert")
+        ax.set_title("B+tree inserts (green: with WCL)")
+        save(fig, d, "wcl_apps")
+
+
 def main():
     if len(sys.argv) != 2:
         sys.exit("usage: plot.py RESULTS/<experiment>")

@@ -1,6 +1,7 @@
 // suite.h — the evaluation suite behind `softwrap bench`: one experiment
 // per figure or table of the SoftWrAP papers' evaluations, and the Themis
-// paper's (exp_themis.cc).
+// paper's (exp_themis.cc) and the write-combined logging paper's
+// (exp_wcl.cc).
 //
 // Approach: an experiment is a function that measures cells through the
 // public C API (harness.h) and writes CSV files under
@@ -48,6 +49,7 @@ void run_workshop(Context& ctx);
 void run_pmdk(Context& ctx);
 void run_themis(Context& ctx);
 void run_themis_sim(Context& ctx);
+void run_wcl(Context& ctx);
 
 }  // namespace softwrap::bench
 

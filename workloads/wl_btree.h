@@ -33,11 +33,12 @@
 
 namespace softwrap::workloads {
 
-template <class A> class WlBTree {
-public:
-  static constexpr uint32_t kSlots = 8; // keys per node
+template <class A>
+class WlBTree {
+ public:
+  static constexpr uint32_t kSlots = 8;  // keys per node
   struct Node {
-    uint64_t meta; // count | leaf << 16
+    uint64_t meta;  // count | leaf << 16
     uint64_t key[kSlots];
     uint64_t ref[kSlots + 1];
   };
@@ -45,15 +46,14 @@ public:
 
   WlBTree() = default;
   // The tree whose root offset is the pool word *root (0: empty).
-  explicit WlBTree(uint64_t *root) : root_(root) {}
+  explicit WlBTree(uint64_t* root) : root_(root) {}
 
   // True and *value set if key is present.
-  bool find(A &a, uint64_t key, uint64_t *value) {
+  bool find(A& a, uint64_t key, uint64_t* value) {
     uint64_t n = a.load(root_);
-    if (n == 0)
-      return false;
+    if (n == 0) return false;
     for (;;) {
-      Node *x = node(a, n);
+      Node* x = node(a, n);
       const uint64_t meta = a.load(&x->meta);
       const uint32_t c = count(meta);
       if (meta & kLeaf) {
@@ -63,8 +63,7 @@ public:
             *value = a.load(&x->ref[i]);
             return true;
           }
-          if (k > key)
-            return false;
+          if (k > key) return false;
         }
         return false;
       }
@@ -73,7 +72,7 @@ public:
   }
 
   // Inserts (key, value); false (nothing stored) if key is present.
-  bool insert(A &a, uint64_t key, uint64_t value) {
+  bool insert(A& a, uint64_t key, uint64_t value) {
     const uint64_t r = a.load(root_);
     if (r == 0) {
       Node leaf{};
@@ -85,9 +84,8 @@ public:
     }
     Split s;
     const int rc = insert_at(a, r, key, value, &s);
-    if (rc < 0)
-      return false;
-    if (rc == 1) { // the root split: a new root above the two halves
+    if (rc < 0) return false;
+    if (rc == 1) {  // the root split: a new root above the two halves
       Node top{};
       top.meta = 1;
       top.key[0] = s.sep;
@@ -99,11 +97,10 @@ public:
   }
 
   // Removes key; true and *value set (its value) if it was present.
-  bool erase(A &a, uint64_t key, uint64_t *value) {
+  bool erase(A& a, uint64_t key, uint64_t* value) {
     uint64_t n = a.load(root_);
-    if (n == 0)
-      return false;
-    Node *x = node(a, n);
+    if (n == 0) return false;
+    Node* x = node(a, n);
     uint64_t meta = a.load(&x->meta);
     while (!(meta & kLeaf)) {
       x = node(a, a.load(&x->ref[child_index(a, x, count(meta), key)]));
@@ -111,10 +108,8 @@ public:
     }
     const uint32_t c = count(meta);
     uint32_t i = 0;
-    while (i < c && a.load(&x->key[i]) < key)
-      ++i;
-    if (i == c || a.load(&x->key[i]) != key)
-      return false;
+    while (i < c && a.load(&x->key[i]) < key) ++i;
+    if (i == c || a.load(&x->key[i]) != key) return false;
     *value = a.load(&x->ref[i]);
     for (uint32_t j = i; j + 1 < c; ++j) {
       a.store(&x->key[j], a.load(&x->key[j + 1]));
@@ -126,45 +121,38 @@ public:
 
   // f(key, value) for every entry in key order (by the leaf chain); stops
   // after kWalkLimit entries.
-  template <class F> void for_each(A &a, F &&f) {
+  template <class F>
+  void for_each(A& a, F&& f) {
     uint64_t n = a.load(root_);
-    if (n == 0)
-      return;
-    while (!(a.load(&node(a, n)->meta) & kLeaf))
-      n = a.load(&node(a, n)->ref[0]);
+    if (n == 0) return;
+    while (!(a.load(&node(a, n)->meta) & kLeaf)) n = a.load(&node(a, n)->ref[0]);
     uint64_t seen = 0;
     for (; n != 0 && seen < kWalkLimit; n = a.load(&node(a, n)->ref[kSlots])) {
-      Node *x = node(a, n);
+      Node* x = node(a, n);
       const uint32_t c = count(a.load(&x->meta));
-      for (uint32_t i = 0; i < c && i < kSlots; ++i, ++seen)
-        f(a.load(&x->key[i]), a.load(&x->ref[i]));
+      for (uint32_t i = 0; i < c && i < kSlots; ++i, ++seen) f(a.load(&x->key[i]), a.load(&x->ref[i]));
     }
   }
 
   // "" or what is wrong with the tree's structure (prefixed by `name`);
   // *entries gets the number of keys.
-  std::string check(A &a, const std::string &name, uint64_t *entries) {
+  std::string check(A& a, const std::string& name, uint64_t* entries) {
     *entries = 0;
     const uint64_t r = a.load(root_);
-    if (r == 0)
-      return "";
+    if (r == 0) return "";
     Walk w{name, {}, -1, 0};
     std::string why = walk(a, r, 0, false, 0, false, 0, &w);
-    if (!why.empty())
-      return why;
+    if (!why.empty()) return why;
     for (size_t i = 0; i < w.leaves.size(); ++i) {
       const uint64_t next = a.load(&node(a, w.leaves[i])->ref[kSlots]);
       const uint64_t want = i + 1 < w.leaves.size() ? w.leaves[i + 1] : 0;
-      if (next != want)
-        return mismatch(name + ": B+tree leaf chain: next of leaf " +
-                            std::to_string(i),
-                        next, want);
+      if (next != want) return mismatch(name + ": B+tree leaf chain: next of leaf " + std::to_string(i), next, want);
     }
     *entries = w.entries;
     return "";
   }
 
-private:
+ private:
   struct Split {
     uint64_t sep = 0, right = 0;
   };
@@ -175,61 +163,52 @@ private:
     uint64_t entries;
   };
 
-  static uint32_t count(uint64_t meta) {
-    return static_cast<uint32_t>(meta & 0xFFFF);
-  }
-  Node *node(A &a, uint64_t off) { return a.template ptr<Node>(off); }
+  static uint32_t count(uint64_t meta) { return static_cast<uint32_t>(meta & 0xFFFF); }
+  Node* node(A& a, uint64_t off) { return a.template ptr<Node>(off); }
 
   // Index of the child of inner node x (c keys) whose range holds key.
-  uint32_t child_index(A &a, Node *x, uint32_t c, uint64_t key) {
+  uint32_t child_index(A& a, Node* x, uint32_t c, uint64_t key) {
     uint32_t i = 0;
-    while (i < c && a.load(&x->key[i]) <= key)
-      ++i;
+    while (i < c && a.load(&x->key[i]) <= key) ++i;
     return i;
   }
 
   // A new node holding n (written whole); its offset.
-  uint64_t make(A &a, const Node &n) {
-    auto *p = static_cast<Node *>(a.alloc(sizeof(Node)));
+  uint64_t make(A& a, const Node& n) {
+    auto* p = static_cast<Node*>(a.alloc(sizeof(Node)));
     a.write(p, &n, sizeof n);
     return a.off(p);
   }
 
   // Inserts into the subtree at n: -1 key present, 0 done, 1 n split (*s
   // names the separator and the new right sibling).
-  int insert_at(A &a, uint64_t n, uint64_t key, uint64_t value, Split *s) {
-    Node *x = node(a, n);
+  int insert_at(A& a, uint64_t n, uint64_t key, uint64_t value, Split* s) {
+    Node* x = node(a, n);
     const uint64_t meta = a.load(&x->meta);
     const uint32_t c = count(meta);
     if (meta & kLeaf) {
       uint32_t i = 0;
-      while (i < c && a.load(&x->key[i]) < key)
-        ++i;
-      if (i < c && a.load(&x->key[i]) == key)
-        return -1;
+      while (i < c && a.load(&x->key[i]) < key) ++i;
+      if (i < c && a.load(&x->key[i]) == key) return -1;
       return put(a, x, meta, i, key, value, s);
     }
     const uint32_t i = child_index(a, x, c, key);
     Split below;
     const int rc = insert_at(a, a.load(&x->ref[i]), key, value, &below);
-    if (rc <= 0)
-      return rc;
+    if (rc <= 0) return rc;
     return put(a, x, meta, i, below.sep, below.right, s);
   }
 
   // Puts key k at slot i of x (a leaf: with value v; an inner node: with
   // v as the child right of k), splitting x if it is full.
-  int put(A &a, Node *x, uint64_t meta, uint32_t i, uint64_t k, uint64_t v,
-          Split *s) {
+  int put(A& a, Node* x, uint64_t meta, uint32_t i, uint64_t k, uint64_t v, Split* s) {
     const bool leaf = meta & kLeaf;
     const uint32_t c = count(meta);
-    const uint32_t ri = leaf ? i : i + 1; // where v goes among the refs
+    const uint32_t ri = leaf ? i : i + 1;  // where v goes among the refs
     if (c < kSlots) {
-      for (uint32_t j = c; j > i; --j)
-        a.store(&x->key[j], a.load(&x->key[j - 1]));
+      for (uint32_t j = c; j > i; --j) a.store(&x->key[j], a.load(&x->key[j - 1]));
       const uint32_t rend = leaf ? c : c + 1;
-      for (uint32_t j = rend; j > ri; --j)
-        a.store(&x->ref[j], a.load(&x->ref[j - 1]));
+      for (uint32_t j = rend; j > ri; --j) a.store(&x->ref[j], a.load(&x->ref[j - 1]));
       a.store(&x->key[i], k);
       a.store(&x->ref[ri], v);
       a.store(&x->meta, meta + 1);
@@ -238,11 +217,9 @@ private:
     // Full: lay out the kSlots + 1 entries in DRAM, keep the lower half in
     // x and move the upper half to a new right sibling.
     uint64_t keys[kSlots + 1], refs[kSlots + 2];
-    for (uint32_t j = 0, from = 0; j <= kSlots; ++j)
-      keys[j] = j == i ? k : a.load(&x->key[from++]);
+    for (uint32_t j = 0, from = 0; j <= kSlots; ++j) keys[j] = j == i ? k : a.load(&x->key[from++]);
     const uint32_t nrefs = leaf ? kSlots + 1 : kSlots + 2;
-    for (uint32_t j = 0, from = 0; j < nrefs; ++j)
-      refs[j] = j == ri ? v : a.load(&x->ref[from++]);
+    for (uint32_t j = 0, from = 0; j < nrefs; ++j) refs[j] = j == ri ? v : a.load(&x->ref[from++]);
     Node right{};
     uint32_t left_count;
     if (leaf) {
@@ -256,74 +233,59 @@ private:
       right.ref[kSlots] = a.load(&x->ref[kSlots]);
       s->sep = right.key[0];
     } else {
-      left_count = kSlots / 2; // keys[left_count] moves up
+      left_count = kSlots / 2;  // keys[left_count] moves up
       const uint32_t rc = kSlots - left_count;
       right.meta = rc;
-      for (uint32_t j = 0; j < rc; ++j)
-        right.key[j] = keys[left_count + 1 + j];
-      for (uint32_t j = 0; j <= rc; ++j)
-        right.ref[j] = refs[left_count + 1 + j];
+      for (uint32_t j = 0; j < rc; ++j) right.key[j] = keys[left_count + 1 + j];
+      for (uint32_t j = 0; j <= rc; ++j) right.ref[j] = refs[left_count + 1 + j];
       s->sep = keys[left_count];
     }
     s->right = make(a, right);
     // The left half: the slots up to the insert point are already in place.
-    for (uint32_t j = i; j < left_count; ++j)
-      a.store(&x->key[j], keys[j]);
+    for (uint32_t j = i; j < left_count; ++j) a.store(&x->key[j], keys[j]);
     const uint32_t left_refs = leaf ? left_count : left_count + 1;
-    for (uint32_t j = ri; j < left_refs; ++j)
-      a.store(&x->ref[j], refs[j]);
-    if (leaf)
-      a.store(&x->ref[kSlots], s->right);
+    for (uint32_t j = ri; j < left_refs; ++j) a.store(&x->ref[j], refs[j]);
+    if (leaf) a.store(&x->ref[kSlots], s->right);
     a.store(&x->meta, (meta & kLeaf) | left_count);
     return 1;
   }
 
   // Checks the subtree at n: its keys lie in [lo, hi) (each bound only if
   // has_lo / has_hi).
-  std::string walk(A &a, uint64_t n, uint64_t lo, bool has_lo, uint64_t hi,
-                   bool has_hi, int depth, Walk *w) {
-    if (depth > 64)
-      return w->name + ": B+tree deeper than 64 levels (a cycle?)";
-    Node *x = node(a, n);
+  std::string walk(A& a, uint64_t n, uint64_t lo, bool has_lo, uint64_t hi, bool has_hi, int depth, Walk* w) {
+    if (depth > 64) return w->name + ": B+tree deeper than 64 levels (a cycle?)";
+    Node* x = node(a, n);
     const uint64_t meta = a.load(&x->meta);
     const uint32_t c = count(meta);
-    if (c > kSlots || (meta >> 17) != 0)
-      return mismatch(w->name + ": B+tree node meta", meta, c);
+    if (c > kSlots || (meta >> 17) != 0) return mismatch(w->name + ": B+tree node meta", meta, c);
     for (uint32_t i = 0; i < c; ++i) {
       const uint64_t k = a.load(&x->key[i]);
-      if ((has_lo && k < lo) || (has_hi && k >= hi) ||
-          (i > 0 && a.load(&x->key[i - 1]) >= k)) {
+      if ((has_lo && k < lo) || (has_hi && k >= hi) || (i > 0 && a.load(&x->key[i - 1]) >= k)) {
         return w->name + ": B+tree key " + std::to_string(k) + " out of order";
       }
     }
     if (meta & kLeaf) {
-      if (w->leaf_depth < 0)
-        w->leaf_depth = depth;
-      if (w->leaf_depth != depth)
-        return w->name + ": B+tree leaves at different depths";
+      if (w->leaf_depth < 0) w->leaf_depth = depth;
+      if (w->leaf_depth != depth) return w->name + ": B+tree leaves at different depths";
       w->leaves.push_back(n);
       w->entries += c;
       return "";
     }
-    if (c == 0)
-      return w->name + ": B+tree inner node without keys";
+    if (c == 0) return w->name + ": B+tree inner node without keys";
     for (uint32_t i = 0; i <= c; ++i) {
       const bool l = i > 0 || has_lo, h = i < c || has_hi;
-      const uint64_t clo = i > 0 ? a.load(&x->key[i - 1]) : lo,
-                     chi = i < c ? a.load(&x->key[i]) : hi;
+      const uint64_t clo = i > 0 ? a.load(&x->key[i - 1]) : lo, chi = i < c ? a.load(&x->key[i]) : hi;
       const uint64_t child = a.load(&x->ref[i]);
-      if (child == 0)
-        return w->name + ": B+tree inner node with a null child";
+      if (child == 0) return w->name + ": B+tree inner node with a null child";
       std::string why = walk(a, child, clo, l, chi, h, depth + 1, w);
-      if (!why.empty())
-        return why;
+      if (!why.empty()) return why;
     }
     return "";
   }
 
-  uint64_t *root_ = nullptr;
+  uint64_t* root_ = nullptr;
 };
 
-} // namespace softwrap::workloads
+}  // namespace softwrap::workloads
 
-#endif // SOFTWRAP_WORKLOADS_WL_BTREE_H_
+#endif  // SOFTWRAP_WORKLOADS_WL_BTREE_H_

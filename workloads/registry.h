@@ -19,12 +19,14 @@
 #include "cq.h"
 #include "ctree.h"
 #include "hashmap.h"
+#include "kmeans.h"
 #include "linked_list.h"
 #include "pc.h"
 #include "rbtree.h"
 #include "sps.h"
 #include "tatp.h"
 #include "tpcc.h"
+#include "vacation.h"
 #include "workload.h"
 
 // X(template, info): the Themis paper's Table II in its order.
@@ -34,7 +36,8 @@
 
 // X(template, info): the WCL paper's benchmarks (its Tables 3 and 4), each
 // written from scratch with the paper's write pattern.
-#define SOFTWRAP_WCL_WORKLOAD_LIST(X)
+#define SOFTWRAP_WCL_WORKLOAD_LIST(X) \
+  X(Vacation, kVacationInfo) X(Kmeans, kKmeansInfo)
 
 // Every workload: the Themis list, then the WCL list.
 #define SOFTWRAP_WORKLOAD_LIST(X) SOFTWRAP_THEMIS_WORKLOAD_LIST(X) SOFTWRAP_WCL_WORKLOAD_LIST(X)

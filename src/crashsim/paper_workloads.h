@@ -10,7 +10,8 @@
 //
 // registry_workloads() turns every entry of SOFTWRAP_WORKLOAD_LIST into a
 // crash-simulator Workload: small scale (Info::small_scale), transactions
-// of at most 3 units where the workload has a size parameter, one owner.
+// of at most 3 units where the workload has a size parameter, one owner;
+// the WCL paper's workloads with SW_CONFIG_WCL.
 // Its run() adopts the structure (attach), runs `size` transactions and
 // fails the run if verify() does; its check_image hook runs attach() and
 // verify() on every recovered image through the C API, so a structure a

@@ -103,7 +103,11 @@ TEST(PaperWorkloads, EveryRegistryWorkloadIsACrashWorkload) {
     ASSERT_NE(w, nullptr) << i->name;
     EXPECT_NE(w->check_image, nullptr);
   }
-  EXPECT_EQ(themis_workloads().size(), registry_workloads().size());
+  EXPECT_EQ(themis_workloads().size(), workloads::themis_workloads().size());
+  for (const Workload& w : registry_workloads()) {
+    const bool wcl_paper = std::string(workloads::find_workload(w.name)->paper).rfind("WCL", 0) == 0;
+    EXPECT_EQ((w.flags & SW_CONFIG_WCL) != 0, wcl_paper) << w.name << ": the WCL paper's workloads run with WCL";
+  }
 }
 
 TEST(PaperWorkloads, NonatomicIsCaught) {

@@ -19,6 +19,7 @@
 #include "cq.h"
 #include "ctree.h"
 #include "hashmap.h"
+#include "intruder.h"
 #include "linked_list.h"
 #include "pc.h"
 #include "rbtree.h"
@@ -35,7 +36,7 @@
 
 // X(template, info): the WCL paper's benchmarks (its Tables 3 and 4), each
 // written from scratch with the paper's write pattern.
-#define SOFTWRAP_WCL_WORKLOAD_LIST(X) X(Ssca2, kSsca2Info)
+#define SOFTWRAP_WCL_WORKLOAD_LIST(X) X(Ssca2, kSsca2Info) X(Intruder, kIntruderInfo)
 
 // Every workload: the Themis list, then the WCL list.
 #define SOFTWRAP_WORKLOAD_LIST(X) SOFTWRAP_THEMIS_WORKLOAD_LIST(X) SOFTWRAP_WCL_WORKLOAD_LIST(X)

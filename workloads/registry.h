@@ -18,6 +18,7 @@
 #include "access.h"
 #include "cq.h"
 #include "ctree.h"
+#include "genome.h"
 #include "hashmap.h"
 #include "intruder.h"
 #include "linked_list.h"
@@ -36,7 +37,7 @@
 
 // X(template, info): the WCL paper's benchmarks (its Tables 3 and 4), each
 // written from scratch with the paper's write pattern.
-#define SOFTWRAP_WCL_WORKLOAD_LIST(X) X(Ssca2, kSsca2Info) X(Intruder, kIntruderInfo)
+#define SOFTWRAP_WCL_WORKLOAD_LIST(X) X(Ssca2, kSsca2Info) X(Intruder, kIntruderInfo) X(Genome, kGenomeInfo)
 
 // Every workload: the Themis list, then the WCL list.
 #define SOFTWRAP_WORKLOAD_LIST(X) SOFTWRAP_THEMIS_WORKLOAD_LIST(X) SOFTWRAP_WCL_WORKLOAD_LIST(X)

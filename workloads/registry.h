@@ -18,12 +18,15 @@
 #include "access.h"
 #include "cq.h"
 #include "ctree.h"
+#include "genome.h"
 #include "hashmap.h"
+#include "intruder.h"
 #include "kmeans.h"
 #include "linked_list.h"
 #include "pc.h"
 #include "rbtree.h"
 #include "sps.h"
+#include "ssca2.h"
 #include "tatp.h"
 #include "tpcc.h"
 #include "vacation.h"
@@ -36,8 +39,9 @@
 
 // X(template, info): the WCL paper's benchmarks (its Tables 3 and 4), each
 // written from scratch with the paper's write pattern.
-#define SOFTWRAP_WCL_WORKLOAD_LIST(X) \
-  X(Vacation, kVacationInfo) X(Kmeans, kKmeansInfo)
+#define SOFTWRAP_WCL_WORKLOAD_LIST(X)                                                                   \
+  X(Genome, kGenomeInfo) X(Intruder, kIntruderInfo) X(Kmeans, kKmeansInfo) X(Ssca2, kSsca2Info) \
+      X(Vacation, kVacationInfo)
 
 // Every workload: the Themis list, then the WCL list.
 #define SOFTWRAP_WORKLOAD_LIST(X) SOFTWRAP_THEMIS_WORKLOAD_LIST(X) SOFTWRAP_WCL_WORKLOAD_LIST(X)

@@ -31,6 +31,7 @@
 #include "common/error.h"
 #include "engine/engine.h"
 #include "engine/spill.h"
+#include "engine/wcl_queue.h"
 #include "log/lanes.h"
 #include "log/redo_log.h"
 #include "medium/medium.h"
@@ -54,6 +55,7 @@ struct LocalThread {
   Spill spill;        // in-place writes once the wrap outgrows its DRAM budget
   uint64_t dram = 0;  // DRAM of the wrap's shadow pages and grown tables
   std::vector<unsigned char> scratch;  // write-combined logging: what a range held
+  WclQueue queued;                     // ... and the stores awaiting their compare
 };
 
 class LocalEngine final : public Engine {
@@ -107,6 +109,8 @@ class LocalEngine final : public Engine {
 
   int commit(ThreadCtx& ctx) override {
     LocalThread& t = *st(ctx);
+    drain(ctx);
+    if (ctx.fail_code != 0) return ctx.fail_code;  // a queued store failed: rolled back (fail())
     SW_TRACE_LABEL("redo:commit");
     std::atomic<uint64_t>& flight = inflight_[t.lane->index];
     flight.store(seq_.load() + 1);
@@ -144,6 +148,7 @@ class LocalEngine final : public Engine {
 
   int rollback(ThreadCtx& ctx) override {
     LocalThread& t = *st(ctx);
+    t.queued.clear();  // queued stores never reached the table or the log
     if (t.spill.active()) t.spill.rollback();
     t.writer.abandon();
     clear(t);
@@ -153,6 +158,7 @@ class LocalEngine final : public Engine {
   uint64_t load(ThreadCtx& ctx, uint64_t off, unsigned size) override {
     counters().loads.add();
     const uint64_t w = off & ~uint64_t{7};
+    if (ctx.depth) drain(ctx);
     const uint64_t v = ctx.depth ? lookup(*st(ctx), w) : home_word(w);
     if (size == 8) return v;
     return (v >> (8 * (off - w))) & ((uint64_t{1} << (8 * size)) - 1);
@@ -163,21 +169,15 @@ class LocalEngine final : public Engine {
     counters().stores.add();
     SW_TRACE_LABEL_DEFAULT("redo:record");
     const uint64_t w = off & ~uint64_t{7};
-    if (wcl_) {  // write-combined logging: compare with the value the wrap sees first
-      const uint64_t cur = lookup(t, w);
-      const uint64_t shift = 8 * (off - w), mask = size == 8 ? ~uint64_t{0} : ((uint64_t{1} << (8 * size)) - 1) << shift;
-      const uint64_t nv = (cur & ~mask) | ((v << shift) & mask);
-      if (nv == cur) return t.writer.note_eliminated();
-      if (t.spill.active() && !holds(t, w, 8)) {
-        if (!t.spill.store(w, nv, 8) || !t.writer.append_word(w, nv, cur)) fail(ctx);
+    if (wcl_) {
+      // Whole words wait for their compare (wcl_queue.h).
+      if (size == 8) {
+        if (t.queued.push(pool_->at(w), w, v)) drain_queue(ctx, t);
         return;
       }
-      t.table->has_words.store(true, std::memory_order_relaxed);
-      AliasEntry* e = entry(t, w);
-      e->value.store(nv, std::memory_order_relaxed);
-      e->meta.store(kMetaValid, std::memory_order_relaxed);
-      if (!t.writer.append_word(w, nv, cur)) return fail(ctx);
-      return maybe_spill(ctx, t);
+      drain_queue(ctx, t);
+      store_wcl(ctx, t, off, v, size);
+      return;
     }
     if (t.spill.active() && !holds(t, w, 8)) {
       // In place, and the whole word (now home) in the frame as well.
@@ -196,11 +196,44 @@ class LocalEngine final : public Engine {
     maybe_spill(ctx, t);
   }
 
+  void drain(ThreadCtx& ctx) {
+    LocalThread& t = *st(ctx);
+    if (!t.queued.empty()) drain_queue(ctx, t);
+  }
+  void drain_queue(ThreadCtx& ctx, LocalThread& t) {
+    t.queued.drain([&](const WclQueue::Item& q) {
+      store_wcl(ctx, t, q.w, q.v, 8);
+      return ctx.fail_code == 0;  // a failed store rolled the wrap back
+    });
+  }
+
+  // Write-combined logging: compare with the value the wrap sees first.
+  void store_wcl(ThreadCtx& ctx, LocalThread& t, uint64_t off, uint64_t v, unsigned size) {
+    const uint64_t w = off & ~uint64_t{7};
+    {
+      const uint64_t cur = lookup(t, w);
+      const uint64_t shift = 8 * (off - w), mask = size == 8 ? ~uint64_t{0} : ((uint64_t{1} << (8 * size)) - 1) << shift;
+      const uint64_t nv = (cur & ~mask) | ((v << shift) & mask);
+      if (nv == cur) return t.writer.note_eliminated();
+      if (t.spill.active() && !holds(t, w, 8)) {
+        if (!t.spill.store(w, nv, 8) || !t.writer.append_word(w, nv, cur)) fail(ctx);
+        return;
+      }
+      t.table->has_words.store(true, std::memory_order_relaxed);
+      AliasEntry* e = entry(t, w);
+      e->value.store(nv, std::memory_order_relaxed);
+      e->meta.store(kMetaValid, std::memory_order_relaxed);
+      if (!t.writer.append_word(w, nv, cur)) return fail(ctx);
+      return maybe_spill(ctx, t);
+    }
+  }
+
   // Readers overlay only their own open wrap's table (others' wraps go
   // home at their close): home is what read() returns unless the table may
   // hold something of one of the range's pages.
   bool home_visible(ThreadCtx& ctx, uint64_t off, size_t n) override {
     if (ctx.depth == 0) return true;
+    drain(ctx);
     AliasTable& tab = *st(ctx)->table;
     if (!tab.has_pages.load(std::memory_order_relaxed) && !tab.has_words.load(std::memory_order_relaxed)) return true;
     const uint64_t ps = page_size_;
@@ -212,6 +245,7 @@ class LocalEngine final : public Engine {
 
   void read(ThreadCtx& ctx, void* dst, uint64_t off, size_t n) override {
     counters().loads.add();
+    if (ctx.depth) drain(ctx);
     load_(pool_->at(off), n);
     std::memcpy(dst, pool_->at(off), n);
     if (ctx.depth == 0) return;
@@ -249,7 +283,10 @@ class LocalEngine final : public Engine {
     counters().stores.add();
     SW_TRACE_LABEL_DEFAULT("redo:record");
     const auto* in = static_cast<const unsigned char*>(src);
-    if (wcl_) return write_wcl(ctx, t, off, in, n);
+    if (wcl_) {
+      drain_queue(ctx, t);
+      return write_wcl(ctx, t, off, in, n);
+    }
     if (t.spill.active()) {  // bytes the table holds keep the alias path, the rest go home
       for (size_t done = 0; done < n;) {
         const uint64_t o = off + done;

@@ -27,6 +27,7 @@
 #include "common/relaxed_copy.h"
 #include "engine/engine.h"
 #include "engine/spill.h"
+#include "engine/wcl_queue.h"
 #include "log/lanes.h"
 #include "log/redo_log.h"
 #include "medium/medium.h"
@@ -74,14 +75,7 @@ struct SwThread {
   uint64_t last_gen = ~uint64_t{0};
   uint64_t last_po = ~uint64_t{0};
   char* last_page = nullptr;
-  // Write-combined logging: whole-word stores waiting for their compare
-  // (SoftwrapEngine::store), their home lines prefetched.
-  struct QueuedStore {
-    uint64_t w, v;
-  };
-  static constexpr unsigned kQueue = 16;
-  QueuedStore queued[kQueue];
-  unsigned nqueued = 0;
+  WclQueue queued;  // write-combined logging: stores awaiting their compare
 };
 
 class SoftwrapEngine final : public Engine {
@@ -180,7 +174,7 @@ class SoftwrapEngine final : public Engine {
 
   int rollback(ThreadCtx& ctx) override {
     SwThread& t = *st(ctx);
-    t.nqueued = 0;  // queued stores never reached the tables or the log
+    t.queued.clear();  // queued stores never reached the tables or the log
     if (t.spill.active()) t.spill.rollback();
     for (size_t i = t.page_undo.size(); i-- > 0;) {
       const PageUndo& u = t.page_undo[i];
@@ -232,18 +226,9 @@ class SoftwrapEngine final : public Engine {
     SW_TRACE_LABEL_DEFAULT("redo:record");
     const uint64_t w = off & ~uint64_t{7};
     if (wcl_) {
-      // The compare needs the word's current value, which for a word no
-      // table holds is a home read: a cache miss for scattered stores
-      // (the baseline never reads home in the foreground).  Whole-word
-      // stores therefore wait in a short queue with their home line
-      // prefetched, and are compared and logged in order when it is full
-      // or before anything else of the wrap touches the pool through the
-      // engine (load, read, write, a narrower store, commit, peek): the
-      // misses of a wrap's scattered stores overlap instead of adding up.
+      // Whole words wait for their compare (wcl_queue.h).
       if (size == 8) {
-        __builtin_prefetch(pool_->at(w));
-        t.queued[t.nqueued++] = {w, v};
-        if (t.nqueued == SwThread::kQueue) drain_queue(ctx, t);
+        if (t.queued.push(pool_->at(w), w, v)) drain_queue(ctx, t);
         return;
       }
       drain_queue(ctx, t);
@@ -262,12 +247,13 @@ class SoftwrapEngine final : public Engine {
   // Compares and logs the queued stores, in order.
   void drain(ThreadCtx& ctx) {
     SwThread& t = *st(ctx);
-    if (t.nqueued != 0) drain_queue(ctx, t);
+    if (!t.queued.empty()) drain_queue(ctx, t);
   }
   void drain_queue(ThreadCtx& ctx, SwThread& t) {
-    const unsigned n = t.nqueued;
-    t.nqueued = 0;
-    for (unsigned i = 0; i < n && ctx.fail_code == 0; ++i) store_wcl(ctx, t, t.queued[i].w, t.queued[i].w, t.queued[i].v, 8);
+    t.queued.drain([&](const WclQueue::Item& q) {
+      store_wcl(ctx, t, q.w, q.w, q.v, 8);
+      return ctx.fail_code == 0;  // a failed store rolled the wrap back
+    });
   }
 
   // Write-combined logging: compare with the value the wrap sees first.

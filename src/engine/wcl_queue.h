@@ -1,0 +1,55 @@
+// wcl_queue.h — whole-word stores of a wrap waiting for their
+// write-combined-logging compare (the redo engines, SW_CONFIG_WCL).
+//
+// Approach.  The compare needs the word's current value; for a word no
+// alias table holds that is a home read, a cache miss for scattered stores
+// (without WCL the redo engines never read home in the foreground).  So a
+// whole-word store is queued with its home line prefetched, and the queue
+// is compared and logged, in order, when it is full or before anything
+// else of the wrap goes through the engine (a load, read, write, narrower
+// store, peek, commit): the misses of a wrap's scattered stores overlap
+// instead of adding up.  Abort discards it: nothing queued has reached an
+// alias table or the log.  The wrap's own loads see queued stores because
+// every load drains first.
+#ifndef SOFTWRAP_ENGINE_WCL_QUEUE_H_
+#define SOFTWRAP_ENGINE_WCL_QUEUE_H_
+
+#include <cstdint>
+
+namespace softwrap {
+
+class WclQueue {
+ public:
+  static constexpr unsigned kSize = 16;
+  struct Item {
+    uint64_t w, v;  // word offset, new value
+  };
+
+  bool empty() const { return n_ == 0; }
+  // Queues a store of v to word w whose home copy is at `home`; true when
+  // the queue is full (drain it).
+  bool push(const void* home, uint64_t w, uint64_t v) {
+    __builtin_prefetch(home);
+    items_[n_++] = {w, v};
+    return n_ == kSize;
+  }
+  // Calls f(item) for the queued stores in order until one returns false;
+  // the queue is empty afterwards.
+  template <class F>
+  void drain(F&& f) {
+    const unsigned n = n_;
+    n_ = 0;
+    for (unsigned i = 0; i < n; ++i) {
+      if (!f(items_[i])) return;
+    }
+  }
+  void clear() { n_ = 0; }
+
+ private:
+  Item items_[kSize];
+  unsigned n_ = 0;
+};
+
+}  // namespace softwrap
+
+#endif  // SOFTWRAP_ENGINE_WCL_QUEUE_H_

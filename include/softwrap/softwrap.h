@@ -446,8 +446,19 @@ typedef struct sw_stats {
   uint64_t wcl_words_half;       /* changed in one 32-bit half only */
   uint64_t wcl_words_paired;     /* ... of which logged two to a record */
   uint64_t wcl_words_eliminated; /* unchanged: no record, no alias, no home write */
+  uint64_t wcl_words_uncompared; /* stored without a compare: the thread's
+                                    compares had found nothing to save
+                                    lately, so only every 32nd is compared
+                                    until one pays again */
   uint64_t log_words_saved;      /* log words not written thanks to WCL */
   uint64_t log_lines_saved;      /* log cache lines not written thanks to WCL */
+  uint64_t log_halfwords_allowed; /* twice the log words the paper's encoding
+                                     could save for the words compared: 2 per
+                                     unchanged word stored alone, 1/2 per
+                                     half-changed one; for an sw_write range,
+                                     its entry minus one entry of only its
+                                     changed words (the bound WCL's saving is
+                                     measured against) */
   /* NVRAM writes (the WCL paper's measure), log and home together: */
   uint64_t nvram_words;          /* 8-byte words written to the pool */
   uint64_t nvram_lines;          /* cache lines written back to the pool

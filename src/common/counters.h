@@ -49,6 +49,8 @@ struct alignas(64) Counters {
   Counter fences[static_cast<int>(FenceKind::kCount)];
   Counter home_writes, alias_hits, alias_misses, table_switches, retire_ns, retired_entries;
   Counter wcl_full, wcl_half, wcl_paired, wcl_eliminated, log_words_saved, log_lines_saved, nvram_words;
+  Counter wcl_allowed2;    // sw_stats.log_halfwords_allowed
+  Counter wcl_uncompared;  // sw_stats.wcl_words_uncompared
   Counter fences_elided;
   // Removable-fence distances (sw_stats.removable_gap_*).  last_ticks == 0:
   // no point yet since the last reset.

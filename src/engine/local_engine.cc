@@ -56,6 +56,7 @@ struct LocalThread {
   uint64_t dram = 0;  // DRAM of the wrap's shadow pages and grown tables
   std::vector<unsigned char> scratch;  // write-combined logging: what a range held
   WclQueue queued;                     // ... and the stores awaiting their compare
+  WclPolicy wcl;                       // ... and whether to compare
 };
 
 class LocalEngine final : public Engine {
@@ -170,14 +171,19 @@ class LocalEngine final : public Engine {
     SW_TRACE_LABEL_DEFAULT("redo:record");
     const uint64_t w = off & ~uint64_t{7};
     if (wcl_) {
-      // Whole words wait for their compare (wcl_queue.h).
-      if (size == 8) {
-        if (t.queued.push(pool_->at(w), w, v)) drain_queue(ctx, t);
+      if (t.wcl.compare_next()) {
+        // Whole words wait for their compare (wcl_queue.h).
+        if (size == 8) {
+          if (t.queued.push(pool_->at(w), w, v)) drain_queue(ctx, t);
+          return;
+        }
+        drain_queue(ctx, t);
+        store_wcl(ctx, t, off, v, size);
         return;
       }
+      counters().wcl_uncompared.add();  // logged as without WCL, after the queued stores
       drain_queue(ctx, t);
-      store_wcl(ctx, t, off, v, size);
-      return;
+      if (ctx.fail_code) return;
     }
     if (t.spill.active() && !holds(t, w, 8)) {
       // In place, and the whole word (now home) in the frame as well.
@@ -214,6 +220,7 @@ class LocalEngine final : public Engine {
       const uint64_t cur = lookup(t, w);
       const uint64_t shift = 8 * (off - w), mask = size == 8 ? ~uint64_t{0} : ((uint64_t{1} << (8 * size)) - 1) << shift;
       const uint64_t nv = (cur & ~mask) | ((v << shift) & mask);
+      t.wcl.saw(WclPolicy::pays(nv, cur));
       if (nv == cur) return t.writer.note_eliminated();
       if (t.spill.active() && !holds(t, w, 8)) {
         if (!t.spill.store(w, nv, 8) || !t.writer.append_word(w, nv, cur)) fail(ctx);
@@ -285,7 +292,9 @@ class LocalEngine final : public Engine {
     const auto* in = static_cast<const unsigned char*>(src);
     if (wcl_) {
       drain_queue(ctx, t);
-      return write_wcl(ctx, t, off, in, n);
+      if (ctx.fail_code) return;
+      if (t.wcl.compare_next()) return write_wcl(ctx, t, off, in, n);
+      counters().wcl_uncompared.add((n + 7) / 8);
     }
     if (t.spill.active()) {  // bytes the table holds keep the alias path, the rest go home
       for (size_t done = 0; done < n;) {
@@ -319,6 +328,7 @@ class LocalEngine final : public Engine {
       t.scratch.resize(len);
       read(ctx, t.scratch.data(), o, len);
       run.in = in + done;
+      const int64_t saved = t.writer.frame_saved_words();
       const bool ok = t.writer.append_range_wcl(
           o, in + done, t.scratch.data(), len,
           [](void* c, uint64_t roff, size_t rlen, size_t at) {
@@ -327,6 +337,7 @@ class LocalEngine final : public Engine {
           },
           &run);
       if (!ok) return fail(ctx);
+      t.wcl.saw(t.writer.frame_saved_words() > saved);
     }
     maybe_spill(ctx, t);
   }

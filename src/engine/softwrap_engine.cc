@@ -76,6 +76,7 @@ struct SwThread {
   uint64_t last_po = ~uint64_t{0};
   char* last_page = nullptr;
   WclQueue queued;  // write-combined logging: stores awaiting their compare
+  WclPolicy wcl;    // ... and whether to compare
 };
 
 class SoftwrapEngine final : public Engine {
@@ -226,13 +227,18 @@ class SoftwrapEngine final : public Engine {
     SW_TRACE_LABEL_DEFAULT("redo:record");
     const uint64_t w = off & ~uint64_t{7};
     if (wcl_) {
-      // Whole words wait for their compare (wcl_queue.h).
-      if (size == 8) {
-        if (t.queued.push(pool_->at(w), w, v)) drain_queue(ctx, t);
-        return;
+      if (t.wcl.compare_next()) {
+        // Whole words wait for their compare (wcl_queue.h).
+        if (size == 8) {
+          if (t.queued.push(pool_->at(w), w, v)) drain_queue(ctx, t);
+          return;
+        }
+        drain_queue(ctx, t);
+        return store_wcl(ctx, t, w, off, v, size);
       }
+      counters().wcl_uncompared.add();  // logged as without WCL, after the queued stores
       drain_queue(ctx, t);
-      return store_wcl(ctx, t, w, off, v, size);
+      if (ctx.fail_code) return;
     }
     if (t.spill.active() && !ring_.holds_any(w, 8)) {
       // In place, and the whole word (now home) in the frame as well.
@@ -260,6 +266,7 @@ class SoftwrapEngine final : public Engine {
   void store_wcl(ThreadCtx& ctx, SwThread& t, uint64_t w, uint64_t off, uint64_t v, unsigned size) {
     const uint64_t cur = ring_.lookup_word(w);
     const uint64_t nv = size < 8 ? merge(cur, off - w, v, size) : v;
+    t.wcl.saw(WclPolicy::pays(nv, cur));
     if (nv == cur) return t.writer.note_eliminated();  // no record, no alias, no home write
     if (t.spill.active() && !ring_.holds_any(w, 8)) {
       if (!t.spill.store(w, nv, 8) || !t.writer.append_word(w, nv, cur)) fail(ctx);
@@ -319,7 +326,9 @@ class SoftwrapEngine final : public Engine {
     const auto* in = static_cast<const unsigned char*>(src);
     if (wcl_) {
       drain_queue(ctx, t);
-      return write_wcl(ctx, t, off, in, n);
+      if (ctx.fail_code) return;
+      if (t.wcl.compare_next()) return write_wcl(ctx, t, off, in, n);
+      counters().wcl_uncompared.add((n + 7) / 8);
     }
     bool ok = true;
     if (!t.spill.active()) {
@@ -360,6 +369,7 @@ class SoftwrapEngine final : public Engine {
         ring_.visible_bytes(po, plen, below, t.scratch.data() + pdone);
       });
       run.in = in + done;
+      const int64_t saved = t.writer.frame_saved_words();
       const bool ok = t.writer.append_range_wcl(
           o, in + done, t.scratch.data(), len,
           [](void* c, uint64_t roff, size_t rlen, size_t at) {
@@ -368,6 +378,7 @@ class SoftwrapEngine final : public Engine {
           },
           &run);
       if (!ok) return fail(ctx);
+      t.wcl.saw(t.writer.frame_saved_words() > saved);
     }
     maybe_spill(ctx, t);
   }

@@ -1,5 +1,6 @@
 // wcl_queue.h — whole-word stores of a wrap waiting for their
-// write-combined-logging compare (the redo engines, SW_CONFIG_WCL).
+// write-combined-logging compare, and when to compare at all (the redo
+// engines, SW_CONFIG_WCL).
 //
 // Approach.  The compare needs the word's current value; for a word no
 // alias table holds that is a home read, a cache miss for scattered stores
@@ -14,6 +15,7 @@
 #ifndef SOFTWRAP_ENGINE_WCL_QUEUE_H_
 #define SOFTWRAP_ENGINE_WCL_QUEUE_H_
 
+#include <algorithm>
 #include <cstdint>
 
 namespace softwrap {
@@ -48,6 +50,32 @@ class WclQueue {
  private:
   Item items_[kSize];
   unsigned n_ = 0;
+};
+
+// Whether a thread's next store is compared.  The compare pays when it
+// finds words unchanged or changed in one half; when a thread's stores keep
+// changing whole words (random values, fresh data) it only costs a read of
+// each word's current value, a cache miss for scattered stores.  Each
+// compare that finds something to save earns credit (up to a cap), each
+// that finds nothing spends one; without credit only every kSample-th store
+// is compared, which keeps watching the pattern and earns the credit back
+// when it changes.  Uncompared stores are logged as without WCL (after the
+// queued ones, in program order).
+class WclPolicy {
+ public:
+  static constexpr int kCap = 64, kGain = 8;
+  static constexpr unsigned kSample = 32;
+  bool compare_next() { return credit_ > 0 || ++paused_ % kSample == 0; }
+  void saw(bool pays) { credit_ = pays ? std::min(credit_ + kGain, kCap) : credit_ - (credit_ > -1); }
+  // A word store of v over cur pays if it leaves a half (or all) unchanged.
+  static bool pays(uint64_t v, uint64_t cur) {
+    const uint64_t d = v ^ cur;
+    return (d >> 32) == 0 || (d & 0xFFFFFFFFu) == 0;
+  }
+
+ private:
+  int credit_ = kCap;
+  unsigned paused_ = 0;
 };
 
 }  // namespace softwrap

@@ -206,6 +206,7 @@ bool RedoWriter::flush_pending() {
 
 void RedoWriter::note_eliminated() {
   counters().wcl_eliminated.add();
+  counters().wcl_allowed2.add(4);  // its STORE: 2 words
   saved_words_ += 2;
 }
 
@@ -235,6 +236,7 @@ bool RedoWriter::append_word(uint64_t w, uint64_t v, uint64_t cur) {
       return flush_pending();
     }
     counters().wcl_half.add();
+    if (!in_range_) counters().wcl_allowed2.add(1);  // half of a PAIR's word saved
     return true;
   }
   if (halves == 3) {
@@ -242,6 +244,7 @@ bool RedoWriter::append_word(uint64_t w, uint64_t v, uint64_t cur) {
     return put_store(w, v, 8);
   }
   counters().wcl_half.add();
+  if (!in_range_) counters().wcl_allowed2.add(1);  // half of a PAIR's word saved
   if (!pending_.set) {
     pending_ = {true, w, v, halves};
     return true;
@@ -266,6 +269,12 @@ bool RedoWriter::append_range_wcl(uint64_t off, const unsigned char* now, const 
     return ((d >> 32) == 0 || (d & 0xFFFFFFFFu) == 0) ? 1 : 2;
   };
   uint64_t logged_words = 0;  // what the records below cost
+  uint64_t changed_words = 0;
+  in_range_ = true;  // the range's bound is counted below, not per word
+  struct Done {
+    bool& flag;
+    ~Done() { flag = false; }
+  } done{in_range_};
   uint64_t w = first;
   while (w < end) {
     int k = kind_of(w);
@@ -290,6 +299,7 @@ bool RedoWriter::append_range_wcl(uint64_t off, const unsigned char* now, const 
       e += 8;
     }
     const uint64_t lo = std::max(w, off), hi = std::min(run_end, end);
+    changed_words += fulls + halves;
     if (fulls == 0 && halves <= 3) {
       // One to three half-changed words (and the unchanged ones between):
       // halves pair up, 1.5 words each, against 2 + len/8 for a range.
@@ -315,8 +325,11 @@ bool RedoWriter::append_range_wcl(uint64_t off, const unsigned char* now, const 
     }
     w = run_end;
   }
-  // Without WCL the range was one RANGE entry.
-  saved_words_ += static_cast<int64_t>(2 + (n + 7) / 8) - static_cast<int64_t>(logged_words);
+  // Without WCL the range was one RANGE entry; at best it is one entry of
+  // only its changed words.
+  const uint64_t baseline = 2 + (n + 7) / 8;
+  saved_words_ += static_cast<int64_t>(baseline) - static_cast<int64_t>(logged_words);
+  counters().wcl_allowed2.add(2 * (baseline - (changed_words ? std::min(baseline, 2 + changed_words) : 0)));
   return true;
 }
 

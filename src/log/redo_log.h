@@ -116,6 +116,8 @@ class RedoWriter {
   // them different.  A word changed in one 32-bit half only waits for a
   // second such word and goes out with it as one PAIR; others as STORE.
   bool append_word(uint64_t w, uint64_t v, uint64_t cur);
+  // Log words this frame has saved so far over no WCL.
+  int64_t frame_saved_words() const { return saved_words_; }
   // A word store the compare found unchanged (counted, nothing logged).
   void note_eliminated();
   // A range compared with what the wrap saw (cur, same length): runs of
@@ -199,6 +201,7 @@ class RedoWriter {
     unsigned halves = 0;     // bit 0: low half changed, bit 1: high half
   } pending_;                // a half-changed word waiting for a partner
   int64_t saved_words_ = 0;  // log words this frame saves over no WCL
+  bool in_range_ = false;    // append_range_wcl is logging a range's halves
   uint64_t frame_words_ = 0;  // log words of this frame so far
   uint32_t fill_ = 0;  // bytes in line_
   alignas(64) uint64_t line_[8];

@@ -23,6 +23,7 @@
 #include "pc.h"
 #include "rbtree.h"
 #include "sps.h"
+#include "stmbench7.h"
 #include "tatp.h"
 #include "tpcc.h"
 #include "workload.h"
@@ -34,7 +35,8 @@
 
 // X(template, info): the WCL paper's benchmarks (its Tables 3 and 4), each
 // written from scratch with the paper's write pattern.
-#define SOFTWRAP_WCL_WORKLOAD_LIST(X)
+#define SOFTWRAP_WCL_WORKLOAD_LIST(X) \
+  X(Stmb7Small, kStmb7SmallInfo) X(Stmb7Medium, kStmb7MediumInfo) X(Stmb7Big, kStmb7BigInfo)
 
 // Every workload: the Themis list, then the WCL list.
 #define SOFTWRAP_WORKLOAD_LIST(X) SOFTWRAP_THEMIS_WORKLOAD_LIST(X) SOFTWRAP_WCL_WORKLOAD_LIST(X)

@@ -19,6 +19,7 @@
 #include "cq.h"
 #include "ctree.h"
 #include "hashmap.h"
+#include "labyrinth.h"
 #include "linked_list.h"
 #include "pc.h"
 #include "rbtree.h"
@@ -36,7 +37,8 @@
 // X(template, info): the WCL paper's benchmarks (its Tables 3 and 4), each
 // written from scratch with the paper's write pattern.
 #define SOFTWRAP_WCL_WORKLOAD_LIST(X) \
-  X(Stmb7Small, kStmb7SmallInfo) X(Stmb7Medium, kStmb7MediumInfo) X(Stmb7Big, kStmb7BigInfo)
+  X(Stmb7Small, kStmb7SmallInfo) X(Stmb7Medium, kStmb7MediumInfo) X(Stmb7Big, kStmb7BigInfo) \
+      X(Labyrinth, kLabyrinthInfo)
 
 // Every workload: the Themis list, then the WCL list.
 #define SOFTWRAP_WORKLOAD_LIST(X) SOFTWRAP_THEMIS_WORKLOAD_LIST(X) SOFTWRAP_WCL_WORKLOAD_LIST(X)

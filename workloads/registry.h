@@ -22,11 +22,13 @@
 #include "hashmap.h"
 #include "intruder.h"
 #include "kmeans.h"
+#include "labyrinth.h"
 #include "linked_list.h"
 #include "pc.h"
 #include "rbtree.h"
 #include "sps.h"
 #include "ssca2.h"
+#include "stmbench7.h"
 #include "tatp.h"
 #include "tpcc.h"
 #include "vacation.h"
@@ -39,9 +41,10 @@
 
 // X(template, info): the WCL paper's benchmarks (its Tables 3 and 4), each
 // written from scratch with the paper's write pattern.
-#define SOFTWRAP_WCL_WORKLOAD_LIST(X)                                                                   \
-  X(Genome, kGenomeInfo) X(Intruder, kIntruderInfo) X(Kmeans, kKmeansInfo) X(Ssca2, kSsca2Info) \
-      X(Vacation, kVacationInfo)
+#define SOFTWRAP_WCL_WORKLOAD_LIST(X)                                                                    \
+  X(Genome, kGenomeInfo) X(Intruder, kIntruderInfo) X(Kmeans, kKmeansInfo) X(Labyrinth, kLabyrinthInfo)  \
+      X(Ssca2, kSsca2Info) X(Vacation, kVacationInfo) X(Stmb7Small, kStmb7SmallInfo)                     \
+          X(Stmb7Medium, kStmb7MediumInfo) X(Stmb7Big, kStmb7BigInfo)
 
 // Every workload: the Themis list, then the WCL list.
 #define SOFTWRAP_WORKLOAD_LIST(X) SOFTWRAP_THEMIS_WORKLOAD_LIST(X) SOFTWRAP_WCL_WORKLOAD_LIST(X)

@@ -110,8 +110,15 @@ TEST_P(WorkloadTest, RunsAndVerifiesWithOneAndTwoThreadsAndAfterReopen) {
   }
 }
 
+// A workload's name as GoogleTest accepts it in a test name ("stmb7-s" ->
+// "stmb7_s").
+std::string test_name(std::string name) {
+  for (char& c : name) c = c == '-' ? '_' : c;
+  return name;
+}
+
 std::string case_name(const ::testing::TestParamInfo<Case>& i) {
-  return std::string(std::get<0>(i.param)->name) + "_" + std::get<1>(i.param).name;
+  return test_name(std::get<0>(i.param)->name) + "_" + std::get<1>(i.param).name;
 }
 
 INSTANTIATE_TEST_SUITE_P(All, WorkloadTest,
@@ -134,7 +141,7 @@ TEST_P(DamageTest, BrokenStructureFailsVerify) {
 }
 
 INSTANTIATE_TEST_SUITE_P(All, DamageTest, ::testing::ValuesIn(all_workloads()),
-                         [](const ::testing::TestParamInfo<const Info*>& i) { return std::string(i.param->name); });
+                         [](const ::testing::TestParamInfo<const Info*>& i) { return test_name(i.param->name); });
 
 // The Fig. 8 hook: the stores of each transaction, as the workload's
 // definition has them.

@@ -25,6 +25,7 @@ import paper  # noqa: E402
 import results_kv  # noqa: E402
 import results_themis  # noqa: E402
 import results_themis_sim  # noqa: E402
+import results_wcl  # noqa: E402
 
 R = None  # results directory
 IMG_DIR = None  # <dir of the output file>/results: the plots, committed with the page
@@ -155,7 +156,7 @@ def header():
     w()
     loads = []
     for exp in ("fig4", "table2", "fig6", "fig7", "fig8", "fig9", "fig10", "fig11", "fig12", "workshop", "pmdk",
-                "btree", "kv", "fig16", "speedtest1", "themis", "themis-sim"):
+                "btree", "kv", "fig16", "speedtest1", "themis", "themis-sim", "wcl"):
         mm = meta(exp)
         if "loadavg_start" in mm:
             loads.append(f"{exp} {mm['loadavg_start'].split()[0]}")
@@ -211,7 +212,7 @@ def checks():
     table(["check", "result"], rows)
     times = []
     for exp in ("fig4", "table2", "fig6", "fig7", "fig8", "fig9", "fig10", "fig11", "fig12", "workshop", "pmdk",
-                "themis", "themis-sim"):
+                "themis", "themis-sim", "wcl"):
         s = meta(exp).get("seconds")
         if s:
             times.append(float(s))
@@ -1409,6 +1410,7 @@ def main():
         fn()
     results_themis.themis(sys.modules[__name__])
     results_themis_sim.themis_sim(sys.modules[__name__])
+    results_wcl.wcl(sys.modules[__name__])
     # The checks table comes first but includes the bars the sections check.
     body = OUT[at:]
     del OUT[at:]

@@ -154,3 +154,32 @@ THEMIS = {
     # and 1.25KB (10-bit). And found very little performance variation".
     "ve_tail_kb": {4: 0.5, 6: 0.75, 8: 1.0, 10: 1.25},
 }
+
+# The write-combined logging paper (Ye, Wang, Wang, Luo): what its text and
+# tables state.
+WCL = {
+    # Section 5.1: NVRAM write latency of its emulation.
+    "tw_ns": 600,
+    # Table 5: total NVRAM writes, BSL and WCL, small problem scale ("-").
+    "table5": {
+        "genome": (3251313, 2175511),
+        "intruder": (56129379, 33188986),
+        "kmeans": (36044910, 34843101),
+        "labyrinth": (136002, 90668),
+        "ssca2": (33344904, 22229910),
+        "vacation": (19708551, 12316239),
+    },
+    # Table 6: STMBench7, BSL and WCL (Un 0, Half = BSL - WCL).
+    "table6": {
+        "stmb7-s": (915573, 609386),
+        "stmb7-m": (3634074, 2422277),
+        "stmb7-b": (5803089, 3860895),
+    },
+    # Abstract / section 6: "reduce 33% of writes and improve performance by
+    # 11% in STAMP and reduce 34% NVRAM writes and improve performance by 7%
+    # in STMBench7".
+    "stamp_reduction_pct": 33,
+    "stamp_speedup_pct": 11,
+    "stm_reduction_pct": 34,
+    "stm_speedup_pct": 7,
+}

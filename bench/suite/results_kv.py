@@ -78,6 +78,17 @@ def kv(m):
     for b in bars:
         m.w(f"- {b}")
     m.w()
+    sw, na = ops("int", "read", "uniform", "softwrap"), ops("int", "read", "uniform", "nonatomic")
+    if sw and na and sw < na / 1.05:
+        m.w(f"Why the lookup bar is missed: softwrap's lookups run at {sw / na:.2f}x of nonatomic's. Both read "
+            "every node in place (`sw_peek`); what differs is the check that no alias table holds a byte of the "
+            "node: under nonatomic it is nothing, under softwrap it loads the ring's two generation counters and "
+            "the active table's fill, twice (a lookup outside a wrap re-reads them to be sure no table moved), "
+            "and, when tables hold entries, one Bloom-filter bit per live table, for each node a descent "
+            "reads, plus the C API's pool and thread-context checks of each call. Closing the gap needs the check out of the per-node path: a per-thread snapshot of the ring "
+            "(generations and an all-clear bit) taken once per lookup and valid until a generation moves, so a "
+            "descent in a quiet ring pays one compare per node instead of several atomic loads.")
+        m.w()
     for keys in ("str16", "str64"):
         sw, na, pm = (ops(keys, "load", "-", c) for c in ("softwrap", "nonatomic", "pmdk-rtree_map"))
         if not (sw and na and pm) or sw >= 2 * pm:

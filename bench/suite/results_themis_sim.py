@@ -106,7 +106,11 @@ def themis_sim(mr):
           "the controller. The paper's Fig. 11 (waits of at most ~38 cycles) implies a faster ACK or longer "
           "record-to-flush distances than ours: with a 5-ns ACK the gaps are "
           + ", ".join(f"{lab[k]} {v:+.1f} %" for k, v in gap5.items() if k in [r["workload"] for r in far])
-          + " (sensitivity runs).")
+          + " (sensitivity runs). What would reach the bar is a design change, not a setting: enforce the "
+          "order where the two paths meet, at the PM controller — each WCB entry and each writeback carrying "
+          "the core's sequence number, the controller's write queue holding a writeback until the "
+          "non-temporal entries numbered before it have arrived — so a line waits for a one-way trip "
+          "(20 ns) behind a record already on its way instead of a round trip, and never in the WBB.")
         mr.shortfall(f"[Themis simulator]({ANCHOR}): Themis is more than 5 % slower than Ideal on "
                      f"{names} (single-store transactions wait for their record's ACK).")
     else:

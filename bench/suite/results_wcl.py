@@ -165,7 +165,7 @@ def wcl(mr):
       "current value. Most of those reads hit the cache, as the paper says (the transaction just read the word); "
       "for scattered stores whose words are cold the redo engines queue whole-word stores with their home "
       "line prefetched and compare them together, and a thread whose compares keep finding whole words changed "
-      "pauses them (every 32nd store is still compared; `sw_stats.wcl_words_uncompared`).")
+      "pauses them (every 128th store is still compared; `sw_stats.wcl_words_uncompared`).")
     w()
     # Table II.
     if t2:

@@ -408,7 +408,7 @@ TEST_P(EngineTest, WriteCombinedLoggingPausesWhereItSavesNothing) {
   }
   const sw_stats paused = stats();
   EXPECT_GT(paused.wcl_words_uncompared, 400u) << "640 random stores: most go uncompared";
-  EXPECT_GT(paused.wcl_words_full, 60u) << "the credit, then every 32nd store, is compared";
+  EXPECT_GT(paused.wcl_words_full, 60u) << "the credit, then every 128th store, is compared";
   // Then mostly half-changed stores to a few words, interleaved with whole
   // ones to the same words: a sampled half brings the compare back, and
   // words met again after waiting as halves keep their order.
@@ -428,7 +428,7 @@ TEST_P(EngineTest, WriteCombinedLoggingPausesWhereItSavesNothing) {
   }
   const sw_stats resumed = stats();
   EXPECT_GT(resumed.wcl_words_half - paused.wcl_words_half, 200u) << "the compare resumed";
-  EXPECT_LT(resumed.wcl_words_uncompared - paused.wcl_words_uncompared, 100u);
+  EXPECT_LT(resumed.wcl_words_uncompared - paused.wcl_words_uncompared, 160u) << "at most one sampling period";
   ASSERT_EQ(sw_pool_close(pool_), 0) << sw_errormsg();
   pool_ = sw_pool_open(path_.c_str(), &c);
   ASSERT_NE(pool_, nullptr) << sw_errormsg();

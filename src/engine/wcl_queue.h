@@ -64,7 +64,7 @@ class WclQueue {
 class WclPolicy {
  public:
   static constexpr int kCap = 64, kGain = 8;
-  static constexpr unsigned kSample = 32;
+  static constexpr unsigned kSample = 128;
   bool compare_next() { return credit_ > 0 || ++paused_ % kSample == 0; }
   void saw(bool pays) { credit_ = pays ? std::min(credit_ + kGain, kCap) : credit_ - (credit_ > -1); }
   // A word store of v over cur pays if it leaves a half (or all) unchanged.

@@ -472,9 +472,10 @@ BankCheck check_bank(sw_pool* pool) {
 struct RandomKillParam {
   sw_engine_kind engine;
   int workers;
+  bool wcl = false;  // write-combined logging: SOFTWRAP_WCL=1 for the test and its children
 };
 void PrintTo(const RandomKillParam& p, std::ostream* os) {
-  *os << engine_label(p.engine) << " with " << p.workers << " worker(s)";
+  *os << engine_label(p.engine) << " with " << p.workers << " worker(s)" << (p.wcl ? ", WCL" : "");
 }
 
 class RandomKillTest : public KillTestBase, public ::testing::WithParamInterface<RandomKillParam> {};
@@ -482,6 +483,14 @@ class RandomKillTest : public KillTestBase, public ::testing::WithParamInterface
 TEST_P(RandomKillTest, InvariantsHoldAfterEveryKill) {
   const sw_engine_kind engine = GetParam().engine;
   const int workers = GetParam().workers;
+  // As a user switches any program: the environment overrides sw_config,
+  // and the forked workers inherit it.
+  struct WclEnv {
+    explicit WclEnv(bool on) {
+      if (on) setenv("SOFTWRAP_WCL", "1", 1);
+    }
+    ~WclEnv() { unsetenv("SOFTWRAP_WCL"); }
+  } wcl_env(GetParam().wcl);
   const uint64_t kills = env_u64("SOFTWRAP_KILLS", 25);
   const uint64_t base_seed = env_u64("SOFTWRAP_KILL_SEED", std::random_device{}());
   SCOPED_TRACE("reproduce with SOFTWRAP_KILL_SEED=" + std::to_string(base_seed) + " " +
@@ -580,7 +589,8 @@ TEST_P(RandomKillTest, InvariantsHoldAfterEveryKill) {
 std::string random_kill_name(const ::testing::TestParamInfo<RandomKillParam>& info) {
   std::string e = engine_label(info.param.engine);
   std::replace(e.begin(), e.end(), '-', '_');
-  return e + "_" + std::to_string(info.param.workers) + (info.param.workers == 1 ? "thread" : "threads");
+  return e + "_" + std::to_string(info.param.workers) + (info.param.workers == 1 ? "thread" : "threads") +
+         (info.param.wcl ? "_wcl" : "");
 }
 
 INSTANTIATE_TEST_SUITE_P(Engines, RandomKillTest,
@@ -589,7 +599,10 @@ INSTANTIATE_TEST_SUITE_P(Engines, RandomKillTest,
                                            RandomKillParam{SW_ENGINE_SOFTWRAP_LOCAL, 1},
                                            RandomKillParam{SW_ENGINE_SOFTWRAP_LOCAL, 4},
                                            RandomKillParam{SW_ENGINE_UNDO, 1},
-                                           RandomKillParam{SW_ENGINE_UNDO, 4}),
+                                           RandomKillParam{SW_ENGINE_UNDO, 4},
+                                           RandomKillParam{SW_ENGINE_SOFTWRAP, 4, true},
+                                           RandomKillParam{SW_ENGINE_SOFTWRAP_LOCAL, 1, true},
+                                           RandomKillParam{SW_ENGINE_UNDO, 1, true}),
                          random_kill_name);
 
 // ---------------------------------------------------- targeted mid-wrap

@@ -264,6 +264,27 @@ class SoftwrapEngine final : public Engine {
 
   // Write-combined logging: compare with the value the wrap sees first.
   void store_wcl(ThreadCtx& ctx, SwThread& t, uint64_t w, uint64_t off, uint64_t v, unsigned size) {
+    if (size == 8 && !t.spill.active()) {
+      // A word stored lately has a valid entry of its own in the active
+      // table: that entry holds the value the wrap sees (the newest), and
+      // it is where the store goes (put_word would find it too).  One probe
+      // instead of a lookup through the ring and a second probe.
+      const uint64_t g = ring_.active_gen();
+      AliasTable& tab = ring_.table(g);
+      AliasEntry* e = tab.find(w);
+      if (e != nullptr && (e->meta.load(std::memory_order_acquire) & kMetaValid)) {
+        const uint64_t cur = e->value.load(std::memory_order_relaxed);
+        t.wcl.saw(WclPolicy::pays(v, cur));
+        if (v == cur) return t.writer.note_eliminated();
+        touch_word(t, e);
+        e->value.store(v, std::memory_order_relaxed);
+        e->meta.store(t.stamp, std::memory_order_release);
+        // A switch meanwhile: the store belongs in the new active table.
+        if (ring_.active_gen() != g && !put_word(t, w, v)) return fail(ctx);
+        if (!t.writer.append_word(w, v, cur)) return fail(ctx);
+        return maybe_spill(ctx, t);
+      }
+    }
     const uint64_t cur = ring_.lookup_word(w);
     const uint64_t nv = size < 8 ? merge(cur, off - w, v, size) : v;
     t.wcl.saw(WclPolicy::pays(nv, cur));

@@ -112,6 +112,7 @@ class LocalEngine final : public Engine {
     LocalThread& t = *st(ctx);
     drain(ctx);
     if (ctx.fail_code != 0) return ctx.fail_code;  // a queued store failed: rolled back (fail())
+    if (const uint64_t n = t.wcl.take_uncompared()) counters().wcl_uncompared.add(n);
     SW_TRACE_LABEL("redo:commit");
     std::atomic<uint64_t>& flight = inflight_[t.lane->index];
     flight.store(seq_.load() + 1);
@@ -149,6 +150,7 @@ class LocalEngine final : public Engine {
 
   int rollback(ThreadCtx& ctx) override {
     LocalThread& t = *st(ctx);
+    if (const uint64_t n = t.wcl.take_uncompared()) counters().wcl_uncompared.add(n);
     t.queued.clear();  // queued stores never reached the table or the log
     if (t.spill.active()) t.spill.rollback();
     t.writer.abandon();
@@ -181,9 +183,11 @@ class LocalEngine final : public Engine {
         store_wcl(ctx, t, off, v, size);
         return;
       }
-      counters().wcl_uncompared.add();  // logged as without WCL, after the queued stores
-      drain_queue(ctx, t);
-      if (ctx.fail_code) return;
+      // Logged as without WCL, after the queued stores.
+      if (!t.queued.empty()) {
+        drain_queue(ctx, t);
+        if (ctx.fail_code) return;
+      }
     }
     if (t.spill.active() && !holds(t, w, 8)) {
       // In place, and the whole word (now home) in the frame as well.
@@ -294,7 +298,7 @@ class LocalEngine final : public Engine {
       drain_queue(ctx, t);
       if (ctx.fail_code) return;
       if (t.wcl.compare_next()) return write_wcl(ctx, t, off, in, n);
-      counters().wcl_uncompared.add((n + 7) / 8);
+      counters().wcl_uncompared.add((n + 7) / 8 - 1);  // compare_next() counted one
     }
     if (t.spill.active()) {  // bytes the table holds keep the alias path, the rest go home
       for (size_t done = 0; done < n;) {

@@ -147,6 +147,7 @@ class SoftwrapEngine final : public Engine {
     SwThread& t = *st(ctx);
     drain(ctx);
     if (ctx.fail_code != 0) return ctx.fail_code;  // a queued store failed: rolled back (fail())
+    if (const uint64_t n = t.wcl.take_uncompared()) counters().wcl_uncompared.add(n);
     SW_TRACE_LABEL("redo:commit");
     const uint64_t seq = ring_.next_seq();
     if (t.spill.active()) t.spill.flush();  // durable with the commit fence
@@ -175,6 +176,7 @@ class SoftwrapEngine final : public Engine {
 
   int rollback(ThreadCtx& ctx) override {
     SwThread& t = *st(ctx);
+    if (const uint64_t n = t.wcl.take_uncompared()) counters().wcl_uncompared.add(n);
     t.queued.clear();  // queued stores never reached the tables or the log
     if (t.spill.active()) t.spill.rollback();
     for (size_t i = t.page_undo.size(); i-- > 0;) {
@@ -236,9 +238,11 @@ class SoftwrapEngine final : public Engine {
         drain_queue(ctx, t);
         return store_wcl(ctx, t, w, off, v, size);
       }
-      counters().wcl_uncompared.add();  // logged as without WCL, after the queued stores
-      drain_queue(ctx, t);
-      if (ctx.fail_code) return;
+      // Logged as without WCL, after the queued stores.
+      if (!t.queued.empty()) {
+        drain_queue(ctx, t);
+        if (ctx.fail_code) return;
+      }
     }
     if (t.spill.active() && !ring_.holds_any(w, 8)) {
       // In place, and the whole word (now home) in the frame as well.
@@ -349,7 +353,7 @@ class SoftwrapEngine final : public Engine {
       drain_queue(ctx, t);
       if (ctx.fail_code) return;
       if (t.wcl.compare_next()) return write_wcl(ctx, t, off, in, n);
-      counters().wcl_uncompared.add((n + 7) / 8);
+      counters().wcl_uncompared.add((n + 7) / 8 - 1);  // compare_next() counted one
     }
     bool ok = true;
     if (!t.spill.active()) {

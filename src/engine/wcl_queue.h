@@ -65,7 +65,18 @@ class WclPolicy {
  public:
   static constexpr int kCap = 64, kGain = 8;
   static constexpr unsigned kSample = 128;
-  bool compare_next() { return credit_ > 0 || ++paused_ % kSample == 0; }
+  bool compare_next() {
+    if (credit_ > 0 || ++paused_ % kSample == 0) return true;
+    ++uncompared_;
+    return false;
+  }
+  // Stores not compared since the last call (sw_stats.wcl_words_uncompared,
+  // added once per wrap).
+  uint64_t take_uncompared() {
+    const uint64_t n = uncompared_;
+    uncompared_ = 0;
+    return n;
+  }
   void saw(bool pays) { credit_ = pays ? std::min(credit_ + kGain, kCap) : credit_ - (credit_ > -1); }
   // A word store of v over cur pays if it leaves a half (or all) unchanged.
   static bool pays(uint64_t v, uint64_t cur) {
@@ -76,6 +87,7 @@ class WclPolicy {
  private:
   int credit_ = kCap;
   unsigned paused_ = 0;
+  uint64_t uncompared_ = 0;
 };
 
 }  // namespace softwrap

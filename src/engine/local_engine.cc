@@ -94,6 +94,7 @@ class LocalEngine final : public Engine {
 
   int begin(ThreadCtx& ctx) override {
     LocalThread& t = *st(ctx);
+    if (wcl_) t.wcl.begin_wrap();
     t.lane = &lanes_->lane(ctx.lane);
     reclaim(*t.lane);
     // Every frame of the lane awaits only the watermark, which moves as soon
@@ -173,7 +174,7 @@ class LocalEngine final : public Engine {
     SW_TRACE_LABEL_DEFAULT("redo:record");
     const uint64_t w = off & ~uint64_t{7};
     if (wcl_) {
-      if (t.wcl.compare_next()) {
+      if (t.wcl.on()) {
         // Whole words wait for their compare (wcl_queue.h).
         if (size == 8) {
           if (t.queued.push(pool_->at(w), w, v)) drain_queue(ctx, t);
@@ -183,11 +184,7 @@ class LocalEngine final : public Engine {
         store_wcl(ctx, t, off, v, size);
         return;
       }
-      // Logged as without WCL, after the queued stores.
-      if (!t.queued.empty()) {
-        drain_queue(ctx, t);
-        if (ctx.fail_code) return;
-      }
+      t.wcl.skip();  // this wrap does not compare: as without WCL
     }
     if (t.spill.active() && !holds(t, w, 8)) {
       // In place, and the whole word (now home) in the frame as well.
@@ -297,8 +294,8 @@ class LocalEngine final : public Engine {
     if (wcl_) {
       drain_queue(ctx, t);
       if (ctx.fail_code) return;
-      if (t.wcl.compare_next()) return write_wcl(ctx, t, off, in, n);
-      counters().wcl_uncompared.add((n + 7) / 8 - 1);  // compare_next() counted one
+      if (t.wcl.on()) return write_wcl(ctx, t, off, in, n);
+      t.wcl.skip((n + 7) / 8);
     }
     if (t.spill.active()) {  // bytes the table holds keep the alias path, the rest go home
       for (size_t done = 0; done < n;) {

@@ -123,6 +123,7 @@ class SoftwrapEngine final : public Engine {
 
   int begin(ThreadCtx& ctx) override {
     SwThread& t = *st(ctx);
+    if (wcl_) t.wcl.begin_wrap();
     t.lane = &lanes_->lane(ctx.lane);
     reclaim(*t.lane);
     release_extents(ring_.retired_seq());
@@ -229,7 +230,7 @@ class SoftwrapEngine final : public Engine {
     SW_TRACE_LABEL_DEFAULT("redo:record");
     const uint64_t w = off & ~uint64_t{7};
     if (wcl_) {
-      if (t.wcl.compare_next()) {
+      if (t.wcl.on()) {
         // Whole words wait for their compare (wcl_queue.h).
         if (size == 8) {
           if (t.queued.push(pool_->at(w), w, v)) drain_queue(ctx, t);
@@ -238,11 +239,7 @@ class SoftwrapEngine final : public Engine {
         drain_queue(ctx, t);
         return store_wcl(ctx, t, w, off, v, size);
       }
-      // Logged as without WCL, after the queued stores.
-      if (!t.queued.empty()) {
-        drain_queue(ctx, t);
-        if (ctx.fail_code) return;
-      }
+      t.wcl.skip();  // this wrap does not compare: as without WCL
     }
     if (t.spill.active() && !ring_.holds_any(w, 8)) {
       // In place, and the whole word (now home) in the frame as well.
@@ -352,8 +349,8 @@ class SoftwrapEngine final : public Engine {
     if (wcl_) {
       drain_queue(ctx, t);
       if (ctx.fail_code) return;
-      if (t.wcl.compare_next()) return write_wcl(ctx, t, off, in, n);
-      counters().wcl_uncompared.add((n + 7) / 8 - 1);  // compare_next() counted one
+      if (t.wcl.on()) return write_wcl(ctx, t, off, in, n);
+      t.wcl.skip((n + 7) / 8);
     }
     bool ok = true;
     if (!t.spill.active()) {

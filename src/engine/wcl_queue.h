@@ -52,24 +52,26 @@ class WclQueue {
   unsigned n_ = 0;
 };
 
-// Whether a thread's next store is compared.  The compare pays when it
-// finds words unchanged or changed in one half; when a thread's stores keep
-// changing whole words (random values, fresh data) it only costs a read of
-// each word's current value, a cache miss for scattered stores.  Each
-// compare that finds something to save earns credit (up to a cap), each
-// that finds nothing spends one; without credit only every kSample-th store
-// is compared, which keeps watching the pattern and earns the credit back
-// when it changes.  Uncompared stores are logged as without WCL (after the
-// queued ones, in program order).
+// Whether a thread's wraps compare.  The compare pays when it finds words
+// unchanged or changed in one half; when a thread's stores keep changing
+// whole words (random values, fresh data) it only costs a read of each
+// word's current value, a cache miss for scattered stores.  Each compare
+// that finds something to save earns credit (up to a cap), each that finds
+// nothing spends one.  The choice is made per wrap, at its start: a thread
+// with credit compares; without, only every kSample-th wrap does (which
+// keeps watching the pattern and earns the credit back when it changes),
+// and the others run exactly as without WCL, one test per store.  A wrap's
+// stores are all compared or none, so a half-changed word waiting for its
+// partner never meets an uncompared store of the same word.
 class WclPolicy {
  public:
   static constexpr int kCap = 64, kGain = 8;
-  static constexpr unsigned kSample = 128;
-  bool compare_next() {
-    if (credit_ > 0 || ++paused_ % kSample == 0) return true;
-    ++uncompared_;
-    return false;
-  }
+  static constexpr unsigned kSample = 64;
+  // At wrap start.
+  void begin_wrap() { on_ = credit_ > 0 || ++paused_ % kSample == 0; }
+  bool on() const { return on_; }
+  // A store (or a range's n words) of a wrap that does not compare.
+  void skip(uint64_t words = 1) { uncompared_ += words; }
   // Stores not compared since the last call (sw_stats.wcl_words_uncompared,
   // added once per wrap).
   uint64_t take_uncompared() {
@@ -87,6 +89,7 @@ class WclPolicy {
  private:
   int credit_ = kCap;
   unsigned paused_ = 0;
+  bool on_ = true;
   uint64_t uncompared_ = 0;
 };
 

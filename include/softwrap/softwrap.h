@@ -448,7 +448,7 @@ typedef struct sw_stats {
   uint64_t wcl_words_eliminated; /* unchanged: no record, no alias, no home write */
   uint64_t wcl_words_uncompared; /* stored without a compare: the thread's
                                     compares had found nothing to save
-                                    lately, so only every 64th of its wraps
+                                    lately, so only every 256th of its wraps
                                     compares until one pays again */
   uint64_t log_words_saved;      /* log words not written thanks to WCL */
   uint64_t log_lines_saved;      /* log cache lines not written thanks to WCL */

@@ -94,7 +94,7 @@ class LocalEngine final : public Engine {
 
   int begin(ThreadCtx& ctx) override {
     LocalThread& t = *st(ctx);
-    if (wcl_) t.wcl.begin_wrap();
+    if (wcl_) t.wcl.begin_wrap(counters().stores.get());
     t.lane = &lanes_->lane(ctx.lane);
     reclaim(*t.lane);
     // Every frame of the lane awaits only the watermark, which moves as soon
@@ -113,7 +113,9 @@ class LocalEngine final : public Engine {
     LocalThread& t = *st(ctx);
     drain(ctx);
     if (ctx.fail_code != 0) return ctx.fail_code;  // a queued store failed: rolled back (fail())
-    if (const uint64_t n = t.wcl.take_uncompared()) counters().wcl_uncompared.add(n);
+    if (wcl_) {
+      if (const uint64_t n = t.wcl.end_wrap(counters().stores.get())) counters().wcl_uncompared.add(n);
+    }
     SW_TRACE_LABEL("redo:commit");
     std::atomic<uint64_t>& flight = inflight_[t.lane->index];
     flight.store(seq_.load() + 1);
@@ -151,7 +153,9 @@ class LocalEngine final : public Engine {
 
   int rollback(ThreadCtx& ctx) override {
     LocalThread& t = *st(ctx);
-    if (const uint64_t n = t.wcl.take_uncompared()) counters().wcl_uncompared.add(n);
+    if (wcl_) {
+      if (const uint64_t n = t.wcl.end_wrap(counters().stores.get())) counters().wcl_uncompared.add(n);
+    }
     t.queued.clear();  // queued stores never reached the table or the log
     if (t.spill.active()) t.spill.rollback();
     t.writer.abandon();
@@ -173,18 +177,15 @@ class LocalEngine final : public Engine {
     counters().stores.add();
     SW_TRACE_LABEL_DEFAULT("redo:record");
     const uint64_t w = off & ~uint64_t{7};
-    if (wcl_) {
-      if (t.wcl.on()) {
-        // Whole words wait for their compare (wcl_queue.h).
-        if (size == 8) {
-          if (t.queued.push(pool_->at(w), w, v)) drain_queue(ctx, t);
-          return;
-        }
-        drain_queue(ctx, t);
-        store_wcl(ctx, t, off, v, size);
+    if (t.wcl.on()) {  // a compared wrap (write-combined logging)
+      // Whole words wait for their compare (wcl_queue.h).
+      if (size == 8) {
+        if (t.queued.push(pool_->at(w), w, v)) drain_queue(ctx, t);
         return;
       }
-      t.wcl.skip();  // this wrap does not compare: as without WCL
+      drain_queue(ctx, t);
+      store_wcl(ctx, t, off, v, size);
+      return;
     }
     if (t.spill.active() && !holds(t, w, 8)) {
       // In place, and the whole word (now home) in the frame as well.
@@ -295,7 +296,7 @@ class LocalEngine final : public Engine {
       drain_queue(ctx, t);
       if (ctx.fail_code) return;
       if (t.wcl.on()) return write_wcl(ctx, t, off, in, n);
-      t.wcl.skip((n + 7) / 8);
+      t.wcl.skip_range((n + 7) / 8);
     }
     if (t.spill.active()) {  // bytes the table holds keep the alias path, the rest go home
       for (size_t done = 0; done < n;) {

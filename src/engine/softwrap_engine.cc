@@ -123,7 +123,7 @@ class SoftwrapEngine final : public Engine {
 
   int begin(ThreadCtx& ctx) override {
     SwThread& t = *st(ctx);
-    if (wcl_) t.wcl.begin_wrap();
+    if (wcl_) t.wcl.begin_wrap(counters().stores.get());
     t.lane = &lanes_->lane(ctx.lane);
     reclaim(*t.lane);
     release_extents(ring_.retired_seq());
@@ -148,7 +148,9 @@ class SoftwrapEngine final : public Engine {
     SwThread& t = *st(ctx);
     drain(ctx);
     if (ctx.fail_code != 0) return ctx.fail_code;  // a queued store failed: rolled back (fail())
-    if (const uint64_t n = t.wcl.take_uncompared()) counters().wcl_uncompared.add(n);
+    if (wcl_) {
+      if (const uint64_t n = t.wcl.end_wrap(counters().stores.get())) counters().wcl_uncompared.add(n);
+    }
     SW_TRACE_LABEL("redo:commit");
     const uint64_t seq = ring_.next_seq();
     if (t.spill.active()) t.spill.flush();  // durable with the commit fence
@@ -177,7 +179,9 @@ class SoftwrapEngine final : public Engine {
 
   int rollback(ThreadCtx& ctx) override {
     SwThread& t = *st(ctx);
-    if (const uint64_t n = t.wcl.take_uncompared()) counters().wcl_uncompared.add(n);
+    if (wcl_) {
+      if (const uint64_t n = t.wcl.end_wrap(counters().stores.get())) counters().wcl_uncompared.add(n);
+    }
     t.queued.clear();  // queued stores never reached the tables or the log
     if (t.spill.active()) t.spill.rollback();
     for (size_t i = t.page_undo.size(); i-- > 0;) {
@@ -229,17 +233,14 @@ class SoftwrapEngine final : public Engine {
     counters().stores.add();
     SW_TRACE_LABEL_DEFAULT("redo:record");
     const uint64_t w = off & ~uint64_t{7};
-    if (wcl_) {
-      if (t.wcl.on()) {
-        // Whole words wait for their compare (wcl_queue.h).
-        if (size == 8) {
-          if (t.queued.push(pool_->at(w), w, v)) drain_queue(ctx, t);
-          return;
-        }
-        drain_queue(ctx, t);
-        return store_wcl(ctx, t, w, off, v, size);
+    if (t.wcl.on()) {  // a compared wrap (write-combined logging)
+      // Whole words wait for their compare (wcl_queue.h).
+      if (size == 8) {
+        if (t.queued.push(pool_->at(w), w, v)) drain_queue(ctx, t);
+        return;
       }
-      t.wcl.skip();  // this wrap does not compare: as without WCL
+      drain_queue(ctx, t);
+      return store_wcl(ctx, t, w, off, v, size);
     }
     if (t.spill.active() && !ring_.holds_any(w, 8)) {
       // In place, and the whole word (now home) in the frame as well.
@@ -350,7 +351,7 @@ class SoftwrapEngine final : public Engine {
       drain_queue(ctx, t);
       if (ctx.fail_code) return;
       if (t.wcl.on()) return write_wcl(ctx, t, off, in, n);
-      t.wcl.skip((n + 7) / 8);
+      t.wcl.skip_range((n + 7) / 8);
     }
     bool ok = true;
     if (!t.spill.active()) {

@@ -60,23 +60,30 @@ class WclQueue {
 // nothing spends one.  The choice is made per wrap, at its start: a thread
 // with credit compares; without, only every kSample-th wrap does (which
 // keeps watching the pattern and earns the credit back when it changes),
-// and the others run exactly as without WCL, one test per store.  A wrap's
+// and the others run exactly as without WCL, one test per store (a pool
+// without SW_CONFIG_WCL never starts a compared wrap: the same test).  A wrap's
 // stores are all compared or none, so a half-changed word waiting for its
 // partner never meets an uncompared store of the same word.
 class WclPolicy {
  public:
   static constexpr int kCap = 64, kGain = 8;
-  static constexpr unsigned kSample = 64;
-  // At wrap start.
-  void begin_wrap() { on_ = credit_ > 0 || ++paused_ % kSample == 0; }
+  static constexpr unsigned kSample = 256;
+  // At wrap start; `stores` is the thread's store count (sw_stats.stores).
+  void begin_wrap(uint64_t stores) {
+    on_ = credit_ > 0 || ++paused_ % kSample == 0;
+    stores_at_begin_ = stores;
+  }
   bool on() const { return on_; }
-  // A store (or a range's n words) of a wrap that does not compare.
-  void skip(uint64_t words = 1) { uncompared_ += words; }
-  // Stores not compared since the last call (sw_stats.wcl_words_uncompared,
-  // added once per wrap).
-  uint64_t take_uncompared() {
-    const uint64_t n = uncompared_;
-    uncompared_ = 0;
+  // An sw_write of `words` words in a wrap that does not compare (counted
+  // as one store in sw_stats.stores).
+  void skip_range(uint64_t words) { extra_ += words - 1; }
+  // At wrap end: the words the wrap stored without a compare
+  // (sw_stats.wcl_words_uncompared).
+  uint64_t end_wrap(uint64_t stores) {
+    const uint64_t n = on_ ? 0 : stores - stores_at_begin_ + extra_;
+    on_ = false;  // (a second call, from a rollback after a failed commit, adds nothing)
+    stores_at_begin_ = stores;
+    extra_ = 0;
     return n;
   }
   void saw(bool pays) { credit_ = pays ? std::min(credit_ + kGain, kCap) : credit_ - (credit_ > -1); }
@@ -89,8 +96,8 @@ class WclPolicy {
  private:
   int credit_ = kCap;
   unsigned paused_ = 0;
-  bool on_ = true;
-  uint64_t uncompared_ = 0;
+  bool on_ = false;  // outside wraps, and always without SW_CONFIG_WCL
+  uint64_t stores_at_begin_ = 0, extra_ = 0;
 };
 
 }  // namespace softwrap

@@ -295,8 +295,12 @@ class LocalEngine final : public Engine {
     if (wcl_) {
       drain_queue(ctx, t);
       if (ctx.fail_code) return;
-      if (t.wcl.on()) return write_wcl(ctx, t, off, in, n);
-      t.wcl.skip_range((n + 7) / 8);
+      // Ranges are always compared, also in a wrap whose word stores are
+      // not (WclPolicy): a range's compare costs less than logging it, and
+      // the pages SQLite rewrites after a bulk load of fresh data change a
+      // few words each.  (A half it leaves waiting is logged before any
+      // later uncompared store of its word: append_store.)
+      return write_wcl(ctx, t, off, in, n);
     }
     if (t.spill.active()) {  // bytes the table holds keep the alias path, the rest go home
       for (size_t done = 0; done < n;) {
@@ -330,7 +334,6 @@ class LocalEngine final : public Engine {
       t.scratch.resize(len);
       read(ctx, t.scratch.data(), o, len);
       run.in = in + done;
-      const int64_t saved = t.writer.frame_saved_words();
       const bool ok = t.writer.append_range_wcl(
           o, in + done, t.scratch.data(), len,
           [](void* c, uint64_t roff, size_t rlen, size_t at) {
@@ -339,7 +342,6 @@ class LocalEngine final : public Engine {
           },
           &run);
       if (!ok) return fail(ctx);
-      t.wcl.saw(t.writer.frame_saved_words() > saved);
     }
     maybe_spill(ctx, t);
   }

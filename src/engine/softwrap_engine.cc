@@ -350,8 +350,12 @@ class SoftwrapEngine final : public Engine {
     if (wcl_) {
       drain_queue(ctx, t);
       if (ctx.fail_code) return;
-      if (t.wcl.on()) return write_wcl(ctx, t, off, in, n);
-      t.wcl.skip_range((n + 7) / 8);
+      // Ranges are always compared, also in a wrap whose word stores are
+      // not (WclPolicy): a range's compare costs less than logging it, and
+      // the pages SQLite rewrites after a bulk load of fresh data change a
+      // few words each.  (A half it leaves waiting is logged before any
+      // later uncompared store of its word: append_store.)
+      return write_wcl(ctx, t, off, in, n);
     }
     bool ok = true;
     if (!t.spill.active()) {
@@ -392,7 +396,6 @@ class SoftwrapEngine final : public Engine {
         ring_.visible_bytes(po, plen, below, t.scratch.data() + pdone);
       });
       run.in = in + done;
-      const int64_t saved = t.writer.frame_saved_words();
       const bool ok = t.writer.append_range_wcl(
           o, in + done, t.scratch.data(), len,
           [](void* c, uint64_t roff, size_t rlen, size_t at) {
@@ -401,7 +404,6 @@ class SoftwrapEngine final : public Engine {
           },
           &run);
       if (!ok) return fail(ctx);
-      t.wcl.saw(t.writer.frame_saved_words() > saved);
     }
     maybe_spill(ctx, t);
   }

@@ -52,18 +52,20 @@ class WclQueue {
   unsigned n_ = 0;
 };
 
-// Whether a thread's wraps compare.  The compare pays when it finds words
-// unchanged or changed in one half; when a thread's stores keep changing
-// whole words (random values, fresh data) it only costs a read of each
-// word's current value, a cache miss for scattered stores.  Each compare
-// that finds something to save earns credit (up to a cap), each that finds
-// nothing spends one.  The choice is made per wrap, at its start: a thread
-// with credit compares; without, only every kSample-th wrap does (which
-// keeps watching the pattern and earns the credit back when it changes),
-// and the others run exactly as without WCL, one test per store (a pool
-// without SW_CONFIG_WCL never starts a compared wrap: the same test).  A wrap's
-// stores are all compared or none, so a half-changed word waiting for its
-// partner never meets an uncompared store of the same word.
+// Whether a thread's wraps compare their word stores.  The compare pays
+// when it finds words unchanged or changed in one half; when a thread's
+// stores keep changing whole words (random values, fresh data) it only
+// costs a read of each word's current value, a cache miss for scattered
+// stores.  Each compare that finds something to save earns credit (up to a
+// cap), each that finds nothing spends one.  The choice is made per wrap,
+// at its start: a thread with credit compares; without, only every
+// kSample-th wrap does (which keeps watching the pattern and earns the
+// credit back when it changes), and the others store words exactly as
+// without WCL, one test per store (a pool without SW_CONFIG_WCL never
+// starts a compared wrap: the same test).  sw_write ranges are compared in
+// every wrap (the engines' write()); a half-changed word one leaves waiting
+// for its partner is logged before any later uncompared store of the same
+// word (RedoWriter::append_store), so entries for one word stay in order.
 class WclPolicy {
  public:
   static constexpr int kCap = 64, kGain = 8;
@@ -74,16 +76,12 @@ class WclPolicy {
     stores_at_begin_ = stores;
   }
   bool on() const { return on_; }
-  // An sw_write of `words` words in a wrap that does not compare (counted
-  // as one store in sw_stats.stores).
-  void skip_range(uint64_t words) { extra_ += words - 1; }
   // At wrap end: the words the wrap stored without a compare
   // (sw_stats.wcl_words_uncompared).
   uint64_t end_wrap(uint64_t stores) {
-    const uint64_t n = on_ ? 0 : stores - stores_at_begin_ + extra_;
+    const uint64_t n = on_ ? 0 : stores - stores_at_begin_;
     on_ = false;  // (a second call, from a rollback after a failed commit, adds nothing)
     stores_at_begin_ = stores;
-    extra_ = 0;
     return n;
   }
   void saw(bool pays) { credit_ = pays ? std::min(credit_ + kGain, kCap) : credit_ - (credit_ > -1); }
@@ -97,7 +95,7 @@ class WclPolicy {
   int credit_ = kCap;
   unsigned paused_ = 0;
   bool on_ = false;  // outside wraps, and always without SW_CONFIG_WCL
-  uint64_t stores_at_begin_ = 0, extra_ = 0;
+  uint64_t stores_at_begin_ = 0;
 };
 
 }  // namespace softwrap

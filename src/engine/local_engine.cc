@@ -204,7 +204,10 @@ class LocalEngine final : public Engine {
     maybe_spill(ctx, t);
   }
 
+  // Every path that reads or ends a wrap calls it; without SW_CONFIG_WCL
+  // nothing is ever queued and it costs one test of a member.
   void drain(ThreadCtx& ctx) {
+    if (!wcl_) return;
     LocalThread& t = *st(ctx);
     if (!t.queued.empty()) drain_queue(ctx, t);
   }

@@ -253,7 +253,10 @@ class SoftwrapEngine final : public Engine {
   }
 
   // Compares and logs the queued stores, in order.
+  // Every path that reads or ends a wrap calls it; without SW_CONFIG_WCL
+  // nothing is ever queued and it costs one test of a member.
   void drain(ThreadCtx& ctx) {
+    if (!wcl_) return;
     SwThread& t = *st(ctx);
     if (!t.queued.empty()) drain_queue(ctx, t);
   }
@@ -278,9 +281,7 @@ class SoftwrapEngine final : public Engine {
         const uint64_t cur = e->value.load(std::memory_order_relaxed);
         t.wcl.saw(WclPolicy::pays(v, cur));
         if (v == cur) return t.writer.note_eliminated();
-        touch_word(t, e);
-        e->value.store(v, std::memory_order_relaxed);
-        e->meta.store(t.stamp, std::memory_order_release);
+        set_word(t, e, v);
         // A switch meanwhile: the store belongs in the new active table.
         if (ring_.active_gen() != g && !put_word(t, w, v)) return fail(ctx);
         if (!t.writer.append_word(w, v, cur)) return fail(ctx);
@@ -490,11 +491,17 @@ class SoftwrapEngine final : public Engine {
       // Strict mode: the value before this table had the word (the entry
       // is not valid yet, so the lookup sees past it).
       if (inserted && tab.keeps_base()) tab.word_base(e) = ring_.lookup_word(w);
-      touch_word(t, e);
-      e->value.store(v, std::memory_order_relaxed);
-      e->meta.store(t.stamp, std::memory_order_release);
+      set_word(t, e, v);
       if (ring_.active_gen() == g) return true;
     }
+  }
+
+  // Entry e of the active table takes v as this wrap's store (its old
+  // value and meta saved for an abort).
+  void set_word(SwThread& t, AliasEntry* e, uint64_t v) {
+    touch_word(t, e);
+    e->value.store(v, std::memory_order_relaxed);
+    e->meta.store(t.stamp, std::memory_order_release);
   }
 
   void touch_word(SwThread& t, AliasEntry* e) {

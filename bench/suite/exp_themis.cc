@@ -38,6 +38,7 @@
 #include <vector>
 
 #include "suite.h"
+#include "workload_cell.h"
 #include "workloads/registry.h"
 #include "workloads/runner.h"
 
@@ -68,15 +69,10 @@ std::string pool_path(const Context& ctx, const std::string& tag) {
 }
 
 // One engine's pool with its workload attached.
-struct Contender {
-  const EngineSpec* e;
-  sw_pool* p = nullptr;
-  std::vector<wl::ApiAccess> acc;
-  std::unique_ptr<wl::Workload> w;
+struct Contender : WorkloadCell {
+  const EngineSpec* e = nullptr;
   std::vector<double> tps, ratio;          // per round; ratio to undo's
   std::vector<double> cpu_tps, cpu_ratio;  // the same per second of the threads' CPU time
-  uint64_t tx = 0;
-  sw_stats sum{};
 };
 
 sw_pool* open_pool(const std::string& path, sw_engine_kind e, sw_medium_kind m) {
@@ -92,62 +88,8 @@ sw_pool* open_pool(const std::string& path, sw_engine_kind e, sw_medium_kind m) 
 void open_contender(Contender* c, const EngineSpec* e, const std::string& path, sw_medium_kind m,
                     const wl::Info& info, const wl::Params& p) {
   c->e = e;
-  c->p = open_pool(path, e->kind, m);
-  c->acc.assign(p.threads, wl::ApiAccess(c->p));
-  c->w = wl::make_api_workload(info.name, &c->acc, p);
-  try {
-    c->w->attach();
-  } catch (const wl::WorkloadError& err) {
-    fail(fmt("%s on %s (%s): %s", info.name, e->label, medium_str(m), err.what()));
-  }
-}
-
-// Verifies the workload (a wrong structure fails the experiment) and
-// closes the pool.
-void close_contender(Contender* c) {
-  const std::string why = c->w->verify();
-  if (!why.empty()) {
-    fail(fmt("%s on %s (%s, %u threads, tx_size %u): %s", c->w->info().name, c->e->label,
-             sw_pool_medium_name(c->p), c->w->params().threads, c->w->params().tx_size, why.c_str()));
-  }
-  c->w.reset();
-  if (sw_pool_close(c->p) != 0) fail_sw("sw_pool_close");
-}
-
-// Transactions per second of one slice: per second of wall time, and per
-// second of the running threads' CPU time (which leaves out the time other
-// jobs on the machine took the CPU: the fairer measure for single-threaded
-// cells, whose engines never block).
-struct Rate {
-  double wall, cpu;
-};
-
-// One slice: quiesce, reset, run, quiesce; adds to c.
-Rate slice(Contender& c, double seconds, bool record) {
-  if (sw_pool_quiesce(c.p) != 0 || sw_pool_stats_reset(c.p) != 0) fail_sw("quiesce/reset");
-  wl::Timed t;
-  try {
-    t = wl::run_for(*c.w, seconds, 4);
-  } catch (const wl::WorkloadError& e) {
-    fail(fmt("%s on %s: %s", c.w->info().name, c.e->label, e.what()));
-  }
-  if (sw_pool_quiesce(c.p) != 0) fail_sw("sw_pool_quiesce");
-  sw_stats st{};
-  if (sw_pool_stats(c.p, &st) != 0) fail_sw("sw_pool_stats");
-  // (An abort under nonatomic keeps the stores and counts as neither.)
-  const bool counted = c.e->kind == SW_ENGINE_NONATOMIC ? st.wraps <= t.transactions
-                                                        : st.wraps + st.aborts == t.transactions;
-  if (!counted) {
-    fail(fmt("%s on %s: %llu wraps and %llu aborts for %llu transactions", c.w->info().name, c.e->label,
-             static_cast<unsigned long long>(st.wraps), static_cast<unsigned long long>(st.aborts),
-             static_cast<unsigned long long>(t.transactions)));
-  }
-  if (record) {
-    add_stats(&c.sum, st);
-    c.tx += t.transactions;
-  }
-  const double n = static_cast<double>(t.transactions);
-  return {n / t.seconds, t.cpu_seconds > 0 ? n / (t.cpu_seconds / c.w->params().threads) : 0.0};
+  c->what = fmt("%s on %s (%s)", info.name, e->label, medium_str(m));
+  c->open(path, wl::workload_config(e->kind, m), info, p);
 }
 
 struct Outputs {
@@ -190,7 +132,7 @@ void run_cell(Context& ctx, const wl::Info& info, const wl::Params& base, sw_med
     }
   }
   unpin_threads();
-  for (Contender& c : cs) close_contender(&c);
+  for (Contender& c : cs) c.close();
   const Contender& undo = cs[0];
   const Contender& ideal = cs[1];
   if (ideal.sum.fences_log != 0) out->themis_ok = false;
@@ -292,7 +234,7 @@ void sweep(Context& ctx, const wl::Info& info, const wl::Params& base,
         cpu_ratio.push_back(rate[1].cpu / rate[0].cpu);
       }
       unpin_threads();
-      for (Contender& c : cs) close_contender(&c);
+      for (Contender& c : cs) c.close();
       out->fig12.add(info.name).add(medium_str(m)).add(size).add(per_tx(cs[0].sum.fences_log, cs[0].tx))
           .add(median(ratio)).add(*std::min_element(ratio.begin(), ratio.end()))
           .add(*std::max_element(ratio.begin(), ratio.end())).add(median(cpu_ratio))

@@ -41,8 +41,6 @@
 // SOFTWRAP_WCL is unset for the run: every cell sets SW_CONFIG_WCL itself.
 // SOFTWRAP_WCL_WORKLOADS=a,b runs only those workloads (any registered
 // workload name).
-#include <spawn.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -57,10 +55,9 @@
 #include <vector>
 
 #include "suite.h"
+#include "workload_cell.h"
 #include "workloads/registry.h"
 #include "workloads/runner.h"
-
-extern char** environ;
 
 namespace softwrap::bench {
 namespace {
@@ -99,69 +96,10 @@ void copy_pool(const std::string& from, const std::string& to) {
 
 double per_tx(uint64_t n, uint64_t tx) { return tx ? static_cast<double>(n) / static_cast<double>(tx) : 0.0; }
 
-// A workload attached to an open pool.
-struct Attached {
-  std::string what;  // for messages: "vacation on softwrap+wcl (x86)"
-  sw_pool* p = nullptr;
-  std::vector<wl::ApiAccess> acc;
-  std::unique_ptr<wl::Workload> w;
-  bool wcl = false;
+// A workload attached to an open pool, WCL off or on.
+struct Attached : WorkloadCell {
   std::vector<double> tps, cpu_tps;  // per round
-  uint64_t tx = 0;
-  sw_stats sum{};
-
-  void open(const std::string& path, const sw_config& c, const wl::Info& info, const wl::Params& params) {
-    p = sw_pool_open(path.c_str(), &c);
-    if (!p) fail_sw("sw_pool_open " + path);
-    if (((c.flags & SW_CONFIG_WCL) != 0) != wcl) fail(what + ": SW_CONFIG_WCL not as asked");
-    prefault(sw_pool_base(p), sw_pool_size(p));
-    acc.assign(params.threads, wl::ApiAccess(p));
-    w = wl::make_api_workload(info.name, &acc, params);
-    try {
-      w->attach();
-    } catch (const wl::WorkloadError& e) {
-      fail(what + ": attach: " + e.what());
-    }
-  }
-  // Verifies the workload's result (a wrong answer fails the experiment)
-  // and closes the pool.
-  void close() {
-    const std::string why = w->verify();
-    if (!why.empty()) fail(what + ": " + why);
-    w.reset();
-    if (sw_pool_close(p) != 0) fail_sw("sw_pool_close");
-    p = nullptr;
-  }
 };
-
-struct Rate {
-  double wall, cpu;
-};
-
-// One slice: quiesce, reset, run, quiesce; adds to a.
-Rate slice(Attached& a, double seconds, bool record) {
-  if (sw_pool_quiesce(a.p) != 0 || sw_pool_stats_reset(a.p) != 0) fail_sw("quiesce/reset");
-  wl::Timed t;
-  try {
-    t = wl::run_for(*a.w, seconds, 4);
-  } catch (const wl::WorkloadError& e) {
-    fail(a.what + ": " + e.what());
-  }
-  if (sw_pool_quiesce(a.p) != 0) fail_sw("sw_pool_quiesce");
-  sw_stats st{};
-  if (sw_pool_stats(a.p, &st) != 0) fail_sw("sw_pool_stats");
-  if (st.wraps + st.aborts != t.transactions) {
-    fail(fmt("%s: %llu wraps and %llu aborts for %llu transactions", a.what.c_str(),
-             static_cast<unsigned long long>(st.wraps), static_cast<unsigned long long>(st.aborts),
-             static_cast<unsigned long long>(t.transactions)));
-  }
-  if (record) {
-    add_stats(&a.sum, st);
-    a.tx += t.transactions;
-  }
-  const double n = static_cast<double>(t.transactions);
-  return {n / t.seconds, t.cpu_seconds > 0 ? n / t.cpu_seconds : 0.0};
-}
 
 struct Outputs {
   Csv fig2, writes, saving, time, table2, tpcc;
@@ -208,9 +146,8 @@ sw_stats count_run(Context& ctx, const wl::Info& info, const wl::Params& params,
                    const EngineSpec& e, bool wcl, uint64_t n) {
   TempPool f(pool_path(ctx, "count"));
   copy_pool(image, f.path);
-  Attached a;
+  WorkloadCell a;
   a.what = fmt("%s on %s%s (x86, counted)", info.name, e.label, wcl ? "+wcl" : "");
-  a.wcl = wcl;
   a.open(f.path, config(e.kind, SW_MEDIUM_X86, wcl), info, params);
   if (sw_pool_quiesce(a.p) != 0 || sw_pool_stats_reset(a.p) != 0) fail_sw("quiesce/reset");
   try {
@@ -278,7 +215,6 @@ void timing(Context& ctx, const wl::Info& info, const wl::Params& params, const 
       copy_pool(image, f1.path);
       Attached a[2];
       for (int i = 0; i < 2; ++i) {
-        a[i].wcl = i == 1;
         a[i].what = fmt("%s on %s%s (%s)", info.name, e.label, i ? "+wcl" : "", medium_str(m));
         a[i].open(i ? f1.path : f0.path, config(e.kind, m, i == 1), info, params);
       }
@@ -354,61 +290,6 @@ void table2(Context& ctx, Outputs* out) {
   }
 }
 
-bool is_file(const std::string& p) { return std::filesystem::is_regular_file(p); }
-
-std::string self_dir() {
-  char buf[4096];
-  const ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
-  if (n <= 0) return ".";
-  buf[n] = 0;
-  const std::string s(buf);
-  return s.substr(0, s.rfind('/'));
-}
-
-// A helper program: $ENV, the path compiled in, or next to us.
-std::string find_program(const char* env, const char* built, const std::string& name) {
-  if (const char* p = std::getenv(env); p && *p) return p;
-  if (built && *built && is_file(built)) return built;
-  if (is_file(self_dir() + "/" + name)) return self_dir() + "/" + name;
-  return "";
-}
-
-// Runs argv with extra environment entries; returns its exit status and
-// (in *out) what it wrote to stdout.
-int run_capture(const std::vector<std::string>& argv, const std::vector<std::string>& extra_env, std::string* out) {
-  int fd[2];
-  if (pipe(fd) != 0) return -1;
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_adddup2(&fa, fd[1], 1);
-  posix_spawn_file_actions_addclose(&fa, fd[0]);
-  std::vector<char*> av, ev;
-  for (const auto& a : argv) av.push_back(const_cast<char*>(a.c_str()));
-  av.push_back(nullptr);
-  for (const auto& e : extra_env) ev.push_back(const_cast<char*>(e.c_str()));
-  for (char** e = environ; *e; ++e) ev.push_back(*e);
-  ev.push_back(nullptr);
-  pid_t pid;
-  const int rc = posix_spawn(&pid, av[0], &fa, nullptr, av.data(), ev.data());
-  posix_spawn_file_actions_destroy(&fa);
-  close(fd[1]);
-  if (rc != 0) {
-    close(fd[0]);
-    return -1;
-  }
-  char buf[4096];
-  ssize_t got;
-  while ((got = read(fd[0], buf, sizeof buf)) > 0 || (got < 0 && errno == EINTR)) {
-    if (got > 0) out->append(buf, static_cast<size_t>(got));
-  }
-  close(fd[0]);
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0) {
-    if (errno != EINTR) return -1;
-  }
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
-}
-
 // "key value" lines -> map.
 std::map<std::string, std::string> key_values(const std::string& text) {
   std::map<std::string, std::string> kv;
@@ -448,7 +329,7 @@ void btree(Context& ctx) {
                                    "--csv",       ctx.file("wcl_btree.csv")};
   if (ctx.quick()) argv.push_back("--quick");
   std::string text;
-  const int rc = run_capture(argv, {}, &text);
+  const int rc = run_program(argv, {}, &text);
   // Status 1 is also a missed speed bar of that benchmark's own (not
   // ours): a tree that failed its checks shows as verified = 0 in the CSV.
   if (rc != 0 && rc != 1) fail(fmt("%s exited with status %d", prog.c_str(), rc));
@@ -490,7 +371,7 @@ void tpcc(Context& ctx, Outputs* out) {
   ctx.step("TPC-C: load");
   {
     std::string text;
-    const int rc = run_capture({prog, "--db", "file:" + image.path + "?vfs=softwrap", "--load", "--warehouses", "1"},
+    const int rc = run_program({prog, "--db", "file:" + image.path + "?vfs=softwrap", "--load", "--warehouses", "1"},
                                {"SOFTWRAP_MEDIUM=x86"}, &text);
     if (rc != 0) fail(fmt("sw_tpcc --load exited with status %d", rc));
   }
@@ -502,7 +383,7 @@ void tpcc(Context& ctx, Outputs* out) {
         TempPool f(pool_path(ctx, "tpcc"));
         copy_pool(image.path, f.path);
         std::string text;
-        const int rc = run_capture({prog, "--db", fmt("file:%s?vfs=softwrap&wcl=%d", f.path.c_str(), wcl), "--run",
+        const int rc = run_program({prog, "--db", fmt("file:%s?vfs=softwrap&wcl=%d", f.path.c_str(), wcl), "--run",
                                     "--check", "--seconds", fmt("%.2f", secs)},
                                    {std::string("SOFTWRAP_MEDIUM=") + medium_str(m),
                                     "SOFTWRAP_SCM_WRITE_NS=" + std::to_string(kTwNs)},

@@ -10,6 +10,8 @@
 #include "harness.h"
 
 #include <dirent.h>
+#include <spawn.h>
+#include <sys/wait.h>
 #include <signal.h>
 #include <sched.h>
 #include <sys/mman.h>
@@ -36,6 +38,8 @@
 #ifndef MADV_POPULATE_WRITE
 #define MADV_POPULATE_WRITE 23
 #endif
+
+extern char** environ;
 
 namespace softwrap::bench {
 
@@ -218,6 +222,65 @@ ArrayPool::~ArrayPool() {
   if (pool_) sw_pool_close(pool_);
   std::remove(path_.c_str());
   unregister_temp_file(path_);
+}
+
+bool is_file(const std::string& path) {
+  struct stat st;
+  return stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+}
+
+std::string self_dir() {
+  char buf[4096];
+  const ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
+  if (n <= 0) return ".";
+  buf[n] = 0;
+  const std::string s(buf);
+  return s.substr(0, s.rfind('/'));
+}
+
+std::string find_program(const char* env, const char* built, const std::string& name) {
+  if (const char* p = std::getenv(env); p && *p) return p;
+  if (built && *built && is_file(built)) return built;
+  if (is_file(self_dir() + "/" + name)) return self_dir() + "/" + name;
+  return "";
+}
+
+int run_program(const std::vector<std::string>& argv, const std::vector<std::string>& extra_env, std::string* out) {
+  int fd[2] = {-1, -1};
+  if (out && pipe(fd) != 0) return -1;
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  if (out) {
+    posix_spawn_file_actions_adddup2(&fa, fd[1], 1);
+    posix_spawn_file_actions_addclose(&fa, fd[0]);
+  }
+  std::vector<char*> av, ev;
+  for (const auto& a : argv) av.push_back(const_cast<char*>(a.c_str()));
+  av.push_back(nullptr);
+  for (const auto& e : extra_env) ev.push_back(const_cast<char*>(e.c_str()));
+  for (char** e = environ; *e; ++e) ev.push_back(*e);
+  ev.push_back(nullptr);
+  pid_t pid;
+  const int rc = posix_spawn(&pid, av[0], &fa, nullptr, av.data(), ev.data());
+  posix_spawn_file_actions_destroy(&fa);
+  if (out) close(fd[1]);
+  if (rc != 0) {
+    if (out) close(fd[0]);
+    return -1;
+  }
+  if (out) {
+    char buf[4096];
+    ssize_t got;
+    while ((got = read(fd[0], buf, sizeof buf)) > 0 || (got < 0 && errno == EINTR)) {
+      if (got > 0) out->append(buf, static_cast<size_t>(got));
+    }
+    close(fd[0]);
+  }
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0) {
+    if (errno != EINTR) return -1;
+  }
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
 }
 
 double median(std::vector<double> v) {

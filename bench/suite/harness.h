@@ -176,6 +176,18 @@ inline uint64_t value_of(uint64_t seq, unsigned i, uint64_t salt = 0) {
   return x ^ (x >> 31);
 }
 
+// Helper programs (the PMDK peer, sw_bench_btree, sw_tpcc, plot.py).
+bool is_file(const std::string& path);
+std::string self_dir();  // where the running program is
+// The program `name`: $env, else `built` (the path the build compiled in),
+// else next to the running program; "" if none exists.
+std::string find_program(const char* env, const char* built, const std::string& name);
+// Runs argv with extra environment entries and waits; returns its exit
+// status (128 + signal; -1 if it could not start).  With `out`, what it
+// writes to stdout is appended there.
+int run_program(const std::vector<std::string>& argv, const std::vector<std::string>& extra_env,
+                std::string* out = nullptr);
+
 // The median of a sample (0 for none).
 double median(std::vector<double> v);
 

@@ -12,51 +12,12 @@
 // with PMEM_IS_PMEM_FORCE=1, see pmdk_array.cc.
 #include "suite.h"
 
-#include <spawn.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
-extern char** environ;
-
 namespace softwrap::bench {
 namespace {
-
-bool is_file(const std::string& p) {
-  struct stat st;
-  return stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode);
-}
-
-std::string self_dir() {
-  char buf[4096];
-  ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
-  if (n <= 0) return ".";
-  buf[n] = 0;
-  std::string s(buf);
-  return s.substr(0, s.rfind('/'));
-}
-
-// Runs argv with extra environment entries; returns the exit status (or
-// -1 when it could not start).
-int spawn_wait(const std::vector<std::string>& argv, const std::vector<std::string>& extra_env) {
-  std::vector<char*> av, ev;
-  for (const auto& a : argv) av.push_back(const_cast<char*>(a.c_str()));
-  av.push_back(nullptr);
-  for (const auto& e : extra_env) ev.push_back(const_cast<char*>(e.c_str()));
-  for (char** e = environ; *e; ++e) ev.push_back(*e);
-  ev.push_back(nullptr);
-  pid_t pid;
-  if (posix_spawn(&pid, av[0], nullptr, nullptr, av.data(), ev.data()) != 0) return -1;
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0) {
-    if (errno != EINTR) return -1;
-  }
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
-}
 
 std::string suite_source_dir() {
   if (const char* d = std::getenv("SOFTWRAP_BENCH_SUITE_DIR")) return d;
@@ -72,7 +33,7 @@ const char* kPython = "/usr/bin/python3";  // Debian's, with python3-matplotlib
 bool have_matplotlib() {
   static int have = -1;
   if (have < 0) {
-    have = is_file(kPython) && spawn_wait({kPython, "-c", "import matplotlib"}, {}) == 0 ? 1 : 0;
+    have = is_file(kPython) && run_program({kPython, "-c", "import matplotlib"}, {}) == 0 ? 1 : 0;
   }
   return have == 1;
 }
@@ -144,7 +105,7 @@ int run_suite(const std::vector<std::string>& names, const SuiteOptions& o) {
         plot = ", no plot (/usr/bin/python3 with matplotlib not found)";
       } else if (!is_file(script)) {
         plot = ", no plot (" + script + " not found)";
-      } else if (spawn_wait({kPython, script, o.out_dir + "/" + e->name}, {}) != 0) {
+      } else if (run_program({kPython, script, o.out_dir + "/" + e->name}, {}) != 0) {
         error = "plot.py failed";
       }
     }
@@ -165,12 +126,10 @@ int run_suite(const std::vector<std::string>& names, const SuiteOptions& o) {
 
 // The PMDK peer: a separate program, interleaving its cells with ours.
 void run_pmdk(Context& ctx) {
-  std::string prog;
-  if (const char* p = std::getenv("SOFTWRAP_BENCH_PMDK")) prog = p;
-#ifdef SW_BENCH_PMDK_PATH
-  if (prog.empty() && is_file(SW_BENCH_PMDK_PATH)) prog = SW_BENCH_PMDK_PATH;
+#ifndef SW_BENCH_PMDK_PATH
+#define SW_BENCH_PMDK_PATH ""
 #endif
-  if (prog.empty() && is_file(self_dir() + "/sw_bench_pmdk")) prog = self_dir() + "/sw_bench_pmdk";
+  const std::string prog = find_program("SOFTWRAP_BENCH_PMDK", SW_BENCH_PMDK_PATH, "sw_bench_pmdk");
   if (prog.empty()) {
     ctx.note("skipped", "sw_bench_pmdk not built (libpmemobj not found by pkg-config)");
     return;
@@ -178,7 +137,7 @@ void run_pmdk(Context& ctx) {
   ctx.step("running " + prog);
   std::vector<std::string> argv = {prog, "--out", ctx.dir(), "--pool-dir", ctx.opts().pool_dir};
   if (ctx.quick()) argv.push_back("--quick");
-  int rc = spawn_wait(argv, {"PMEM_IS_PMEM_FORCE=1"});
+  int rc = run_program(argv, {"PMEM_IS_PMEM_FORCE=1"});
   if (rc == 1) {
     ctx.check(false, "x86 n=10: softwrap >= 5x PMDK wraps/s (see pmdk.csv)");
   } else if (rc != 0) {

@@ -1,0 +1,61 @@
+// workload_cell.cc — workload cells and slices (workload_cell.h).
+#include "workload_cell.h"
+
+#include <cstring>
+
+#include "workloads/runner.h"
+
+namespace softwrap::bench {
+
+namespace wl = softwrap::workloads;
+
+void WorkloadCell::open(const std::string& path, const sw_config& c, const wl::Info& info, const wl::Params& params) {
+  p = sw_pool_open(path.c_str(), &c);
+  if (!p) fail_sw("sw_pool_open " + path);
+  prefault(sw_pool_base(p), sw_pool_size(p));
+  acc.assign(params.threads, wl::ApiAccess(p));
+  w = wl::make_api_workload(info.name, &acc, params);
+  try {
+    w->attach();
+  } catch (const wl::WorkloadError& e) {
+    fail(what + ": attach: " + e.what());
+  }
+}
+
+void WorkloadCell::close() {
+  const std::string why = w->verify();
+  if (!why.empty()) {
+    fail(fmt("%s (%u threads, tx_size %u): %s", what.c_str(), w->params().threads, w->params().tx_size, why.c_str()));
+  }
+  w.reset();
+  if (sw_pool_close(p) != 0) fail_sw("sw_pool_close");
+  p = nullptr;
+}
+
+Rate slice(WorkloadCell& c, double seconds, bool record) {
+  if (sw_pool_quiesce(c.p) != 0 || sw_pool_stats_reset(c.p) != 0) fail_sw("quiesce/reset");
+  wl::Timed t;
+  try {
+    t = wl::run_for(*c.w, seconds, 4);
+  } catch (const wl::WorkloadError& e) {
+    fail(c.what + ": " + e.what());
+  }
+  if (sw_pool_quiesce(c.p) != 0) fail_sw("sw_pool_quiesce");
+  sw_stats st{};
+  if (sw_pool_stats(c.p, &st) != 0) fail_sw("sw_pool_stats");
+  // (An abort under nonatomic keeps the stores and counts as neither.)
+  const bool nonatomic = std::strcmp(sw_pool_engine_name(c.p), "nonatomic") == 0;
+  if (nonatomic ? st.wraps > t.transactions : st.wraps + st.aborts != t.transactions) {
+    fail(fmt("%s: %llu wraps and %llu aborts for %llu transactions", c.what.c_str(),
+             static_cast<unsigned long long>(st.wraps), static_cast<unsigned long long>(st.aborts),
+             static_cast<unsigned long long>(t.transactions)));
+  }
+  if (record) {
+    add_stats(&c.sum, st);
+    c.tx += t.transactions;
+  }
+  const double n = static_cast<double>(t.transactions);
+  return {n / t.seconds, t.cpu_seconds > 0 ? n / (t.cpu_seconds / c.w->params().threads) : 0.0};
+}
+
+}  // namespace softwrap::bench

@@ -1,0 +1,53 @@
+// workload_cell.h — a workload (workloads/) attached to a pool file, and
+// the timed slices the Themis and WCL experiments measure it in.
+//
+// Approach: a cell opens a copy of a workload's setup image with the
+// sw_config under test, attaches the workload and faults the mapping in;
+// slice() runs it for a while between two sw_pool_quiesce calls (what
+// retirement left is done untimed, so it never runs into the next cell's
+// slice), checks that the pool committed exactly the transactions the
+// workload ran, and adds the slice's counters to the cell.  close()
+// verifies the structure: a wrong answer fails the experiment.
+#ifndef SOFTWRAP_BENCH_SUITE_WORKLOAD_CELL_H_
+#define SOFTWRAP_BENCH_SUITE_WORKLOAD_CELL_H_
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "harness.h"
+#include "workloads/registry.h"
+
+namespace softwrap::bench {
+
+struct WorkloadCell {
+  std::string what;  // names the cell in messages ("cq on undo (x86)")
+  sw_pool* p = nullptr;
+  std::vector<workloads::ApiAccess> acc;
+  std::unique_ptr<workloads::Workload> w;
+  uint64_t tx = 0;  // transactions of the recorded slices
+  sw_stats sum{};   // ... and their counters
+
+  // Opens the pool file at `path` with c and attaches the workload
+  // (params.threads accesses).
+  void open(const std::string& path, const sw_config& c, const workloads::Info& info,
+            const workloads::Params& params);
+  // Verifies the workload and closes the pool.
+  void close();
+};
+
+// Transactions per second of one slice: per second of wall time, and per
+// second of the running threads' CPU time (which leaves out the time other
+// jobs on the machine took the CPU: the fairer measure for single-threaded
+// cells, whose engines never block).
+struct Rate {
+  double wall, cpu;
+};
+
+// One slice of `seconds` (batches of 4 transactions per thread); with
+// `record`, its transactions and counters are added to the cell.
+Rate slice(WorkloadCell& c, double seconds, bool record);
+
+}  // namespace softwrap::bench
+
+#endif  // SOFTWRAP_BENCH_SUITE_WORKLOAD_CELL_H_

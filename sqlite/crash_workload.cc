@@ -486,55 +486,39 @@ std::string check_sqlite_image(sw_pool* p, const std::vector<ImageState>& owners
 void setup_sqlite_bytes(std::vector<Driver*>& dv, Rng& rng) { setup_sqlite(dv, rng, true); }
 void setup_sqlite_sql_only(std::vector<Driver*>& dv, Rng& rng) { setup_sqlite(dv, rng, false); }
 
+// The SQLite workloads differ only in name, setup and pool flags: 64-entry
+// alias tables retired from 1/4, 4 KiB shadow pages, 8 tables, one owner.
+Workload sqlite_variant(const char* name, const char* what, void (*setup)(std::vector<Driver*>&, Rng&),
+                        uint32_t flags) {
+  return Workload{name, what, 64, 4, 4096, 8, 1, setup, run_sqlite, check_sqlite_image, -1, flags};
+}
+
 }  // namespace
 
+// With SW_CONFIG_WCL, as the VFS opens its pools by default (URI wcl=1).
 const Workload& sqlite_workload() {
-  static const Workload w{"sqlite",
-                          "SQLite on the softwrap VFS: 1 table, 2 indexes, INSERT/UPDATE/DELETE transactions, "
-                          "ROLLBACKs (one spilled); integrity_check and contents per image",
-                          64,
-                          4,
-                          4096,
-                          8,
-                          1,
-                          setup_sqlite_bytes,
-                          run_sqlite,
-                          check_sqlite_image,
-                          -1,
-                          SW_CONFIG_WCL};  // as the VFS opens its pools by default (URI wcl=1)
+  static const Workload w = sqlite_variant(
+      "sqlite",
+      "SQLite on the softwrap VFS: 1 table, 2 indexes, INSERT/UPDATE/DELETE transactions, ROLLBACKs (one "
+      "spilled); integrity_check and contents per image",
+      setup_sqlite_bytes, SW_CONFIG_WCL);
   return w;
 }
 
 const Workload& sqlite_whole_pages_workload() {
-  static const Workload w{"sqlite-whole-pages",
-                          "the sqlite workload on a pool without write-combined logging (URI wcl=0): SQLite's "
-                          "page writes reach the log whole",
-                          64,
-                          4,
-                          4096,
-                          8,
-                          1,
-                          setup_sqlite_bytes,
-                          run_sqlite,
-                          check_sqlite_image};
+  static const Workload w = sqlite_variant("sqlite-whole-pages",
+                                           "the sqlite workload on a pool without write-combined logging (URI "
+                                           "wcl=0): SQLite's page writes reach the log whole",
+                                           setup_sqlite_bytes, 0);
   return w;
 }
 
 uint64_t sqlite_image_checks() { return g_image_checks; }
 
 const Workload& sqlite_sql_only_workload() {
-  static const Workload w{"sqlite-sql-only",
-                          "the sqlite workload checked by SQL alone (owns no bytes): a control of the SQL check",
-                          64,
-                          4,
-                          4096,
-                          8,
-                          1,
-                          setup_sqlite_sql_only,
-                          run_sqlite,
-                          check_sqlite_image,
-                          -1,
-                          SW_CONFIG_WCL};
+  static const Workload w = sqlite_variant(
+      "sqlite-sql-only", "the sqlite workload checked by SQL alone (owns no bytes): a control of the SQL check",
+      setup_sqlite_sql_only, SW_CONFIG_WCL);
   return w;
 }
 

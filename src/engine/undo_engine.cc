@@ -275,18 +275,23 @@ class UndoEngine final : public Engine {
   bool wcl_;  // SW_CONFIG_WCL: unchanged stores and bytes are skipped
 };
 
+struct NonatomicThread {
+  WriteBehind dirty;
+  std::vector<std::pair<uint64_t, size_t>> runs;  // write(): the byte runs that changed (SW_CONFIG_WCL)
+};
+
 class NonatomicEngine final : public Engine {
  public:
   explicit NonatomicEngine(const EngineEnv& env)
       : pool_(env.pool), medium_(env.medium), load_(env.medium), wcl_((env.cfg->flags & SW_CONFIG_WCL) != 0) {}
   const char* name() const override { return "nonatomic"; }
-  void attach(ThreadCtx& ctx) override { ctx.engine_state = new WriteBehind; }
+  void attach(ThreadCtx& ctx) override { ctx.engine_state = new NonatomicThread; }
   void detach(ThreadCtx& ctx) override { delete st(ctx); }
 
   int begin(ThreadCtx&) override { return 0; }
   int commit(ThreadCtx& ctx) override {
     SW_TRACE_LABEL("nonatomic:commit");
-    st(ctx)->flush(*medium_);
+    st(ctx)->dirty.flush(*medium_);
     medium_->fence(FenceKind::kCommit);
     return 0;
   }
@@ -309,7 +314,7 @@ class NonatomicEngine final : public Engine {
     counters().home_writes.add();
     SW_TRACE_LABEL_DEFAULT("nonatomic:data");
     medium_->store(pool_->at(off), v, size);
-    st(ctx)->add(*medium_, pool_->at(off), size);
+    st(ctx)->dirty.add(*medium_, pool_->at(off), size);
   }
   void read(ThreadCtx&, void* dst, uint64_t off, size_t n) override {
     counters().loads.add();
@@ -322,31 +327,30 @@ class NonatomicEngine final : public Engine {
     SW_TRACE_LABEL_DEFAULT("nonatomic:data");
     if (!wcl_) {
       medium_->write(pool_->at(off), src, n);
-      st(ctx)->add(*medium_, pool_->at(off), n);
+      st(ctx)->dirty.add(*medium_, pool_->at(off), n);
       return;
     }
     // SW_CONFIG_WCL: only the runs that differ from home are written.
     const auto* in = static_cast<const unsigned char*>(src);
-    runs_.clear();
-    changed_runs(reinterpret_cast<const unsigned char*>(pool_->at(off)), off, in, n, &runs_);
-    for (const auto& [roff, rn] : runs_) {
+    NonatomicThread& t = *st(ctx);
+    t.runs.clear();
+    changed_runs(reinterpret_cast<const unsigned char*>(pool_->at(off)), off, in, n, &t.runs);
+    for (const auto& [roff, rn] : t.runs) {
       medium_->write(pool_->at(roff), in + (roff - off), rn);
-      st(ctx)->add(*medium_, pool_->at(roff), rn);
+      t.dirty.add(*medium_, pool_->at(roff), rn);
     }
   }
   int quiesce() override { return 0; }
   int shutdown() override { return 0; }
 
  private:
-  static WriteBehind* st(ThreadCtx& ctx) { return static_cast<WriteBehind*>(ctx.engine_state); }
+  static NonatomicThread* st(ThreadCtx& ctx) { return static_cast<NonatomicThread*>(ctx.engine_state); }
   PoolFile* pool_;
   Medium* medium_;
   LoadTap load_;
   bool wcl_;  // SW_CONFIG_WCL: unchanged stores and bytes are skipped
-  static thread_local std::vector<std::pair<uint64_t, size_t>> runs_;
 };
 
-thread_local std::vector<std::pair<uint64_t, size_t>> NonatomicEngine::runs_;
 
 }  // namespace
 

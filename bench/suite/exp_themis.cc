@@ -300,24 +300,7 @@ void run_themis(Context& ctx) {
     base.threads = 2;  // the largest count the pools serve
     ctx.step(fmt("%s: setup", info->name));
     TempPool image(pool_path(ctx, "image"));
-    {
-      sw_config c = wl::workload_config(SW_ENGINE_NONATOMIC, SW_MEDIUM_X86);
-      sw_pool* p = sw_pool_create(image.path.c_str(), wl::pool_bytes(*info, base), &c);
-      if (!p) fail_sw("sw_pool_create " + image.path);
-      std::vector<wl::ApiAccess> acc(1, wl::ApiAccess(p));
-      wl::Params one = base;
-      one.threads = 1;
-      auto w = wl::make_api_workload(info->name, &acc, one);
-      try {
-        w->setup();
-      } catch (const wl::WorkloadError& e) {
-        fail(fmt("%s setup: %s", info->name, e.what()));
-      }
-      const std::string why = w->verify();
-      if (!why.empty()) fail(fmt("%s after setup: %s", info->name, why.c_str()));
-      w.reset();
-      if (sw_pool_close(p) != 0) fail_sw("sw_pool_close");
-    }
+    setup_image(image.path, *info, base);
     std::vector<std::unique_ptr<TempPool>> files;
     for (const EngineSpec& e : kEngines) {
       files.push_back(std::make_unique<TempPool>(pool_path(ctx, e.label)));

@@ -462,22 +462,7 @@ void run_wcl(Context& ctx) {
     params.threads = 1;
     ctx.step(fmt("%s: setup", info->name));
     TempPool image(pool_path(ctx, "image"));
-    {
-      sw_config c = config(SW_ENGINE_NONATOMIC, SW_MEDIUM_X86, false);
-      sw_pool* p = sw_pool_create(image.path.c_str(), wl::pool_bytes(*info, params), &c);
-      if (!p) fail_sw("sw_pool_create " + image.path);
-      std::vector<wl::ApiAccess> acc(1, wl::ApiAccess(p));
-      auto w = wl::make_api_workload(info->name, &acc, params);
-      try {
-        w->setup();
-      } catch (const wl::WorkloadError& e) {
-        fail(fmt("%s setup: %s", info->name, e.what()));
-      }
-      const std::string why = w->verify();
-      if (!why.empty()) fail(fmt("%s after setup: %s", info->name, why.c_str()));
-      w.reset();
-      if (sw_pool_close(p) != 0) fail_sw("sw_pool_close");
-    }
+    setup_image(image.path, *info, params);
     ctx.step(fmt("%s: Fig. 2", info->name));
     profile(ctx, *info, params, image.path, count_tx, &out);
     writes(ctx, *info, params, image.path, count_tx, &out);

@@ -32,6 +32,25 @@ void WorkloadCell::close() {
   p = nullptr;
 }
 
+void setup_image(const std::string& path, const wl::Info& info, const wl::Params& params) {
+  sw_config c = wl::workload_config(SW_ENGINE_NONATOMIC, SW_MEDIUM_X86);
+  sw_pool* p = sw_pool_create(path.c_str(), wl::pool_bytes(info, params), &c);
+  if (!p) fail_sw("sw_pool_create " + path);
+  std::vector<wl::ApiAccess> acc(1, wl::ApiAccess(p));
+  wl::Params one = params;
+  one.threads = 1;
+  auto w = wl::make_api_workload(info.name, &acc, one);
+  try {
+    w->setup();
+  } catch (const wl::WorkloadError& e) {
+    fail(fmt("%s setup: %s", info.name, e.what()));
+  }
+  const std::string why = w->verify();
+  if (!why.empty()) fail(fmt("%s after setup: %s", info.name, why.c_str()));
+  w.reset();
+  if (sw_pool_close(p) != 0) fail_sw("sw_pool_close");
+}
+
 Rate slice(WorkloadCell& c, double seconds, bool record) {
   if (sw_pool_quiesce(c.p) != 0 || sw_pool_stats_reset(c.p) != 0) fail_sw("quiesce/reset");
   wl::Timed t;

@@ -44,6 +44,11 @@ struct Rate {
   double wall, cpu;
 };
 
+// Sets the workload up (one thread, nonatomic engine, x86: untimed) in a
+// new pool file at `path` sized by workloads::pool_bytes, verifies it and
+// closes it: the image every cell of the workload copies.
+void setup_image(const std::string& path, const workloads::Info& info, const workloads::Params& params);
+
 // One slice of `seconds` (batches of 4 transactions per thread); with
 // `record`, its transactions and counters are added to the cell.
 Rate slice(WorkloadCell& c, double seconds, bool record);

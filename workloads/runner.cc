@@ -88,6 +88,19 @@ Timed run_for(Workload& w, double seconds, uint64_t batch) {
   return r;
 }
 
+Timed run_count(Workload& w, uint64_t per_thread) {
+  std::vector<double> cpu(w.params().threads);
+  Timed r;
+  r.seconds = parallel(w.params().threads, [&](uint32_t t, Clock::time_point) {
+    const double cpu0 = thread_cpu_seconds();
+    w.run(t, per_thread);
+    cpu[t] = thread_cpu_seconds() - cpu0;
+  });
+  r.transactions = per_thread * w.params().threads;
+  for (double c : cpu) r.cpu_seconds += c;
+  return r;
+}
+
 void StoreHistogram::on_tx(const TxRecord& r) {
   std::lock_guard<std::mutex> g(mu_);
   if (r.aborted) {

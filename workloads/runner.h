@@ -44,6 +44,9 @@ struct Timed {
 // Each thread runs batches of `batch` transactions until `seconds` have
 // passed since the common start.
 Timed run_for(Workload& w, double seconds, uint64_t batch);
+// Each thread runs exactly `per_thread` transactions, timed as run_for:
+// two copies of a workload run this way go through the same transactions.
+Timed run_count(Workload& w, uint64_t per_thread);
 
 // Stores per committed transaction (thread-safe).
 class StoreHistogram final : public TxObserver {

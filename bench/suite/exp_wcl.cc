@@ -25,8 +25,10 @@
 //    with) must reach 95 % of it.
 //  * Time: per medium (x86, scm-emu with Tw = 600 ns) and engine, the two
 //    pools (WCL off, on) run `rounds` rounds of one slice each, order
-//    rotated per round; each slice is quiesced before and after (what
-//    retirement left is done untimed).  The speedup is the median of the
+//    rotated per round; a slice is a fixed count of transactions (about
+//    kSliceSeconds of the pool without WCL), the same on both pools, so
+//    both run the same transactions; each slice is quiesced before and
+//    after (what retirement left is done untimed).  The speedup is the median of the
 //    rounds' on/off ratios, min and max as the noise, also per second of
 //    CPU time.  A workload is write-heavy when its scm-emu runtime without
 //    WCL is at least twice its x86 runtime (most of its time goes to NVRAM
@@ -219,13 +221,21 @@ void timing(Context& ctx, const wl::Info& info, const wl::Params& params, const 
         a[i].open(i ? f1.path : f0.path, config(e.kind, m, i == 1), info, params);
       }
       pin_threads();
-      for (Attached& x : a) slice(x, secs / 2, false);  // warm-up
+      // Warm-up: the pool without WCL runs secs / 2, the other as many
+      // transactions.  From then on both run the same count per slice, so
+      // the two pools always go through the same transactions (ssca2's
+      // three passes differ in cost several times over: timed slices of
+      // equal length put the two pools in different passes).
+      const Rate warm = slice(a[0], secs / 2, false);
+      const uint32_t threads = params.threads;
+      slice_count(a[1], warm.transactions / threads, false);
+      const uint64_t per_slice = std::max<uint64_t>(4, static_cast<uint64_t>(warm.wall * secs) / threads);
       std::vector<double> ratio, cpu_ratio;
       for (int r = 0; r < rounds; ++r) {
         Rate rate[2];
         for (int k = 0; k < 2; ++k) {
           const int i = (k + r) % 2;
-          rate[i] = slice(a[i], secs, true);
+          rate[i] = slice_count(a[i], per_slice, true);
         }
         for (int i = 0; i < 2; ++i) {
           a[i].tps.push_back(rate[i].wall);

@@ -51,11 +51,16 @@ void setup_image(const std::string& path, const wl::Info& info, const wl::Params
   if (sw_pool_close(p) != 0) fail_sw("sw_pool_close");
 }
 
-Rate slice(WorkloadCell& c, double seconds, bool record) {
+namespace {
+
+// Runs `run` (timed transactions of c's workload) between two quiesces and
+// checks and records its counters.
+template <class Run>
+Rate timed(WorkloadCell& c, bool record, Run&& run) {
   if (sw_pool_quiesce(c.p) != 0 || sw_pool_stats_reset(c.p) != 0) fail_sw("quiesce/reset");
   wl::Timed t;
   try {
-    t = wl::run_for(*c.w, seconds, 4);
+    t = run();
   } catch (const wl::WorkloadError& e) {
     fail(c.what + ": " + e.what());
   }
@@ -74,7 +79,17 @@ Rate slice(WorkloadCell& c, double seconds, bool record) {
     c.tx += t.transactions;
   }
   const double n = static_cast<double>(t.transactions);
-  return {n / t.seconds, t.cpu_seconds > 0 ? n / (t.cpu_seconds / c.w->params().threads) : 0.0};
+  return {n / t.seconds, t.cpu_seconds > 0 ? n / (t.cpu_seconds / c.w->params().threads) : 0.0, t.transactions};
+}
+
+}  // namespace
+
+Rate slice(WorkloadCell& c, double seconds, bool record) {
+  return timed(c, record, [&] { return wl::run_for(*c.w, seconds, 4); });
+}
+
+Rate slice_count(WorkloadCell& c, uint64_t per_thread, bool record) {
+  return timed(c, record, [&] { return wl::run_count(*c.w, per_thread); });
 }
 
 }  // namespace softwrap::bench

@@ -42,6 +42,7 @@ struct WorkloadCell {
 // cells, whose engines never block).
 struct Rate {
   double wall, cpu;
+  uint64_t transactions;
 };
 
 // Sets the workload up (one thread, nonatomic engine, x86: untimed) in a
@@ -52,6 +53,11 @@ void setup_image(const std::string& path, const workloads::Info& info, const wor
 // One slice of `seconds` (batches of 4 transactions per thread); with
 // `record`, its transactions and counters are added to the cell.
 Rate slice(WorkloadCell& c, double seconds, bool record);
+// One slice of exactly `per_thread` transactions per thread: cells of one
+// image that run the same counts go through the same transactions, however
+// fast each is (a workload whose passes differ in cost, such as ssca2's,
+// then never compares one pass on one cell with another on the other).
+Rate slice_count(WorkloadCell& c, uint64_t per_thread, bool record);
 
 }  // namespace softwrap::bench
 

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <map>
@@ -375,6 +376,89 @@ TEST_P(EngineTest, WriteCombinedLoggingKeepsEveryValue) {
   reopen();
   a = array(2048);
   for (size_t i = 0; i < model.size(); ++i) ASSERT_EQ(sw_load64(pool_, &a[i]), model[i]) << i;
+}
+
+// A compared wrap's stores are compared with what the wrap sees: the
+// values its loads found and its earlier stores (remembered, WclSeen in
+// wcl_queue.h), whole words waiting in the queue, bytes a range or a
+// narrower store changed since the word was loaded.  A word loaded, then
+// changed by a range or a byte store, then stored back with the value the
+// load found must be logged (a stale remembered value would call it
+// unchanged); loads, narrower loads and reads straddling two words see the
+// waiting stores; every value survives an abort and a reopen.
+TEST_P(EngineTest, WriteCombinedLoggingComparesWithWhatTheWrapSees) {
+  sw_config c = cfg();
+  c.flags |= SW_CONFIG_WCL;
+  pool_ = sw_pool_create(path_.c_str(), 64 << 20, &c);
+  ASSERT_NE(pool_, nullptr) << sw_errormsg();
+  constexpr size_t kWords = 512;
+  uint64_t* a = array(kWords);
+  std::mt19937_64 rng(43);
+  std::vector<uint64_t> model(kWords);
+  for (auto& v : model) v = rng() & 0xFFFF;  // small values: stores of small ones change one half
+  ASSERT_EQ(sw_write(pool_, a, model.data(), kWords * 8), 0);
+  for (int round = 0; round < 200; ++round) {
+    std::vector<uint64_t> m = model;
+    ASSERT_EQ(sw_wrap_open(pool_), 0);
+    for (int k = 0; k < 40; ++k) {
+      const size_t i = rng() % kWords;
+      const uint64_t r = rng() % 3;
+      m[i] = r == 0 ? m[i] : r == 1 ? rng() & 0xFFFF : rng();
+      sw_store64(pool_, &a[i], m[i]);
+      const size_t j = rng() % kWords;
+      switch (rng() % 6) {
+        case 0:
+          ASSERT_EQ(sw_load64(pool_, &a[j]), m[j]) << "round " << round;
+          break;
+        case 4: {  // load, change with a range, store the loaded value back
+          const uint64_t was = sw_load64(pool_, &a[j]);
+          const size_t first = j >= 2 ? j - 2 : 0, n = std::min<size_t>(5, kWords - first);
+          std::vector<uint64_t> vals(n);
+          for (auto& v : vals) v = rng();
+          ASSERT_EQ(sw_write(pool_, &a[first], vals.data(), n * 8), 0) << sw_errormsg();
+          std::copy(vals.begin(), vals.end(), m.begin() + first);
+          sw_store64(pool_, &a[j], m[j] = was);
+          break;
+        }
+        case 5: {  // load, change a byte, store the loaded value back
+          const uint64_t was = sw_load64(pool_, &a[j]);
+          const auto b = static_cast<uint8_t>(was + 1);
+          sw_store8(pool_, reinterpret_cast<uint8_t*>(&a[j]), b);
+          ASSERT_EQ(sw_load64(pool_, &a[j]), (was & ~uint64_t{0xFF}) | b) << "round " << round;
+          sw_store64(pool_, &a[j], m[j] = was);
+          break;
+        }
+        case 1:  // the high half of a word
+          ASSERT_EQ(sw_load32(pool_, reinterpret_cast<uint32_t*>(&a[j]) + 1), static_cast<uint32_t>(m[j] >> 32));
+          break;
+        case 2: {  // bytes straddling two words
+          const size_t at = std::min(j, kWords - 2);
+          unsigned char got[8], want[8];
+          ASSERT_EQ(sw_read(pool_, got, reinterpret_cast<unsigned char*>(&a[at]) + 4, 8), 0);
+          std::memcpy(want, reinterpret_cast<unsigned char*>(&m[at]) + 4, 4);
+          std::memcpy(want + 4, &m[at + 1], 4);
+          ASSERT_EQ(std::memcmp(got, want, 8), 0) << "round " << round;
+          break;
+        }
+        default: {  // a run of words around the store just made
+          const size_t first = i >= 3 ? i - 3 : 0, n = std::min<size_t>(7, kWords - first);
+          std::vector<uint64_t> got(n);
+          ASSERT_EQ(sw_read(pool_, got.data(), &a[first], n * 8), 0);
+          for (size_t x = 0; x < n; ++x) ASSERT_EQ(got[x], m[first + x]) << "round " << round;
+        }
+      }
+    }
+    if (atomic_engine() && rng() % 4 == 0) {
+      ASSERT_EQ(sw_wrap_abort(pool_), 0);
+    } else {
+      ASSERT_EQ(sw_wrap_close(pool_), 0) << sw_errormsg();
+      model = m;
+    }
+    for (size_t i = 0; i < kWords; i += 37) ASSERT_EQ(sw_load64(pool_, &a[i]), model[i]) << "round " << round;
+  }
+  reopen();
+  a = array(kWords);
+  for (size_t i = 0; i < kWords; ++i) ASSERT_EQ(sw_load64(pool_, &a[i]), model[i]) << i;
 }
 
 // Stores that keep changing whole words pause the compare (it would only

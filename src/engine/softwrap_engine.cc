@@ -77,6 +77,7 @@ struct SwThread {
   char* last_page = nullptr;
   WclQueue queued;  // write-combined logging: stores awaiting their compare
   WclPolicy wcl;    // ... and whether to compare
+  WclSeen seen;     // ... and the values the wrap last loaded or stored
 };
 
 class SoftwrapEngine final : public Engine {
@@ -123,7 +124,10 @@ class SoftwrapEngine final : public Engine {
 
   int begin(ThreadCtx& ctx) override {
     SwThread& t = *st(ctx);
-    if (wcl_) t.wcl.begin_wrap(counters().stores.get());
+    if (wcl_) {
+      t.wcl.begin_wrap(counters().stores.get());
+      t.seen.clear();
+    }
     t.lane = &lanes_->lane(ctx.lane);
     reclaim(*t.lane);
     release_extents(ring_.retired_seq());
@@ -224,6 +228,10 @@ class SoftwrapEngine final : public Engine {
     } else {
       drain(ctx);
       v = ring_.lookup_word(w);
+      if (wcl_) {
+        SwThread& t = *st(ctx);
+        if (t.wcl.on()) t.seen.note(w, v);  // what a store's compare of w will need
+      }
     }
     return extract(v, off - w, size);
   }
@@ -280,6 +288,7 @@ class SoftwrapEngine final : public Engine {
       if (e != nullptr && (e->meta.load(std::memory_order_acquire) & kMetaValid)) {
         const uint64_t cur = e->value.load(std::memory_order_relaxed);
         t.wcl.saw(WclPolicy::pays(v, cur));
+        t.seen.note(w, v);
         if (v == cur) return t.writer.note_eliminated();
         set_word(t, e, v);
         // A switch meanwhile: the store belongs in the new active table.
@@ -288,9 +297,11 @@ class SoftwrapEngine final : public Engine {
         return maybe_spill(ctx, t);
       }
     }
-    const uint64_t cur = ring_.lookup_word(w);
+    uint64_t cur;
+    if (!t.seen.find(w, &cur)) cur = ring_.lookup_word(w);
     const uint64_t nv = size < 8 ? merge(cur, off - w, v, size) : v;
     t.wcl.saw(WclPolicy::pays(nv, cur));
+    t.seen.note(w, nv);
     if (nv == cur) return t.writer.note_eliminated();  // no record, no alias, no home write
     if (t.spill.active() && !ring_.holds_any(w, 8)) {
       if (!t.spill.store(w, nv, 8) || !t.writer.append_word(w, nv, cur)) fail(ctx);
@@ -356,6 +367,7 @@ class SoftwrapEngine final : public Engine {
       // the pages SQLite rewrites after a bulk load of fresh data change a
       // few words each.  (A half it leaves waiting is logged before any
       // later uncompared store of its word: append_store.)
+      t.seen.clear();  // the range's words change without a note each
       return write_wcl(ctx, t, off, in, n);
     }
     bool ok = true;

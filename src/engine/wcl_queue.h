@@ -52,6 +52,35 @@ class WclQueue {
   unsigned n_ = 0;
 };
 
+// The values a compared wrap last loaded or stored, by word: a few
+// direct-mapped slots, valid for the wrap they were noted in.  A wrap
+// typically loads a word and then stores a new value to it (a counter, a
+// link); the compare then needs the value the load just found, and looking
+// it up again through every alias table of the ring (the global engine's
+// tables are large, their lines cold by the time the next load has run)
+// is what the compare would cost.  Every compared store notes the word's
+// new value, so a slot never holds an older value of the wrap's view than
+// the one a lookup would find; a range write forgets everything (clear()).
+class WclSeen {
+ public:
+  static constexpr unsigned kSlots = 16;
+  void clear() { ++gen_; }
+  void note(uint64_t w, uint64_t v) { slot_[(w >> 3) % kSlots] = {w, v, gen_}; }
+  bool find(uint64_t w, uint64_t* v) const {
+    const Slot& s = slot_[(w >> 3) % kSlots];
+    if (s.gen != gen_ || s.w != w) return false;
+    *v = s.v;
+    return true;
+  }
+
+ private:
+  struct Slot {
+    uint64_t w = 0, v = 0, gen = 0;
+  };
+  Slot slot_[kSlots];
+  uint64_t gen_ = 1;
+};
+
 // Whether a thread's wraps compare their word stores.  The compare pays
 // when it finds words unchanged or changed in one half; when a thread's
 // stores keep changing whole words (random values, fresh data) it only

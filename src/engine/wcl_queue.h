@@ -97,8 +97,9 @@ class WclSeen {
 // softwrap engine does): one paying word earns the credit back, while a
 // scattered word's compare costs ~0.35 us more than its store (a TLB and
 // cache miss on home; measured on the 2-CPU x86 VM), so comparing all ten
-// stores of Table II's array-update wrap every 256th wrap cost ~0.8 % of
-// its wrap time, two cost a fifth of that.  sw_write ranges are compared in
+// stores of Table II's array-update wrap every 256th wrap cost ~0.7 % of
+// its wrap time (~3 us a sample), two cost a third of that (~1.2 us: two
+// misses that overlap with nothing).  sw_write ranges are compared in
 // every wrap (the engines' write()); a half-changed word one leaves waiting
 // for its partner is logged before any later uncompared store of the same
 // word (RedoWriter::append_store), so entries for one word stay in order.

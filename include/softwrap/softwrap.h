@@ -449,7 +449,8 @@ typedef struct sw_stats {
   uint64_t wcl_words_uncompared; /* stored without a compare: the thread's
                                     compares had found nothing to save
                                     lately, so only every 256th of its wraps
-                                    compares until one pays again */
+                                    compares (its first two word stores)
+                                    until one pays again */
   uint64_t log_words_saved;      /* log words not written thanks to WCL */
   uint64_t log_lines_saved;      /* log cache lines not written thanks to WCL */
   uint64_t log_halfwords_allowed; /* twice the log words the paper's encoding

@@ -180,7 +180,13 @@ class LocalEngine final : public Engine {
     if (t.wcl.on()) {  // a compared wrap (write-combined logging)
       // Whole words wait for their compare (wcl_queue.h).
       if (size == 8) {
-        if (t.queued.push(pool_->at(w), w, v)) drain_queue(ctx, t);
+        const bool full = t.queued.push(pool_->at(w), w, v);
+        if (t.wcl.sample_full()) {  // a paused thread's sample is queued: compare it, maybe pause again
+          drain_queue(ctx, t);
+          if (ctx.fail_code == 0) t.wcl.sample_done(counters().stores.get());
+        } else if (full) {
+          drain_queue(ctx, t);
+        }
         return;
       }
       drain_queue(ctx, t);

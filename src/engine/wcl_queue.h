@@ -92,9 +92,9 @@ class WclSeen {
 // credit back when it changes), and the others store words exactly as
 // without WCL, one test per store (a pool without SW_CONFIG_WCL never
 // starts a compared wrap: the same test).  A sampled wrap compares only
-// its first kSampleWords word stores in an engine that says when they are
-// queued (sample_full(), then sample_done() once they are compared; the
-// softwrap engine does): one paying word earns the credit back, while a
+// its first kSampleWords word stores (the redo engines' store() asks
+// sample_full() as each is queued and calls sample_done() once they are
+// compared): one paying word earns the credit back, while a
 // scattered word's compare costs ~0.35 us more than its store (a TLB and
 // cache miss on home; measured on the 2-CPU x86 VM), so comparing all ten
 // stores of Table II's array-update wrap every 256th wrap cost ~0.7 % of

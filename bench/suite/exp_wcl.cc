@@ -76,6 +76,11 @@ const sw_medium_kind kMedia[] = {SW_MEDIUM_X86, SW_MEDIUM_SCM_EMU};
 constexpr uint32_t kTwNs = 600;  // the paper's NVRAM write latency (section 5.1)
 constexpr int kRounds = 7;
 constexpr double kSliceSeconds = 0.15;
+// Table II's open-loop cells: a round's trimmed-mean ratio swings by +-10 %
+// on this shared VM (a preemption lands in one cell and not the other), so
+// a 5-round median exceeded 1.02 in a quarter of runs of a change that
+// costs nothing; 21 rounds keep the median within about 1 %.
+constexpr int kTable2Rounds = 21;
 
 bool is_redo(sw_engine_kind e) { return e == SW_ENGINE_SOFTWRAP || e == SW_ENGINE_SOFTWRAP_LOCAL; }
 
@@ -265,13 +270,13 @@ void timing(Context& ctx, const wl::Info& info, const wl::Params& params, const 
 
 // Table II with WCL: softwrap's mean wrap time, WCL off against on.
 void table2(Context& ctx, Outputs* out) {
-  const int rounds = ctx.quick() ? 1 : 5;
+  const int rounds = ctx.quick() ? 1 : kTable2Rounds;
   const double secs = ctx.secs(0.5, 0.05);
   for (sw_medium_kind m : kMedia) {
     for (unsigned n : {10u, 20u}) {
-      std::vector<double> t[2], ratio;
+      std::vector<double> t[2], ratio, p50_ratio;
       for (int r = 0; r < rounds; ++r) {
-        double mean[2] = {0, 0};
+        double mean[2] = {0, 0}, p50[2] = {0, 0};
         for (int k = 0; k < 2; ++k) {
           const int i = (k + r) % 2;
           ctx.step(fmt("Table II, %s n=%u, round %d, WCL %s", medium_str(m), n, r + 1, i ? "on" : "off"));
@@ -285,13 +290,15 @@ void table2(Context& ctx, Outputs* out) {
           s.seed = 7000 + static_cast<uint64_t>(r) * 100 + n;
           const CellOutcome c = run_cell(ctx, s);
           mean[i] = c.open.wrap_ns.tmean;
+          p50[i] = c.open.wrap_ns.p50;
           t[i].push_back(mean[i]);
         }
         ratio.push_back(mean[1] / mean[0]);
+        p50_ratio.push_back(p50[1] / p50[0]);
       }
       const auto mm = std::minmax_element(ratio.begin(), ratio.end());
       out->table2.add(medium_str(m)).add(n).add(rounds).add(median(t[0])).add(median(t[1])).add(median(ratio))
-          .add(*mm.first).add(*mm.second);
+          .add(*mm.first).add(*mm.second).add(median(p50_ratio));
       out->table2.end_row();
       ctx.check(median(ratio) <= 1.02, fmt("Table II %s n=%u: wrap time with WCL %.3fx without (bar: no slowdown "
                                            "beyond noise, 2 %%)",
@@ -448,7 +455,7 @@ void run_wcl(Context& ctx) {
           {"workload", "medium", "engine", "rounds", "tps_off", "tps_on", "speedup", "speedup_min", "speedup_max",
            "speedup_cpu", "nvram_words_off", "nvram_words_on"}),
       Csv(ctx.file("wcl_table2.csv"),
-          {"medium", "n", "rounds", "wrap_ns_off", "wrap_ns_on", "ratio", "ratio_min", "ratio_max"}),
+          {"medium", "n", "rounds", "wrap_ns_off", "wrap_ns_on", "ratio", "ratio_min", "ratio_max", "p50_ratio"}),
       Csv(ctx.file("wcl_tpcc.csv"),
           {"medium", "wcl", "round", "tps", "log_words_per_tx", "nvram_words_per_tx", "nvram_lines_per_tx",
            "eliminated_per_tx", "half_per_tx", "full_per_tx"}),
@@ -458,7 +465,7 @@ void run_wcl(Context& ctx) {
   };
   const std::vector<const wl::Info*> all = chosen_workloads();
   const int per_workload = 2 + static_cast<int>(std::size(kEngines)) * (1 + static_cast<int>(std::size(kMedia)));
-  const int table2_steps = (ctx.quick() ? 1 : 5) * 2 * 2 * 2;
+  const int table2_steps = (ctx.quick() ? 1 : kTable2Rounds) * 2 * 2 * 2;
   const int tpcc_steps = 1 + 2 * 2 * (ctx.quick() ? 1 : 3);
   ctx.set_total(static_cast<int>(all.size()) * per_workload + table2_steps + 1 + tpcc_steps);
   ctx.note("engines", "softwrap, softwrap-local, undo; each without and with SW_CONFIG_WCL");

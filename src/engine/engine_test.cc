@@ -60,6 +60,18 @@ class EngineTest : public ::testing::TestWithParam<Param> {
     EXPECT_NE(a, nullptr) << sw_errormsg();
     return a;
   }
+  // Creates a pool with write-combined logging and `words` words at its
+  // root; *model gets their values.  nullptr if the pool was not created.
+  uint64_t* wcl_array(size_t words, std::vector<uint64_t>* model) {
+    sw_config c = cfg();
+    c.flags |= SW_CONFIG_WCL;
+    pool_ = sw_pool_create(path_.c_str(), 64 << 20, &c);
+    if (pool_ == nullptr) return nullptr;
+    uint64_t* a = array(words);
+    model->resize(words);
+    for (size_t i = 0; i < words; ++i) (*model)[i] = sw_load64(pool_, &a[i]);
+    return a;
+  }
   bool atomic_engine() const { return GetParam().engine != SW_ENGINE_NONATOMIC; }
 
   std::string path_;
@@ -464,18 +476,14 @@ TEST_P(EngineTest, WriteCombinedLoggingComparesWithWhatTheWrapSees) {
 
 // Stores that keep changing whole words pause the compare (it would only
 // cost a read of each word): the thread's wraps run as without WCL, but
-// every 256th; a half-changed or unchanged store found by a sampled wrap
-// resumes it.  Every value survives a reopen (recovery replays the log in
+// every 256th, which compares its first two word stores; a half-changed
+// or unchanged store found by a sampled wrap resumes it.  Every value survives a reopen (recovery replays the log in
 // order).
 TEST_P(EngineTest, WriteCombinedLoggingPausesWhereItSavesNothing) {
   if (GetParam().engine != SW_ENGINE_SOFTWRAP && GetParam().engine != SW_ENGINE_SOFTWRAP_LOCAL) GTEST_SKIP();
-  sw_config c = cfg();
-  c.flags |= SW_CONFIG_WCL;
-  pool_ = sw_pool_create(path_.c_str(), 64 << 20, &c);
-  ASSERT_NE(pool_, nullptr) << sw_errormsg();
-  uint64_t* a = array(4096);
-  std::vector<uint64_t> m(4096);
-  for (size_t i = 0; i < m.size(); ++i) m[i] = sw_load64(pool_, &a[i]);
+  std::vector<uint64_t> m;
+  uint64_t* a = wcl_array(4096, &m);
+  ASSERT_NE(a, nullptr) << sw_errormsg();
   std::mt19937_64 rng(7);
   auto stats = [&] {
     sw_stats st{};
@@ -514,9 +522,7 @@ TEST_P(EngineTest, WriteCombinedLoggingPausesWhereItSavesNothing) {
   const sw_stats resumed = stats();
   EXPECT_GT(resumed.wcl_words_half - paused.wcl_words_half, 200u) << "the compare resumed";
   EXPECT_LT(resumed.wcl_words_uncompared - paused.wcl_words_uncompared, 256u * 16) << "at most one sampling period";
-  ASSERT_EQ(sw_pool_close(pool_), 0) << sw_errormsg();
-  pool_ = sw_pool_open(path_.c_str(), &c);
-  ASSERT_NE(pool_, nullptr) << sw_errormsg();
+  reopen();  // recovery reads WCL records whatever the opener's flags
   a = array(4096);
   for (size_t i = 0; i < m.size(); ++i) ASSERT_EQ(sw_load64(pool_, &a[i]), m[i]) << i;
 }
@@ -531,13 +537,9 @@ TEST_P(EngineTest, WriteCombinedLoggingSamplesOnlyAPausedWrapsFirstStores) {
     GTEST_SKIP() << "no compare to sample";
   }
   constexpr uint64_t kSampleWords = softwrap::WclPolicy::kSampleWords;
-  sw_config c = cfg();
-  c.flags |= SW_CONFIG_WCL;
-  pool_ = sw_pool_create(path_.c_str(), 64 << 20, &c);
-  ASSERT_NE(pool_, nullptr) << sw_errormsg();
-  uint64_t* a = array(4096);
-  std::vector<uint64_t> m(4096);
-  for (size_t i = 0; i < m.size(); ++i) m[i] = sw_load64(pool_, &a[i]);
+  std::vector<uint64_t> m;
+  uint64_t* a = wcl_array(4096, &m);
+  ASSERT_NE(a, nullptr) << sw_errormsg();
   std::mt19937_64 rng(11);
   auto random_wraps = [&](int wraps) {
     for (int round = 0; round < wraps; ++round) {
@@ -566,9 +568,7 @@ TEST_P(EngineTest, WriteCombinedLoggingSamplesOnlyAPausedWrapsFirstStores) {
   EXPECT_GE(compared, 2 * kSampleWords) << "every 256th wrap samples";
   EXPECT_LE(compared, 3 * kSampleWords) << "a sampled wrap compares only its first stores";
   for (size_t i = 0; i < m.size(); ++i) ASSERT_EQ(sw_load64(pool_, &a[i]), m[i]) << i;
-  ASSERT_EQ(sw_pool_close(pool_), 0) << sw_errormsg();
-  pool_ = sw_pool_open(path_.c_str(), &c);
-  ASSERT_NE(pool_, nullptr) << sw_errormsg();
+  reopen();  // recovery reads WCL records whatever the opener's flags
   a = array(4096);
   for (size_t i = 0; i < m.size(); ++i) ASSERT_EQ(sw_load64(pool_, &a[i]), m[i]) << i;
 }

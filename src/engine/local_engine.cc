@@ -181,12 +181,9 @@ class LocalEngine final : public Engine {
       // Whole words wait for their compare (wcl_queue.h).
       if (size == 8) {
         const bool full = t.queued.push(pool_->at(w), w, v);
-        if (t.wcl.sample_full()) {  // a paused thread's sample is queued: compare it, maybe pause again
-          drain_queue(ctx, t);
-          if (ctx.fail_code == 0) t.wcl.sample_done(counters().stores.get());
-        } else if (full) {
-          drain_queue(ctx, t);
-        }
+        const bool sampled = t.wcl.sample_full();  // a paused thread's sample is queued: compare it
+        if (full || sampled) drain_queue(ctx, t);
+        if (sampled && ctx.fail_code == 0) t.wcl.sample_done(counters().stores.get());  // maybe pause again
         return;
       }
       drain_queue(ctx, t);

@@ -126,7 +126,7 @@ class SoftwrapEngine final : public Engine {
     SwThread& t = *st(ctx);
     if (wcl_) {
       t.wcl.begin_wrap(counters().stores.get());
-      t.seen.clear();
+      if (t.wcl.on()) t.seen.clear();  // only compared wraps note and look
     }
     t.lane = &lanes_->lane(ctx.lane);
     reclaim(*t.lane);
@@ -280,7 +280,9 @@ class SoftwrapEngine final : public Engine {
 
   // Write-combined logging: compare with the value the wrap sees first.
   void store_wcl(ThreadCtx& ctx, SwThread& t, uint64_t w, uint64_t off, uint64_t v, unsigned size) {
-    if (size == 8 && !t.spill.active()) {
+    uint64_t cur;
+    const bool seen = t.seen.find(w, &cur);  // the wrap just loaded or stored w
+    if (size == 8 && !seen && !t.spill.active()) {
       // A word stored lately has a valid entry of its own in the active
       // table: that entry holds the value the wrap sees (the newest), and
       // it is where the store goes (put_word would find it too).  One probe
@@ -289,7 +291,7 @@ class SoftwrapEngine final : public Engine {
       AliasTable& tab = ring_.table(g);
       AliasEntry* e = tab.find(w);
       if (e != nullptr && (e->meta.load(std::memory_order_acquire) & kMetaValid)) {
-        const uint64_t cur = e->value.load(std::memory_order_relaxed);
+        cur = e->value.load(std::memory_order_relaxed);
         t.wcl.saw(WclPolicy::pays(v, cur));
         t.seen.note(w, v);
         if (v == cur) return t.writer.note_eliminated();
@@ -300,8 +302,7 @@ class SoftwrapEngine final : public Engine {
         return maybe_spill(ctx, t);
       }
     }
-    uint64_t cur;
-    if (!t.seen.find(w, &cur)) cur = ring_.lookup_word(w);
+    if (!seen) cur = ring_.lookup_word(w);
     const uint64_t nv = size < 8 ? merge(cur, off - w, v, size) : v;
     t.wcl.saw(WclPolicy::pays(nv, cur));
     t.seen.note(w, nv);

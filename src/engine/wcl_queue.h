@@ -66,21 +66,25 @@ class WclQueue {
 class WclSeen {
  public:
   static constexpr unsigned kSlots = 16;
-  void clear() { ++gen_; }
-  void note(uint64_t w, uint64_t v) { slot_[(w >> 3) % kSlots] = {w, v, gen_}; }
+  // At the start of a compared wrap and on a range write (sixteen stores:
+  // a load's note stays two).
+  void clear() {
+    for (Slot& s : slot_) s.w = kNone;
+  }
+  void note(uint64_t w, uint64_t v) { slot_[(w >> 3) % kSlots] = {w, v}; }
   bool find(uint64_t w, uint64_t* v) const {
     const Slot& s = slot_[(w >> 3) % kSlots];
-    if (s.gen != gen_ || s.w != w) return false;
+    if (s.w != w) return false;
     *v = s.v;
     return true;
   }
 
  private:
+  static constexpr uint64_t kNone = ~uint64_t{0};  // no word offset is odd
   struct Slot {
-    uint64_t w = 0, v = 0, gen = 0;
+    uint64_t w = kNone, v = 0;
   };
   Slot slot_[kSlots];
-  uint64_t gen_ = 1;
 };
 
 // Whether a thread's wraps compare their word stores.  The compare pays

@@ -198,19 +198,29 @@ def wcl(mr):
     if slow:
         loc_min = min((f(r, "speedup") for r in tm if r["medium"] == "x86" and r["engine"] == "softwrap-local"),
                       default=1.0)
-        w("- **Where x86 is more than 2 % slower with WCL:** " + ", ".join(slow) + ". The cost is the compare's "
-          "own work in the global engine, which keeps its aliases in large shared tables: counted with callgrind "
-          "over 20,000 vacation transactions (the same ones without and with WCL), WCL adds 8.5 % instructions: "
-          "about 54 per stored word for the compare, the classification and the half pairing, 32 per stored word "
-          "for looking the old value up through the ring (a word the wrap did not just load), and 5 per load "
-          "for remembering what the wrap loaded (which spares that lookup for read-modify-writes: ssca2's "
-          "counters went from 0.90x to 1.00x with it). softwrap-local, whose per-thread table answers the same "
-          f"lookups in one probe, is at worst {loc_min:.3f}x on x86. These cells sit at the bar's edge: vacation measured "
-          "1.019x and kmeans 1.032x in the previous run, and a 7-round median moves by about 3 % between runs "
-          "on this machine. The design change that would take the compare off the bar: do it inside the alias "
-          "insert, one probe of the active table that returns the word's entry or claims its slot, then the "
-          "older tables and home only for a word with no entry, instead of today's probe, ring lookup and "
-          "second probe of the same table.")
+        w("- **Where x86 is more than 2 % slower with WCL:** " + ", ".join(slow) + ". The compare is the "
+          "cost, in the global engine, which keeps its aliases in large shared tables (softwrap-local, whose "
+          f"per-thread table answers the same lookups in one probe, is at worst {loc_min:.3f}x on x86). What we "
+          "measured (callgrind counts the same transactions without and with WCL; the x86 cells of this page "
+          "move by about 3 % between runs, and these sit at the bar's edge):")
+        w()
+        w("  - *ssca2*: its fill pass stores each edge into a fresh adjacency slot, and the compare reads the "
+          "slot's home word, a cache miss that softwrap without WCL never takes in the foreground (the compare "
+          "keeps paying, the 0 → small-value stores pair as halves, so it is not paused). Its rounds range from "
+          "about 0.93x in the first fill pass to 1.5x in later ones, which rewrite slots unchanged; the median "
+          "follows which passes the rounds fall in (0.912x, 0.975x, 1.026x and 1.096x in four runs). Its degree "
+          "counts, loaded and then stored, ran at 0.90x before the compare took the value the load had just "
+          "found (`WclSeen`), 1.00x after.")
+        w("  - *vacation* and *kmeans* (below the bar in earlier runs: 0.969x each): over 20,000 vacation "
+          "transactions WCL adds 5.4 % instructions (40 M), over 5,000 kmeans transactions 11 % (58 M): a few "
+          "per load for remembering what the wrap loaded, and per stored word the compare, the classification "
+          "and the half pairing.")
+        w("  - The design change that would reach the bar: compare a wrap's queued word stores at its commit, "
+          "all at once, with every home line prefetched when the store was made, and answer the wrap's loads of "
+          "queued words from the queue (a per-wrap hash rather than draining), so that the misses of a wrap's "
+          "fresh words overlap with each other and with the wrap's own work. A first version that only stopped "
+          "draining the queue on loads of other words (a linear scan of the queue per load) made ssca2's count "
+          "pass 30 % slower, for a cause we did not find, and is not in the tree.")
         w()
     w(f"- **Figs. 8/9 (paper: {p['stamp_speedup_pct']} % faster on STAMP, {p['stm_speedup_pct']} % on "
       "STMBench7, on its emulated NVRAM):** "

@@ -32,7 +32,6 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
-#include <filesystem>
 #include <memory>
 #include <string>
 #include <vector>
@@ -74,14 +73,6 @@ struct Contender : WorkloadCell {
   std::vector<double> tps, ratio;          // per round; ratio to undo's
   std::vector<double> cpu_tps, cpu_ratio;  // the same per second of the threads' CPU time
 };
-
-sw_pool* open_pool(const std::string& path, sw_engine_kind e, sw_medium_kind m) {
-  sw_config c = wl::workload_config(e, m);
-  sw_pool* p = sw_pool_open(path.c_str(), &c);
-  if (!p) fail_sw("sw_pool_open " + path);
-  prefault(sw_pool_base(p), sw_pool_size(p));
-  return p;
-}
 
 // Opens e's pool file on medium m and attaches the workload (p.threads
 // accesses).
@@ -178,22 +169,8 @@ void run_cell(Context& ctx, const wl::Info& info, const wl::Params& base, sw_med
 
 // Fig. 8: the stores of `n` transactions of one thread on the image.
 void profile(Context& ctx, const wl::Info& info, const wl::Params& base, const std::string& path, Outputs* out) {
-  sw_pool* p = open_pool(path, SW_ENGINE_NONATOMIC, SW_MEDIUM_X86);
   wl::StoreHistogram h;
-  std::vector<wl::ObservedAccess<wl::ApiAccess>> acc(1, wl::ObservedAccess<wl::ApiAccess>(wl::ApiAccess(p), &h));
-  wl::Params params = base;
-  params.threads = 1;
-  auto w = wl::make_observed_workload(info.name, &acc, params);
-  try {
-    w->attach();
-    wl::run_threads(*w, ctx.quick() ? 200 : 5000);
-  } catch (const wl::WorkloadError& e) {
-    fail(fmt("%s (profile): %s", info.name, e.what()));
-  }
-  const std::string why = w->verify();
-  if (!why.empty()) fail(fmt("%s (profile): %s", info.name, why.c_str()));
-  w.reset();
-  if (sw_pool_close(p) != 0) fail_sw("sw_pool_close");
+  observe(path, info, base, ctx.quick() ? 200 : 5000, &h);
   for (const auto& [stores, n] : h.counts()) {
     out->fig8.add(info.name).add(stores).add(n);
     out->fig8.end_row();
@@ -304,9 +281,7 @@ void run_themis(Context& ctx) {
     std::vector<std::unique_ptr<TempPool>> files;
     for (const EngineSpec& e : kEngines) {
       files.push_back(std::make_unique<TempPool>(pool_path(ctx, e.label)));
-      std::error_code ec;
-      std::filesystem::copy_file(image.path, files.back()->path, ec);
-      if (ec) fail("copying " + image.path + ": " + ec.message());
+      copy_pool(image.path, files.back()->path);
     }
     profile(ctx, *info, base, image.path, &out);
     for (sw_medium_kind m : kMedia) {

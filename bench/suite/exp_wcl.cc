@@ -50,7 +50,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <filesystem>
 #include <map>
 #include <memory>
 #include <string>
@@ -95,12 +94,6 @@ std::string pool_path(const Context& ctx, const std::string& tag) {
   return ctx.opts().pool_dir + "/sw-wcl-" + std::to_string(getpid()) + "-" + tag + ".pool";
 }
 
-void copy_pool(const std::string& from, const std::string& to) {
-  std::error_code ec;
-  std::filesystem::copy_file(from, to, std::filesystem::copy_options::overwrite_existing, ec);
-  if (ec) fail("copying " + from + ": " + ec.message());
-}
-
 double per_tx(uint64_t n, uint64_t tx) { return tx ? static_cast<double>(n) / static_cast<double>(tx) : 0.0; }
 
 // A workload attached to an open pool, WCL off or on.
@@ -120,22 +113,8 @@ void profile(Context& ctx, const wl::Info& info, const wl::Params& params, const
              Outputs* out) {
   TempPool f(pool_path(ctx, "profile"));
   copy_pool(image, f.path);
-  sw_config c = config(SW_ENGINE_NONATOMIC, SW_MEDIUM_X86, false);
-  sw_pool* p = sw_pool_open(f.path.c_str(), &c);
-  if (!p) fail_sw("sw_pool_open " + f.path);
   wl::StoreHistogram h;
-  std::vector<wl::ObservedAccess<wl::ApiAccess>> acc(1, wl::ObservedAccess<wl::ApiAccess>(wl::ApiAccess(p), &h));
-  auto w = wl::make_observed_workload(info.name, &acc, params);
-  try {
-    w->attach();
-    wl::run_threads(*w, n);
-  } catch (const wl::WorkloadError& e) {
-    fail(fmt("%s (profile): %s", info.name, e.what()));
-  }
-  const std::string why = w->verify();
-  if (!why.empty()) fail(fmt("%s (profile): %s", info.name, why.c_str()));
-  w.reset();
-  if (sw_pool_close(p) != 0) fail_sw("sw_pool_close");
+  observe(f.path, info, params, n, &h);
   const wl::TxRecord t = h.totals();
   const double words = static_cast<double>(t.unmodified + t.half + t.other);
   out->fig2.add(info.name).add(info.label).add(h.transactions()).add(t.stores).add(t.words);

@@ -2,6 +2,7 @@
 #include "workload_cell.h"
 
 #include <cstring>
+#include <filesystem>
 
 #include "workloads/runner.h"
 
@@ -32,6 +33,25 @@ void WorkloadCell::close() {
   p = nullptr;
 }
 
+namespace {
+
+// Runs body() on a one-thread workload, verifies it and closes its pool:
+// any error fails the experiment, named by the workload and `stage`.
+template <class Body>
+void run_once(sw_pool* p, std::unique_ptr<wl::Workload> w, const wl::Info& info, const char* stage, Body&& body) {
+  try {
+    body(*w);
+  } catch (const wl::WorkloadError& e) {
+    fail(fmt("%s (%s): %s", info.name, stage, e.what()));
+  }
+  const std::string why = w->verify();
+  if (!why.empty()) fail(fmt("%s (after %s): %s", info.name, stage, why.c_str()));
+  w.reset();
+  if (sw_pool_close(p) != 0) fail_sw("sw_pool_close");
+}
+
+}  // namespace
+
 void setup_image(const std::string& path, const wl::Info& info, const wl::Params& params) {
   sw_config c = wl::workload_config(SW_ENGINE_NONATOMIC, SW_MEDIUM_X86);
   sw_pool* p = sw_pool_create(path.c_str(), wl::pool_bytes(info, params), &c);
@@ -39,16 +59,27 @@ void setup_image(const std::string& path, const wl::Info& info, const wl::Params
   std::vector<wl::ApiAccess> acc(1, wl::ApiAccess(p));
   wl::Params one = params;
   one.threads = 1;
-  auto w = wl::make_api_workload(info.name, &acc, one);
-  try {
-    w->setup();
-  } catch (const wl::WorkloadError& e) {
-    fail(fmt("%s setup: %s", info.name, e.what()));
-  }
-  const std::string why = w->verify();
-  if (!why.empty()) fail(fmt("%s after setup: %s", info.name, why.c_str()));
-  w.reset();
-  if (sw_pool_close(p) != 0) fail_sw("sw_pool_close");
+  run_once(p, wl::make_api_workload(info.name, &acc, one), info, "setup", [](wl::Workload& w) { w.setup(); });
+}
+
+void copy_pool(const std::string& from, const std::string& to) {
+  std::error_code ec;
+  std::filesystem::copy_file(from, to, std::filesystem::copy_options::overwrite_existing, ec);
+  if (ec) fail("copying " + from + ": " + ec.message());
+}
+
+void observe(const std::string& path, const wl::Info& info, const wl::Params& params, uint64_t n,
+             wl::StoreHistogram* h) {
+  sw_config c = wl::workload_config(SW_ENGINE_NONATOMIC, SW_MEDIUM_X86);
+  sw_pool* p = sw_pool_open(path.c_str(), &c);
+  if (!p) fail_sw("sw_pool_open " + path);
+  std::vector<wl::ObservedAccess<wl::ApiAccess>> acc(1, wl::ObservedAccess<wl::ApiAccess>(wl::ApiAccess(p), h));
+  wl::Params one = params;
+  one.threads = 1;
+  run_once(p, wl::make_observed_workload(info.name, &acc, one), info, "profile", [n](wl::Workload& w) {
+    w.attach();
+    wl::run_threads(w, n);
+  });
 }
 
 namespace {

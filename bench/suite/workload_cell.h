@@ -17,6 +17,7 @@
 
 #include "harness.h"
 #include "workloads/registry.h"
+#include "workloads/runner.h"
 
 namespace softwrap::bench {
 
@@ -49,6 +50,16 @@ struct Rate {
 // new pool file at `path` sized by workloads::pool_bytes, verifies it and
 // closes it: the image every cell of the workload copies.
 void setup_image(const std::string& path, const workloads::Info& info, const workloads::Params& params);
+
+// Copies a pool file (a setup image) to `to`, replacing it.
+void copy_pool(const std::string& from, const std::string& to);
+
+// Runs `n` transactions of one thread of the workload on the pool at
+// `path` (nonatomic engine, x86) under a store observer, adding them to
+// *h, and verifies the workload: the Themis (Fig. 8) and WCL (Fig. 2)
+// profiles of what the transactions store.
+void observe(const std::string& path, const workloads::Info& info, const workloads::Params& params, uint64_t n,
+             workloads::StoreHistogram* h);
 
 // One slice of `seconds` (batches of 4 transactions per thread); with
 // `record`, its transactions and counters are added to the cell.

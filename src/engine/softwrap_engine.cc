@@ -244,13 +244,9 @@ class SoftwrapEngine final : public Engine {
     if (t.wcl.on()) {  // a compared wrap (write-combined logging)
       // Whole words wait for their compare (wcl_queue.h).
       if (size == 8) {
-        const bool full = t.queued.push(pool_->at(w), w, v);
-        const bool sampled = t.wcl.sample_full();  // a paused thread's sample is queued: compare it
-        if (full || sampled) drain_queue(ctx, t);
-        if (sampled && ctx.fail_code == 0) t.wcl.sample_done(counters().stores.get());  // maybe pause again
-        return;
+        return queue_word(t.queued, t.wcl, pool_->at(w), w, v, counters().stores, [&] { return drain_queue(ctx, t); });
       }
-      drain_queue(ctx, t);
+      if (!drain_queue(ctx, t)) return;  // a queued store failed: the wrap is rolled back
       return store_wcl(ctx, t, w, off, v, size);
     }
     if (t.spill.active() && !ring_.holds_any(w, 8)) {
@@ -271,11 +267,13 @@ class SoftwrapEngine final : public Engine {
     SwThread& t = *st(ctx);
     if (!t.queued.empty()) drain_queue(ctx, t);
   }
-  void drain_queue(ThreadCtx& ctx, SwThread& t) {
+  // Returns false when a queued store failed (the wrap was rolled back).
+  bool drain_queue(ThreadCtx& ctx, SwThread& t) {
     t.queued.drain([&](const WclQueue::Item& q) {
       store_wcl(ctx, t, q.w, q.w, q.v, 8);
       return ctx.fail_code == 0;  // a failed store rolled the wrap back
     });
+    return ctx.fail_code == 0;
   }
 
   // Write-combined logging: compare with the value the wrap sees first.
@@ -364,8 +362,7 @@ class SoftwrapEngine final : public Engine {
     SW_TRACE_LABEL_DEFAULT("redo:record");
     const auto* in = static_cast<const unsigned char*>(src);
     if (wcl_) {
-      drain_queue(ctx, t);
-      if (ctx.fail_code) return;
+      if (!drain_queue(ctx, t)) return;
       // Ranges are always compared, also in a wrap whose word stores are
       // not (WclPolicy): a range's compare costs less than logging it, and
       // the pages SQLite rewrites after a bulk load of fresh data change a

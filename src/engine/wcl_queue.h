@@ -18,6 +18,8 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "common/counters.h"
+
 namespace softwrap {
 
 class WclQueue {
@@ -153,6 +155,22 @@ class WclPolicy {
   unsigned sampled_ = 0;  // word stores a sampled wrap still compares (0: not sampling)
   uint64_t stores_at_begin_ = 0;
 };
+
+// A compared wrap's whole-word store, for the redo engines' store(): it
+// is queued with its home line prefetched, and the queue is compared
+// (drain(), which returns false when a store failed and rolled the wrap
+// back) when it is full or when the store completes a paused thread's
+// sample; after a sample the policy decides, from what it found, whether
+// the rest of the wrap goes uncompared (`stores`: the thread's store
+// counter, sw_stats.stores).
+template <class Drain>
+void queue_word(WclQueue& q, WclPolicy& p, const void* home, uint64_t w, uint64_t v, const Counter& stores,
+                Drain&& drain) {
+  const bool full = q.push(home, w, v);
+  const bool sampled = p.sample_full();
+  if ((full || sampled) && !drain()) return;
+  if (sampled) p.sample_done(stores.get());
+}
 
 }  // namespace softwrap
 

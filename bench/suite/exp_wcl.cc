@@ -98,7 +98,7 @@ double per_tx(uint64_t n, uint64_t tx) { return tx ? static_cast<double>(n) / st
 
 // A workload attached to an open pool, WCL off or on.
 struct Attached : WorkloadCell {
-  std::vector<double> tps, cpu_tps;  // per round
+  std::vector<double> tps;  // per round
 };
 
 struct Outputs {
@@ -221,10 +221,7 @@ void timing(Context& ctx, const wl::Info& info, const wl::Params& params, const 
           const int i = (k + r) % 2;
           rate[i] = slice_count(a[i], per_slice, true);
         }
-        for (int i = 0; i < 2; ++i) {
-          a[i].tps.push_back(rate[i].wall);
-          a[i].cpu_tps.push_back(rate[i].cpu);
-        }
+        for (int i = 0; i < 2; ++i) a[i].tps.push_back(rate[i].wall);
         ratio.push_back(rate[1].wall / rate[0].wall);
         cpu_ratio.push_back(rate[1].cpu / rate[0].cpu);
       }

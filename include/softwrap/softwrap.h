@@ -80,6 +80,14 @@ extern "C" {
 #define SW_API
 #endif
 
+/* sw_load*, sw_read and sw_peek are inline functions with GCC and Clang
+ * (see "Inline access" below) unless SW_NO_INLINE is defined before this
+ * header is included; they are then plain calls of the library, as with
+ * other compilers. */
+#if defined(__GNUC__) && !defined(SW_NO_INLINE)
+#define SW_INLINE_ACCESS 1
+#endif
+
 /* ---------------------------------------------------------------- errors */
 
 #define SW_OK 0
@@ -213,6 +221,12 @@ typedef struct sw_config {
                                            power failure may then leave a wrap
                                            half done.  Without the flag such
                                            an open fails with SW_ENOTSUP. */
+#define SW_CONFIG_COUNT_LOADS 0x80u     /* count every load in sw_stats.loads
+                                           (and the alias hits and misses of
+                                           every load): inline loads then
+                                           call the library instead of
+                                           reading home themselves (see
+                                           "Inline access" below) */
 
 /* ------------------------------------------------------------------ pool */
 
@@ -322,11 +336,15 @@ SW_API int sw_wrap_depth(sw_pool *pool);
 
 /* Loads see the newest value stored by any committed wrap or by the
  * caller's own open wrap.  Out-of-pool or misaligned addresses: 0 and
- * SW_ERANGE / SW_EINVAL.  Sizes must be naturally aligned. */
+ * SW_ERANGE / SW_EINVAL.  Sizes must be naturally aligned.  Inline where
+ * the compiler allows (see "Inline access" below): a load of a word that
+ * no live alias may hold is a few compares and a plain load. */
+#ifndef SW_INLINE_ACCESS
 SW_API uint8_t sw_load8(sw_pool *pool, const void *addr);
 SW_API uint16_t sw_load16(sw_pool *pool, const void *addr);
 SW_API uint32_t sw_load32(sw_pool *pool, const void *addr);
 SW_API uint64_t sw_load64(sw_pool *pool, const void *addr);
+#endif
 
 /* Stores join the calling thread's open wrap; outside a wrap a store is a
  * wrap of its own (or SW_ENOWRAP under SW_CONFIG_REQUIRE_WRAP).  Misuse sets
@@ -339,7 +357,9 @@ SW_API void sw_store64(sw_pool *pool, void *addr, uint64_t v);
 /* Copies n bytes pool -> DRAM (read) or DRAM -> pool (write, in the wrap,
  * or as a wrap of its own outside one), any alignment; softwrap stages them
  * in shadow pages.  Return 0 or an SW_E* code. */
+#ifndef SW_INLINE_ACCESS
 SW_API int sw_read(sw_pool *pool, void *dst, const void *src, size_t n);
+#endif
 SW_API int sw_write(sw_pool *pool, void *dst, const void *src, size_t n);
 /* Zero-copy read: returns a pointer to n bytes equal to what
  * sw_read(pool, scratch, addr, n) would copy.  That pointer is addr itself
@@ -374,9 +394,151 @@ SW_API int sw_write(sw_pool *pool, void *dst, const void *src, size_t n);
  * n bytes (it may be left untouched).  Returns NULL and sets the thread's
  * error on SW_EINVAL (NULL pool, or NULL scratch with n > 0) or SW_ERANGE
  * (range outside the heap).  n == 0 returns addr. */
+#ifndef SW_INLINE_ACCESS
 SW_API const void *sw_peek(sw_pool *pool, const void *addr, size_t n, void *scratch);
+#endif
 /* Like sw_write with a constant byte. */
 SW_API int sw_memset(sw_pool *pool, void *dst, int c, size_t n);
+
+/* --------------------------------------------------------- inline access
+ *
+ * A program reads persistent data far more often than it writes it, so the
+ * reads are inline functions (with GCC and Clang, unless SW_NO_INLINE is
+ * defined): sw_load8/16/32/64 ask the pool's alias filter whether the
+ * word's slot is clear and, if it is, load the mapped word directly — one
+ * check and a plain load, what PMDK's and Romulus's reads cost; sw_read
+ * and sw_peek do the same for a range (also checking that it lies in the
+ * heap: a range is worth the compare).  Otherwise they call the library:
+ * the *_slow functions below, which are exactly the exported sw_load64,
+ * sw_read and sw_peek (what a program that cannot inline, through a
+ * foreign-function interface or dlsym, calls).
+ *
+ * The alias filter is the engine's promise about order (docs/design.md,
+ * "The alias filter"): a slot is raised before an alias of a word in it
+ * becomes visible to any reader and cleared only after that word's newest
+ * value is home.  A reader that synchronised with the writer's unlock
+ * ("close before you unlock", above) therefore finds the slot raised (and
+ * asks the library, which consults the alias tables) or finds the newest
+ * value at home.  The caller's own uncommitted stores raise their slots
+ * too, so a wrap always sees its own stores.  Per engine:
+ *   softwrap        a slot holds 1 + the newest alias-table generation that
+ *                   aliases something in it, and is clear once that table
+ *                   is retired (live = 1 + the oldest generation not yet
+ *                   retired);
+ *   softwrap-local  a slot counts the open wraps (of any thread) that alias
+ *                   something in it (live = 1): another thread's open wrap
+ *                   sends a load to the library, which reads home for it;
+ *   undo, undo-themis, nonatomic
+ *                   one slot, always clear: they store in place.
+ *
+ * What the inline word load does not check: that the address lies in the
+ * pool and is naturally aligned.  Those checks are for misuse only, so they
+ * belong to strict mode (SW_CONFIG_STRICT), where every access calls the
+ * library, which aborts with a message; without strict mode an inline load
+ * of a bad address reads it as a plain load would (the exported sw_load*
+ * still return 0 and set SW_ERANGE / SW_EINVAL for it).  Every access also
+ * calls the library with SW_CONFIG_COUNT_LOADS and on a medium that records
+ * loads (the crash simulator's trace medium, for the Themis simulator): the
+ * filter is then a single slot that is always raised.  An inline load
+ * costs three loads of this struct and one of the filter (cache hits in a
+ * loop), a shift, a mask, a compare and the plain load: no call, no
+ * thread-local access, no write to shared memory, and no counting
+ * (sw_stats.loads counts only the loads that reach the library; all of
+ * them under SW_CONFIG_COUNT_LOADS).
+ *
+ * sw_pool_hot is the first member of every open sw_pool and the only part
+ * of it this header sees.  Programs must never write it.  Its layout and
+ * meaning are fixed for SW_POOL_HOT_VERSION; a library with another layout
+ * keeps this one's filter a single raised slot and span 0, so inline code
+ * compiled against this header then calls the library (it stays correct,
+ * only slower). */
+
+#define SW_POOL_HOT_VERSION 1u
+
+typedef struct sw_pool_hot {
+  const uint32_t *filter; /* filter_mask + 1 slots; read them atomically */
+  uint64_t filter_mask;
+  uint32_t filter_shift;  /* slot of address a: ((uintptr_t)a >> filter_shift)
+                             & filter_mask */
+  uint32_t live;          /* slot value s is raised iff (int32_t)(s - live) >= 0;
+                             read it with acquire */
+  char *heap;             /* the first user address (base + heap offset) */
+  uint64_t span;          /* inline range reads may touch [heap, heap + span):
+                             the heap (it grows: read it atomically), or 0 */
+  char *base;             /* the mapping: pool offset 0 (sw_pool_base) */
+  uint32_t version;       /* SW_POOL_HOT_VERSION */
+  uint32_t reserved;
+} sw_pool_hot;
+
+/* The out-of-line reads (see above). */
+SW_API uint8_t sw_load8_slow(sw_pool *pool, const void *addr);
+SW_API uint16_t sw_load16_slow(sw_pool *pool, const void *addr);
+SW_API uint32_t sw_load32_slow(sw_pool *pool, const void *addr);
+SW_API uint64_t sw_load64_slow(sw_pool *pool, const void *addr);
+SW_API int sw_read_slow(sw_pool *pool, void *dst, const void *src, size_t n);
+SW_API const void *sw_peek_slow(sw_pool *pool, const void *addr, size_t n, void *scratch);
+
+#ifdef SW_INLINE_ACCESS
+
+/* Ranges covering more filter slots than this go to the library. */
+#define SW_HOT_RANGE_SLOTS 4u
+
+/* Whether the alias filter's slot of address a is clear. */
+static inline int sw_hot_clear(sw_pool *pool, uintptr_t a) {
+  const sw_pool_hot *h = (const sw_pool_hot *)(const void *)pool;
+  const uint32_t s = __atomic_load_n(&h->filter[(a >> h->filter_shift) & h->filter_mask], __ATOMIC_ACQUIRE);
+  return (int32_t)(s - __atomic_load_n(&h->live, __ATOMIC_ACQUIRE)) < 0;
+}
+
+/* Whether the n bytes at addr (n > 0, any alignment) lie in the heap and
+ * their slots are clear. */
+static inline int sw_hot_range(sw_pool *pool, const void *addr, size_t n) {
+  const sw_pool_hot *h = (const sw_pool_hot *)(const void *)pool;
+  const uintptr_t a = (uintptr_t)addr;
+  const uint64_t d = (uint64_t)(a - (uintptr_t)h->heap);
+  const uint64_t span = __atomic_load_n(&h->span, __ATOMIC_RELAXED);
+  if (__builtin_expect(n > span || d > span - n, 0)) return 0;
+  const uint32_t shift = h->filter_shift;
+  const uintptr_t last = (a + n - 1) >> shift;
+  if (last - (a >> shift) >= SW_HOT_RANGE_SLOTS) return 0;
+  for (uintptr_t s = a; (s >> shift) <= last; s += (uintptr_t)1 << shift) {
+    if (!sw_hot_clear(pool, s)) return 0;
+  }
+  return 1;
+}
+
+#define SW_HOT_LOAD(pool, addr, T, slow)                                                      \
+  do {                                                                                        \
+    if (__builtin_expect((pool) != 0 && sw_hot_clear((pool), (uintptr_t)(addr)), 1))         \
+      return __atomic_load_n((const T *)(addr), __ATOMIC_RELAXED);                            \
+    return slow((pool), (addr));                                                              \
+  } while (0)
+
+static inline uint8_t sw_load8(sw_pool *pool, const void *addr) { SW_HOT_LOAD(pool, addr, uint8_t, sw_load8_slow); }
+static inline uint16_t sw_load16(sw_pool *pool, const void *addr) {
+  SW_HOT_LOAD(pool, addr, uint16_t, sw_load16_slow);
+}
+static inline uint32_t sw_load32(sw_pool *pool, const void *addr) {
+  SW_HOT_LOAD(pool, addr, uint32_t, sw_load32_slow);
+}
+static inline uint64_t sw_load64(sw_pool *pool, const void *addr) {
+  SW_HOT_LOAD(pool, addr, uint64_t, sw_load64_slow);
+}
+static inline int sw_read(sw_pool *pool, void *dst, const void *src, size_t n) {
+  if (__builtin_expect(pool != 0 && n != 0 && dst != 0 && sw_hot_range(pool, src, n), 1)) {
+    __builtin_memcpy(dst, src, n);
+    return 0;
+  }
+  return sw_read_slow(pool, dst, src, n);
+}
+static inline const void *sw_peek(sw_pool *pool, const void *addr, size_t n, void *scratch) {
+  if (__builtin_expect(pool != 0 && n != 0 && scratch != 0 && sw_hot_range(pool, addr, n), 1)) return addr;
+  return sw_peek_slow(pool, addr, n, scratch);
+}
+
+#undef SW_HOT_LOAD
+
+#endif /* SW_INLINE_ACCESS */
 
 /* ------------------------------------------------------------ allocation */
 

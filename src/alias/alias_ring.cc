@@ -25,10 +25,11 @@
 
 namespace softwrap {
 
-AliasRing::AliasRing(const ResolvedConfig& cfg, PoolFile* pool, Medium* medium)
+AliasRing::AliasRing(const ResolvedConfig& cfg, PoolFile* pool, Medium* medium, uint32_t* live)
     : pool_(pool),
       medium_(medium),
       load_(medium),
+      filter_(pool->base(), pool->max_size(), cfg.filter_granule, live),
       limit_(std::min<uint32_t>(std::max<uint32_t>(cfg.max_alias_tables, 2), kMaxRing)),
       ring_(std::bit_ceil(limit_)),
       threshold_(std::max<uint32_t>(cfg.alias_entries / cfg.retire_divisor, 1)),
@@ -101,6 +102,10 @@ void AliasRing::wake() {
 }
 
 uint64_t AliasRing::lookup_word(uint64_t w) {
+  if (filter_.clear_word(w)) {  // nothing of w's line is aliased: home is newest
+    load_(pool_->at(w), 8);
+    return __atomic_load_n(reinterpret_cast<const uint64_t*>(pool_->at(w)), __ATOMIC_RELAXED);
+  }
   const uint64_t a = active_gen_.load();
   const uint64_t r = readable_gen_.load();
   const uint64_t po = w & ~(uint64_t{page_size_} - 1);
@@ -159,6 +164,10 @@ void AliasRing::visible_bytes(uint64_t off, size_t n, uint64_t below_gen, unsign
   // one retired before it has its values in the home bytes read below.
   const uint64_t r = readable_gen_.load();
   load_(pool_->at(off), n);
+  if (filter_.clear(off, n)) {  // nothing of the range is aliased
+    relaxed_copy(out, pool_->at(off), n);
+    return;
+  }
   relaxed_copy(out, pool_->at(off), n);
   const uint64_t hint = AliasTable::page_hint(off & ~(uint64_t{page_size_} - 1));
   for (uint64_t g = r; g < below_gen; ++g) {
@@ -168,6 +177,7 @@ void AliasRing::visible_bytes(uint64_t off, size_t n, uint64_t below_gen, unsign
 }
 
 bool AliasRing::holds_any(uint64_t off, size_t n) {
+  if (filter_.clear(off, n)) return false;
   const uint64_t po = off & ~(uint64_t{page_size_} - 1);
   const uint64_t hint = AliasTable::page_hint(po);
   const uint64_t a = active_gen_.load(), r = readable_gen_.load();
@@ -328,6 +338,7 @@ bool AliasRing::step_locked(std::unique_lock<std::mutex>& lk) {
       lk.lock();
       t.state.store(TableState::kRetired);
       readable_gen_.store(g + 1);
+      filter_.publish_oldest(g + 1);  // after the home writes of g and older (retire() fenced them)
       retiring_.store(false);
       done_cv_.notify_all();
       return true;

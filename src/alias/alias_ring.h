@@ -38,6 +38,7 @@
 #include <thread>
 #include <vector>
 
+#include "alias/alias_filter.h"
 #include "alias/alias_table.h"
 #include "common/counters.h"
 #include "medium/medium.h"
@@ -53,7 +54,9 @@ struct WrapTag {
 
 class AliasRing {
  public:
-  AliasRing(const ResolvedConfig& cfg, PoolFile* pool, Medium* medium);
+  // live: where the alias filter publishes its live word (the pool's
+  // sw_pool_hot::live), or nullptr for a word of its own.
+  AliasRing(const ResolvedConfig& cfg, PoolFile* pool, Medium* medium, uint32_t* live = nullptr);
   ~AliasRing();
 
   // ---- colours (lock-free: one fetch_add and a re-check)
@@ -68,6 +71,13 @@ class AliasRing {
   // Strict mode: tables keep base values and retirement checks home against
   // them before writing (a plain store there would be overwritten).
   bool strict() const { return strict_; }
+
+  // Which lines may have a live alias (alias_filter.h): a writer raises
+  // the slots of what it is about to alias in table generation g with
+  // filter().raise_gen(off, n, g) before the alias becomes visible; the
+  // ring clears them by retiring tables.
+  AliasFilter& filter() { return filter_; }
+  const AliasFilter& filter() const { return filter_; }
 
   // Word value visible to a reader (newest table first, then home).  The
   // caller is inside enter()/leave().
@@ -140,6 +150,7 @@ class AliasRing {
   PoolFile* pool_;
   Medium* medium_;
   LoadTap load_;
+  AliasFilter filter_;
   uint32_t limit_;  // tables in use at most (sw_config.max_alias_tables)
   uint32_t ring_;   // slots: limit_ rounded up to a power of two
   uint32_t threshold_;

@@ -164,7 +164,9 @@ class AliasRingTest : public ::testing::Test {
   uint64_t heap(uint64_t i) const { return file_->header().heap_offset + 8 * i; }
   // A 4 KiB shadow page for home page `po` in table t, with byte c written
   // at `at`, as sw_write would leave it.
+  // Like every writer, put() and add_page() raise the alias filter first.
   void add_page(AliasTable& t, uint64_t po, size_t at, char c) {
+    if (ring_) ring_->filter().raise_gen(po + at, 1, t.gen);
     t.has_pages = true;
     bool ins;
     AliasEntry* e = t.find_or_insert(page_key(po), &ins);
@@ -176,6 +178,7 @@ class AliasRingTest : public ::testing::Test {
     e->meta.store(kMetaValid);
   }
   void put(uint64_t off, uint64_t v) {
+    ring_->filter().raise_gen(off, 8, ring_->active_gen());
     AliasTable& t = ring_->table(ring_->active_gen());
     t.has_words = true;
     bool ins;

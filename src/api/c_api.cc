@@ -1,7 +1,12 @@
 // c_api.cc — the C API: argument checks, nesting, thread contexts, and the
 // assembly of the layers at create/open (medium, recovery, lanes, engine,
-// allocator).  Everything here is a thin shell over the engine; the one
-// place that decides what an address may be is check_user().
+// allocator, the pool's public face for the inline reads).  Everything
+// here is a thin shell over the engine; the one place that decides what an
+// address may be is check_user().
+//
+// This file defines the exported sw_load*, sw_read and sw_peek that the
+// header makes inline elsewhere: it sees them as plain declarations.
+#define SW_NO_INLINE 1
 #include <unistd.h>
 
 #include <algorithm>
@@ -10,7 +15,9 @@
 #include <memory>
 #include <new>
 #include <string>
+#include <type_traits>
 
+#include "alias/alias_filter.h"
 #include "api/attach.h"
 #include "api/runtime.h"
 #include "common/error.h"
@@ -287,6 +294,50 @@ void store_n(sw_pool* p, void* addr, T v) {
   after_mutation(c);
 }
 
+// The filter of an engine that stores in place: one slot, always clear
+// (live 1); and of a pool whose every access must call the library: one
+// slot, always raised.
+constexpr uint32_t kNoAliases = 0;
+constexpr uint32_t kAlwaysRaised = 1;
+
+// Whether every access must call the library: where every check must stay
+// (strict mode), where every load is counted, and where the medium
+// records loads (the Themis simulator's traces).
+bool accesses_call_library(const sw_pool* p) {
+  return p->strict || (p->cfg.flags & SW_CONFIG_COUNT_LOADS) || p->medium->records_loads();
+}
+
+// Fills in the pool's public face (softwrap.h, "Inline access").  The
+// engine has published its filter's live word there already (unless every
+// access calls the library: then the engine keeps its live word to
+// itself).
+void publish_hot(sw_pool* p) {
+  static_assert(std::is_standard_layout_v<sw_pool_hot>);
+  p->version = SW_POOL_HOT_VERSION;
+  p->reserved = 0;
+  p->base = reinterpret_cast<char*>(p->file->base());
+  p->heap = p->base + p->user_lo;
+  const AliasFilter* f = p->engine->filter();
+  if (accesses_call_library(p)) {
+    p->filter = &kAlwaysRaised;
+    p->filter_shift = 63;  // every address is slot 0
+    p->filter_mask = 0;
+    __atomic_store_n(&p->live, 1u, __ATOMIC_RELEASE);
+    return;  // span 0: no inline range read either
+  }
+  if (f) {
+    p->filter = f->slots();
+    p->filter_shift = f->shift();
+    p->filter_mask = f->mask();
+  } else {
+    p->filter = &kNoAliases;
+    p->filter_shift = 63;
+    p->filter_mask = 0;
+    __atomic_store_n(&p->live, 1u, __ATOMIC_RELEASE);
+  }
+  p->file->mirror_size(&p->span, p->user_lo);  // span: the heap's size, followed by every growth
+}
+
 sw_pool* assemble(std::unique_ptr<PoolFile> file, const ResolvedConfig& cfg) {
   auto p = std::unique_ptr<sw_pool>(new (std::nothrow) sw_pool);
   if (!p) return set_error(SW_ENOMEM, "out of memory"), nullptr;
@@ -310,13 +361,16 @@ sw_pool* assemble(std::unique_ptr<PoolFile> file, const ResolvedConfig& cfg) {
   if (recover(*p->file, *p->medium, &p->report, ro) != 0) return nullptr;
   if (Allocator::open(p->file.get(), &p->alloc) != 0) return nullptr;
   p->lanes = std::make_unique<LaneSet>(p->file.get());
-  EngineEnv env{&p->cfg, p->file.get(), p->medium.get(), p->lanes.get(), p->alloc.get()};
+  EngineEnv env{&p->cfg, p->file.get(), p->medium.get(), p->lanes.get(), p->alloc.get(), nullptr};
+  p->strict = (cfg.flags & SW_CONFIG_STRICT) != 0;
+  if (!accesses_call_library(p.get())) env.filter_live = &p->live;
   p->engine = make_engine(env);
   if (!p->engine) return nullptr;
   p->user_lo = p->file->header().heap_offset;
   p->strict = (cfg.flags & SW_CONFIG_STRICT) != 0;
   p->require_wrap = (cfg.flags & SW_CONFIG_REQUIRE_WRAP) != 0;
   if (p->strict) p->claims = std::make_unique<WordClaims>();
+  publish_hot(p.get());
   {
     LivePools& live = live_pools();
     std::lock_guard<std::mutex> g(live.mu);
@@ -485,10 +539,20 @@ int sw_wrap_abort(sw_pool* p) {
 
 int sw_wrap_depth(sw_pool* p) { return p ? ctx_of(p).depth : 0; }
 
+// The inline reads' library side (softwrap.h, "Inline access"): each
+// *_slow is the exported function of the same name without the suffix.
 uint8_t sw_load8(sw_pool* p, const void* a) { return load_n<uint8_t>(p, a); }
 uint16_t sw_load16(sw_pool* p, const void* a) { return load_n<uint16_t>(p, a); }
 uint32_t sw_load32(sw_pool* p, const void* a) { return load_n<uint32_t>(p, a); }
 uint64_t sw_load64(sw_pool* p, const void* a) { return load_n<uint64_t>(p, a); }
+uint8_t sw_load8_slow(sw_pool* p, const void* a) { return load_n<uint8_t>(p, a); }
+uint16_t sw_load16_slow(sw_pool* p, const void* a) { return load_n<uint16_t>(p, a); }
+uint32_t sw_load32_slow(sw_pool* p, const void* a) { return load_n<uint32_t>(p, a); }
+uint64_t sw_load64_slow(sw_pool* p, const void* a) { return load_n<uint64_t>(p, a); }
+int sw_read_slow(sw_pool* p, void* dst, const void* src, size_t n) { return sw_read(p, dst, src, n); }
+const void* sw_peek_slow(sw_pool* p, const void* src, size_t n, void* scratch) {
+  return sw_peek(p, src, n, scratch);
+}
 void sw_store8(sw_pool* p, void* a, uint8_t v) { store_n<uint8_t>(p, a, v); }
 void sw_store16(sw_pool* p, void* a, uint16_t v) { store_n<uint16_t>(p, a, v); }
 void sw_store32(sw_pool* p, void* a, uint32_t v) { store_n<uint32_t>(p, a, v); }

@@ -22,7 +22,12 @@
 #include "pool/pool.h"
 #include "softwrap/softwrap.h"
 
-struct sw_pool {
+// The public face (sw_pool_hot, softwrap.h's "Inline access") is the base
+// subobject at offset 0: the inline reads cast the handle to it.  It is
+// written only by assemble() (before the handle is returned), by growth
+// (size) and by the engine's alias filter (live).
+struct alignas(64) sw_pool : sw_pool_hot {
+  sw_pool() : sw_pool_hot{} {}  // gate 0 (every access calls the library) until assemble() opens it
   uint64_t id = 0;  // unique per process, never reused
   softwrap::ResolvedConfig cfg;
   std::unique_ptr<softwrap::PoolFile> file;

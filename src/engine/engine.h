@@ -76,7 +76,12 @@ struct EngineEnv {
   Medium* medium;
   LaneSet* lanes;
   Allocator* alloc;  // log extents come from the heap
+  // Where an engine with an alias filter publishes its live word (the
+  // pool's sw_pool_hot::live); nullptr: a word of the filter's own.
+  uint32_t* filter_live = nullptr;
 };
+
+class AliasFilter;
 
 class Engine {
  public:
@@ -113,6 +118,11 @@ class Engine {
   // range.  May answer false when unsure (the caller then reads); never
   // true wrongly.  In-place engines (undo, nonatomic) keep no overlay.
   virtual bool home_visible(ThreadCtx& ctx, uint64_t off, size_t n) { return true; }
+  // The alias filter the inline reads consult (softwrap.h, "Inline
+  // access"; alias_filter.h), or nullptr for an engine that stores in place
+  // (every load may read home).  Raised before any alias a load must see
+  // becomes visible, cleared only after its value is home.
+  virtual const AliasFilter* filter() const { return nullptr; }
 
   // REQUIRES: no open wraps.  Retire everything home, durable.
   virtual int quiesce() = 0;

@@ -25,6 +25,7 @@
 #include <mutex>
 #include <vector>
 
+#include "alias/alias_filter.h"
 #include "alias/alias_table.h"
 #include "alias/home_writer.h"
 #include "common/clock.h"
@@ -57,6 +58,7 @@ struct LocalThread {
   std::vector<unsigned char> scratch;  // write-combined logging: what a range held
   WclQueue queued;                     // ... and the stores awaiting their compare
   WclPolicy wcl;                       // ... and whether to compare
+  std::vector<uint64_t> queued_words;  // words queued this wrap (their filter counts)
 };
 
 class LocalEngine final : public Engine {
@@ -65,6 +67,7 @@ class LocalEngine final : public Engine {
       : pool_(env.pool), medium_(env.medium), load_(env.medium), lanes_(env.lanes), alloc_(env.alloc), capacity_(env.cfg->alias_entries),
         page_size_(env.cfg->shadow_page_size), spill_bytes_(env.cfg->spill_bytes),
         wcl_((env.cfg->flags & SW_CONFIG_WCL) != 0),
+        filter_(env.pool->base(), env.pool->max_size(), env.cfg->filter_granule, env.filter_live),
         inflight_(new std::atomic<uint64_t>[env.lanes->count()]) {
     persisted_ = pool_->meta()->retired_seq;
     seq_.store(persisted_);
@@ -79,6 +82,7 @@ class LocalEngine final : public Engine {
   }
 
   const char* name() const override { return "softwrap-local"; }
+  const AliasFilter* filter() const override { return &filter_; }
 
   void attach(ThreadCtx& ctx) override {
     // Local tables start small and grow: most wraps are short.
@@ -167,7 +171,8 @@ class LocalEngine final : public Engine {
     counters().loads.add();
     const uint64_t w = off & ~uint64_t{7};
     if (ctx.depth) drain(ctx);
-    const uint64_t v = ctx.depth ? lookup(*st(ctx), w) : home_word(w);
+    // No open wrap of any thread aliases w's line: home (the filter).
+    const uint64_t v = ctx.depth && !filter_.clear_word(w) ? lookup(*st(ctx), w) : home_word(w);
     if (size == 8) return v;
     return (v >> (8 * (off - w))) & ((uint64_t{1} << (8 * size)) - 1);
   }
@@ -180,6 +185,10 @@ class LocalEngine final : public Engine {
     if (t.wcl.on()) {  // a compared wrap (write-combined logging)
       // Whole words wait for their compare (wcl_queue.h).
       if (size == 8) {
+        // The wrap's own loads must find the queued store: they read home
+        // only where the filter is clear.  Counted until the wrap ends.
+        filter_.add(w, 8);
+        t.queued_words.push_back(w);
         return queue_word(t.queued, t.wcl, pool_->at(w), w, v, counters().stores, [&] { return drain_queue(ctx, t); });
       }
       if (!drain_queue(ctx, t)) return;  // a queued store failed: the wrap is rolled back
@@ -247,6 +256,7 @@ class LocalEngine final : public Engine {
   bool home_visible(ThreadCtx& ctx, uint64_t off, size_t n) override {
     if (ctx.depth == 0) return true;
     drain(ctx);
+    if (filter_.clear(off, n)) return true;
     AliasTable& tab = *st(ctx)->table;
     if (!tab.has_pages.load(std::memory_order_relaxed) && !tab.has_words.load(std::memory_order_relaxed)) return true;
     const uint64_t ps = page_size_;
@@ -261,7 +271,7 @@ class LocalEngine final : public Engine {
     if (ctx.depth) drain(ctx);
     load_(pool_->at(off), n);
     std::memcpy(dst, pool_->at(off), n);
-    if (ctx.depth == 0) return;
+    if (ctx.depth == 0 || filter_.clear(off, n)) return;
     LocalThread& t = *st(ctx);
     AliasTable& tab = *t.table;
     const bool pages = tab.has_pages.load(std::memory_order_relaxed);
@@ -464,7 +474,9 @@ class LocalEngine final : public Engine {
     return home_word(w);
   }
 
-  // Entry for key in the thread's table, growing the table when full.
+  // Entry for key in the thread's table, growing the table when full.  A
+  // new key counts in the filter (before its entry holds a value) until
+  // the wrap ends (clear()).
   AliasEntry* entry(LocalThread& t, uint64_t key) {
     bool inserted;
     AliasEntry* e = t.table->find_or_insert(key, &inserted);
@@ -472,8 +484,11 @@ class LocalEngine final : public Engine {
       grow(t);
       e = t.table->find_or_insert(key, &inserted);
     }
+    if (inserted) filter_.add(key & ~uint64_t{1}, key_bytes(key));
     return e;
   }
+  // Bytes of the pool a key covers: a word, or a shadow page.
+  uint64_t key_bytes(uint64_t key) const { return (key & 1) ? page_size_ : 8; }
 
   void grow(LocalThread& t) {
     auto bigger = std::make_unique<AliasTable>(t.table->capacity() * 2, page_size_);
@@ -508,7 +523,16 @@ class LocalEngine final : public Engine {
     counters().home_writes.add(home.finish());
   }
 
+  // Ends the wrap's aliasing: after its values are home (commit) or
+  // discarded (rollback), its keys and queued words stop counting in the
+  // filter, and the table is emptied.
   void clear(LocalThread& t) {
+    t.table->for_each([&](AliasEntry& e) {
+      const uint64_t k = e.key.load(std::memory_order_relaxed);
+      filter_.sub(k & ~uint64_t{1}, key_bytes(k));
+    });
+    for (uint64_t w : t.queued_words) filter_.sub(w, 8);
+    t.queued_words.clear();
     if (t.table->capacity() > 4 * 4096 && uint64_t{t.table->count()} * 64 < t.table->capacity()) {
       t.table = std::make_unique<AliasTable>(4096, page_size_);  // shrink after an outsized wrap
     } else {
@@ -571,6 +595,7 @@ class LocalEngine final : public Engine {
   size_t page_size_;
   uint64_t spill_bytes_;
   bool wcl_;  // write-combined logging (SW_CONFIG_WCL)
+  AliasFilter filter_;  // counts: how many open wraps alias something of a slot
   std::unique_ptr<std::atomic<uint64_t>[]> inflight_;
   alignas(64) std::atomic<uint64_t> seq_{0};
   std::mutex wm_mu_;

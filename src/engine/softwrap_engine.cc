@@ -83,8 +83,8 @@ struct SwThread {
 class SoftwrapEngine final : public Engine {
  public:
   explicit SoftwrapEngine(const EngineEnv& env)
-      : pool_(env.pool), medium_(env.medium), lanes_(env.lanes), alloc_(env.alloc),
-        ring_(*env.cfg, env.pool, env.medium), page_size_(env.cfg->shadow_page_size),
+      : pool_(env.pool), medium_(env.medium), load_(env.medium), lanes_(env.lanes), alloc_(env.alloc),
+        ring_(*env.cfg, env.pool, env.medium, env.filter_live), page_size_(env.cfg->shadow_page_size),
         spill_bytes_(env.cfg->spill_bytes), wcl_((env.cfg->flags & SW_CONFIG_WCL) != 0) {
     // Frames at or below the watermark are already home: lanes start empty.
     for (uint32_t i = 0; i < lanes_->count(); ++i) {
@@ -100,6 +100,7 @@ class SoftwrapEngine final : public Engine {
   }
 
   const char* name() const override { return "softwrap"; }
+  const AliasFilter* filter() const override { return &ring_.filter(); }
 
   void attach(ThreadCtx& ctx) override {
     auto* t = new SwThread(this, pool_, medium_, alloc_, &SoftwrapEngine::room);
@@ -222,6 +223,9 @@ class SoftwrapEngine final : public Engine {
     const uint64_t w = off & ~uint64_t{7};
     uint64_t v;
     if (ctx.depth == 0) {
+      // lookup_word() asks the alias filter first (no colour needed for a
+      // home read: only table reads must keep tables from being recycled).
+      if (ring_.filter().clear_word(w)) return extract(home_word_loaded(w), off - w, size);
       const WrapTag tag = ring_.enter();
       v = ring_.lookup_word(w);
       ring_.leave(tag);
@@ -244,6 +248,10 @@ class SoftwrapEngine final : public Engine {
     if (t.wcl.on()) {  // a compared wrap (write-combined logging)
       // Whole words wait for their compare (wcl_queue.h).
       if (size == 8) {
+        // The wrap's own loads must find the queued store: they read home
+        // only where the filter is clear (its table cannot retire while the
+        // wrap is open).
+        ring_.filter().raise_gen(w, 8, t.tag.active);
         return queue_word(t.queued, t.wcl, pool_->at(w), w, v, counters().stores, [&] { return drain_queue(ctx, t); });
       }
       if (!drain_queue(ctx, t)) return;  // a queued store failed: the wrap is rolled back
@@ -315,12 +323,14 @@ class SoftwrapEngine final : public Engine {
 
   void read(ThreadCtx& ctx, void* dst, uint64_t off, size_t n) override {
     counters().loads.add();
-    WrapTag tag{};
-    if (ctx.depth == 0) {
-      tag = ring_.enter();
-    } else {
-      drain(ctx);
+    if (ctx.depth > 0) drain(ctx);
+    if (ring_.filter().clear(off, n)) {  // nothing of the range is aliased
+      load_(pool_->at(off), n);
+      relaxed_copy(dst, pool_->at(off), n);
+      return;
     }
+    WrapTag tag{};
+    if (ctx.depth == 0) tag = ring_.enter();
     auto* out = static_cast<unsigned char*>(dst);
     const uint64_t below = ring_.active_gen() + 1;
     for_pages(off, n, [&](uint64_t o, size_t len, size_t done) { ring_.visible_bytes(o, len, below, out + done); });
@@ -336,6 +346,7 @@ class SoftwrapEngine final : public Engine {
   // happen after a generation moves), and the answer held at that moment.
   bool home_visible(ThreadCtx& ctx, uint64_t off, size_t n) override {
     if (ctx.depth > 0) drain(ctx);
+    if (ring_.filter().clear(off, n)) return true;
     const uint64_t ps = page_size_;
     for (;;) {
       const uint64_t a = ring_.active_gen(), r = ring_.readable_gen();
@@ -456,6 +467,11 @@ class SoftwrapEngine final : public Engine {
   uint64_t home_word(uint64_t w) const {
     return __atomic_load_n(reinterpret_cast<const uint64_t*>(pool_->at(w)), __ATOMIC_RELAXED);
   }
+  // A load's read of home (reported to a medium that records loads).
+  uint64_t home_word_loaded(uint64_t w) {
+    load_(pool_->at(w), 8);
+    return home_word(w);
+  }
 
   static uint64_t extract(uint64_t v, uint64_t byte, unsigned size) {
     if (size == 8) return v;
@@ -483,6 +499,7 @@ class SoftwrapEngine final : public Engine {
     for (;;) {
       const uint64_t g = ring_.active_gen();
       AliasTable& tab = ring_.table(g);
+      ring_.filter().raise_gen(w, 8, g);  // before the alias is visible (alias_filter.h)
       // A word of a page this table already shadows goes into that page
       // (unless the word has an entry of its own, which shadows the page):
       // one probe fewer for every later access to the page's words.
@@ -530,6 +547,7 @@ class SoftwrapEngine final : public Engine {
     for (;;) {
       const uint64_t g = ring_.active_gen();
       AliasTable& tab = ring_.table(g);
+      ring_.filter().raise_gen(o, len, g);  // before the bytes are visible (alias_filter.h)
       char* page;
       if (t.last_gen == g && t.last_po == po) {
         page = t.last_page;
@@ -649,6 +667,7 @@ class SoftwrapEngine final : public Engine {
 
   PoolFile* pool_;
   Medium* medium_;
+  LoadTap load_;
   LaneSet* lanes_;
   Allocator* alloc_;
   AliasRing ring_;

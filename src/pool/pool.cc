@@ -366,6 +366,12 @@ int resolve_config(const sw_config* cfg, ResolvedConfig* out) {
   if (int rc = env_flag("SOFTWRAP_WCL", SW_CONFIG_WCL, &r.flags)) return rc;
   if (int rc = env_flag("SOFTWRAP_REQUIRE_WRAP", SW_CONFIG_REQUIRE_WRAP, &r.flags)) return rc;
   if (int rc = env_flag("SOFTWRAP_THEMIS_IDEAL", SW_CONFIG_THEMIS_IDEAL, &r.flags)) return rc;
+  if (int rc = env_flag("SOFTWRAP_COUNT_LOADS", SW_CONFIG_COUNT_LOADS, &r.flags)) return rc;
+  if (int rc = env_u32("SOFTWRAP_ALIAS_FILTER_GRANULE", &r.filter_granule)) return rc;
+  if (!is_pow2(r.filter_granule) || r.filter_granule < 64 || r.filter_granule > 65536) {
+    return set_error(SW_EINVAL, "environment variable SOFTWRAP_ALIAS_FILTER_GRANULE=%u must be a power of two "
+                     "from 64 to 65536", r.filter_granule);
+  }
   if (int rc = env_u32("SOFTWRAP_SHADOW_BUDGET_KIB", &r.shadow_budget_kib)) return rc;
   if (r.shadow_budget_kib == 0) {
     return set_error(SW_EINVAL, "environment variable SOFTWRAP_SHADOW_BUDGET_KIB must be >= 1");

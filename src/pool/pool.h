@@ -82,6 +82,11 @@ struct ResolvedConfig {
   uint32_t lanes = 32;
   uint64_t lane_size = 0;
   uint32_t flags = 0;
+  // Bytes of the pool a slot of the alias filter covers (alias_filter.h;
+  // SOFTWRAP_ALIAS_FILTER_GRANULE, a power of two 64..65536): finer slots
+  // send fewer loads of a written line's neighbours to the library, coarser
+  // ones keep the filter smaller in the cache and a range's check shorter.
+  uint32_t filter_granule = 256;
   // Internal knob for a crash simulator control (never set from sw_config
   // or the environment; see docs/crash-simulator.md): recovery accepts redo
   // frames without a valid trailer (count and checksum) — a deliberately
@@ -150,6 +155,14 @@ class PoolFile {
   char* base() const { return base_; }
   // The durable size: zones cover [0, size()).  Grows; never shrinks.
   size_t size() const { return size_.load(std::memory_order_acquire); }
+  // A word that follows size() - below (the pool's sw_pool_hot::span: the
+  // heap's size): set now and again by every growth, after the new zone is
+  // mapped and formatted.
+  void mirror_size(uint64_t* to, uint64_t below) {
+    size_mirror_ = to;
+    mirror_below_ = below;
+    __atomic_store_n(to, size() - below, __ATOMIC_RELEASE);
+  }
   size_t initial_size() const { return header().pool_size; }
   // How far this open may grow the pool: min(its maximum, the reserved
   // address range).  Addresses in [base, base + max_size()) are ours.
@@ -234,6 +247,8 @@ class PoolFile {
   uint64_t max_size_ = 0;   // min(limit_, reserved_), page-aligned
   bool is_dax_ = false;
   bool attached_ = false;   // memory is the caller's: no munmap
+  uint64_t* size_mirror_ = nullptr;  // mirror_size()
+  uint64_t mirror_below_ = 0;
   bool upgrade_ = false;    // bind() brings a version-1 pool to version 2
   bool limit_changed_ = false;  // bind() records limit_
   bool skip_zone_fence_ = false;  // ResolvedConfig::grow_skip_zone_fence

@@ -388,6 +388,7 @@ int PoolFile::grow(uint64_t min_chunks, Zone* added) {
                static_cast<uint32_t>(n)};
   add_zone(z);
   size_.store(end, std::memory_order_release);
+  if (size_mirror_) __atomic_store_n(size_mirror_, end - mirror_below_, __ATOMIC_RELEASE);
   *added = z;
   return 0;
 }

@@ -88,9 +88,9 @@ static const char *engine_label(sw_engine_kind k) {
 static void prime_errno(sw_pool *pool, int not_this) {
   static uint64_t word;
   if (not_this != SW_ERANGE) {
-    (void)sw_load64(pool, &word); /* DRAM address: SW_ERANGE */
+    (void)sw_load64_slow(pool, &word); /* DRAM address: SW_ERANGE */
   } else {
-    (void)sw_load64(pool, (char *)sw_pool_base(pool) + 4); /* misaligned: SW_EINVAL */
+    (void)sw_load64_slow(pool, (char *)sw_pool_base(pool) + 4); /* misaligned: SW_EINVAL */
   }
 }
 
@@ -243,7 +243,8 @@ static void test_lifecycle(sw_engine_kind engine, uint32_t flags) {
     CHECK(sw_pool_stats(p, &s) == 0);
     CHECK(s.wraps >= 1);
     CHECK(s.stores >= 4);
-    CHECK(s.loads >= 4);
+    /* Inline loads that read home are not counted unless asked for. */
+    if (flags & SW_CONFIG_COUNT_LOADS) CHECK(s.loads >= 6);
     CHECK(s.aborts == 0);
     if (atomic) CHECK(s.fences >= 1);
   }
@@ -582,13 +583,17 @@ static void test_misuse(void) {
   CHECK(sw_wrap_abort(p) == SW_ENOWRAP);
   CHECK(sw_wrap_depth(p) == 0);
 
-  /* Out-of-pool addresses. */
+  /* Out-of-pool addresses: the library's loads (what the inline ones call,
+   * and what a program that cannot inline calls) report them; the inline
+   * loads leave that check to strict mode (strict_test) and read the
+   * address as a plain load would. */
   uint64_t on_stack = 5;
   prime_errno(p, SW_ERANGE);
-  CHECK_EQ_U64(sw_load64(p, &on_stack), 0);
+  CHECK_EQ_U64(sw_load64_slow(p, &on_stack), 0);
   CHECK(sw_errno() == SW_ERANGE);
+  CHECK_EQ_U64(sw_load64(p, &on_stack), 5);
   prime_errno(p, SW_ERANGE);
-  CHECK_EQ_U64(sw_load8(p, (char *)sw_pool_base(p) + sw_pool_size(p)), 0);
+  CHECK_EQ_U64(sw_load8_slow(p, (char *)sw_pool_base(p) + sw_pool_size(p)), 0);
   CHECK(sw_errno() == SW_ERANGE);
   prime_errno(p, SW_ERANGE);
   sw_store64(p, &on_stack, 6);
@@ -599,15 +604,15 @@ static void test_misuse(void) {
     CHECK(sw_read(p, dst, (char *)sw_pool_base(p) + sw_pool_size(p) - 8, 16) == SW_ERANGE);
   }
 
-  /* Misaligned loads and stores. */
+  /* Misaligned loads (the library's: see above) and stores. */
   prime_errno(p, SW_EINVAL);
-  CHECK_EQ_U64(sw_load64(p, (char *)root + 4), 0);
+  CHECK_EQ_U64(sw_load64_slow(p, (char *)root + 4), 0);
   CHECK(sw_errno() == SW_EINVAL);
   prime_errno(p, SW_EINVAL);
-  CHECK_EQ_U64(sw_load32(p, (char *)root + 2), 0);
+  CHECK_EQ_U64(sw_load32_slow(p, (char *)root + 2), 0);
   CHECK(sw_errno() == SW_EINVAL);
   prime_errno(p, SW_EINVAL);
-  CHECK_EQ_U64(sw_load16(p, (char *)root + 1), 0);
+  CHECK_EQ_U64(sw_load16_slow(p, (char *)root + 1), 0);
   CHECK(sw_errno() == SW_EINVAL);
   prime_errno(p, SW_EINVAL);
   sw_store64(p, (char *)root + 4, 0);
@@ -923,6 +928,7 @@ int main(void) {
     if (g_failed != before) fprintf(stderr, "  (in lifecycle, engine %s)\n", engine_label(engines[i]));
   }
   test_lifecycle(SW_ENGINE_SOFTWRAP, SW_CONFIG_NO_RETIRE_THREAD);
+  test_lifecycle(SW_ENGINE_UNDO, SW_CONFIG_COUNT_LOADS);
   test_create_errors();
   test_open_refuses_bad_files();
   test_misuse();

@@ -1,0 +1,36 @@
+// alias_filter.cc — sizing, publishing and sweeping the alias filter.
+#include "alias/alias_filter.h"
+
+#include <bit>
+
+namespace softwrap {
+
+AliasFilter::AliasFilter(const void* base, uint64_t span, uint32_t granule, uint32_t* live)
+    : base_(reinterpret_cast<uintptr_t>(base)),
+      shift_(static_cast<uint32_t>(std::countr_zero(granule))), live_(live ? live : &own_live_) {
+  uint64_t want = (span + granule - 1) >> shift_;
+  want = std::bit_ceil(want < 64 ? uint64_t{64} : want);
+  if (want > (uint64_t{1} << kMaxSlotsLog2)) want = uint64_t{1} << kMaxSlotsLog2;
+  mask_ = static_cast<uint32_t>(want - 1);
+  slots_.reset(new uint32_t[want]());  // all 0: clear for live = 1
+  __atomic_store_n(live_, 1u, __ATOMIC_RELEASE);
+}
+
+void AliasFilter::publish_oldest(uint64_t oldest) {
+  __atomic_store_n(live_, static_cast<uint32_t>(oldest + 1), __ATOMIC_RELEASE);
+  const bool crossed = (oldest + 1) / kSweepPeriod != (published_ + 1) / kSweepPeriod;
+  published_ = oldest;
+  if (crossed) sweep();
+}
+
+void AliasFilter::sweep() {
+  const uint32_t l = live();
+  for (uint64_t i = 0; i <= mask_; ++i) {
+    uint32_t cur = __atomic_load_n(&slots_[i], __ATOMIC_RELAXED);
+    // A raiser that got in first leaves the slot raised: nothing to move.
+    if (raised(cur, l) || cur == l - 1) continue;
+    __atomic_compare_exchange_n(&slots_[i], &cur, l - 1, false, __ATOMIC_RELEASE, __ATOMIC_RELAXED);
+  }
+}
+
+}  // namespace softwrap

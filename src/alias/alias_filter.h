@@ -1,0 +1,136 @@
+// alias_filter.h — which parts of a pool may have a live alias: the one
+// check an inline load makes (softwrap.h, "Inline access") before it reads
+// home, and the first check of the engines' own read paths.
+//
+// Approach.  A direct-mapped array of 32-bit slots; the byte at address a
+// belongs to slot (a >> shift) & mask (the address, not the pool offset:
+// the inline check then needs no subtraction), so a slot covers `granule`
+// bytes of every mask+1-th stretch of the pool (far apart lines share a
+// slot: a raised slot sends their loads to the library too, which is only
+// slower).  The filter takes pool offsets and adds the mapping's address.  A slot
+// is *raised* when (int32_t)(value - live) >= 0, where live is a word of the
+// pool's public face (sw_pool_hot::live).  Two ways to use it:
+//
+//   generations (the softwrap engine's global tables): before an alias of
+//   a word in table generation g becomes visible, raise_gen() lifts the
+//   slot to at least g + 1 (a compare-and-swap to the larger value, so a
+//   raiser that read an older generation never lowers a newer raise); the
+//   ring publishes live = 1 + the oldest generation not yet retired, after
+//   the retired tables' values are home.  Nothing is ever lowered slot by
+//   slot: retiring a table clears every slot whose newest raise was in it
+//   or older.  Values are generations modulo 2^32 compared as serial
+//   numbers, so an old value must never fall 2^31 generations behind:
+//   whenever live crosses a multiple of kSweepPeriod, sweep() moves every
+//   cleared slot up to live - 1 (still clear).
+//
+//   counts (softwrap-local's per-thread tables; live stays 1): each alias
+//   key a thread's open wrap creates adds 1 to its slots, and the wrap's
+//   end subtracts what it added, after its values are home.
+//
+// Memory order.  Raises are release (a CAS), the published live is a
+// release store after the home writes it covers, and readers load live and
+// the slot with acquire: a reader that finds a slot clear and then reads
+// home sees the values of every table the live word says is retired.  The
+// argument in full is in docs/design.md ("The alias filter").
+#ifndef SOFTWRAP_ALIAS_ALIAS_FILTER_H_
+#define SOFTWRAP_ALIAS_ALIAS_FILTER_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+
+namespace softwrap {
+
+class AliasFilter {
+ public:
+  static constexpr unsigned kMaxSlotsLog2 = 16;  // 256 KiB of slots at most
+  static constexpr uint64_t kSweepPeriod = uint64_t{1} << 28;
+  // Ranges that cover more slots than this are "maybe aliased" to clear()
+  // (a caller then takes its overlaying path).
+  static constexpr uint64_t kMaxCheckSlots = 64;
+
+  // A filter for the pool mapped at `base`, offsets below `span` (its
+  // maximum size), at `granule` bytes (a power of two, 64..65536) a slot:
+  // as many slots as the span needs, a power of two from 64 up to
+  // 2^kMaxSlotsLog2.  `live` is where the live word is published (the
+  // pool's sw_pool_hot::live), or nullptr for a word of the filter's own.
+  AliasFilter(const void* base, uint64_t span, uint32_t granule, uint32_t* live);
+  AliasFilter(const AliasFilter&) = delete;
+  AliasFilter& operator=(const AliasFilter&) = delete;
+
+  const uint32_t* slots() const { return slots_.get(); }
+  uint32_t shift() const { return shift_; }
+  uint32_t mask() const { return mask_; }
+  uint32_t live() const { return __atomic_load_n(live_, __ATOMIC_ACQUIRE); }
+
+  static bool raised(uint32_t value, uint32_t live) { return static_cast<int32_t>(value - live) >= 0; }
+
+  // Whether no slot of [off, off+n) (n > 0) is raised.
+  bool clear(uint64_t off, size_t n) const {
+    const uint64_t first = (base_ + off) >> shift_, last = (base_ + off + n - 1) >> shift_;
+    if (last - first >= kMaxCheckSlots) return false;
+    const uint32_t l = live();
+    for (uint64_t i = first; i <= last; ++i) {
+      if (raised(__atomic_load_n(&slots_[i & mask_], __ATOMIC_ACQUIRE), l)) return false;
+    }
+    return true;
+  }
+  bool clear_word(uint64_t w) const {
+    return !raised(__atomic_load_n(&slots_[((base_ + w) >> shift_) & mask_], __ATOMIC_ACQUIRE), live());
+  }
+
+  // ---- generations
+  // Raises the slots of [off, off+n) to at least gen + 1 (serially).
+  void raise_gen(uint64_t off, size_t n, uint64_t gen) {
+    const uint32_t v = static_cast<uint32_t>(gen + 1);
+    for_slots(off, n, [&](uint32_t* s) {
+      uint32_t cur = __atomic_load_n(s, __ATOMIC_RELAXED);
+      while (static_cast<int32_t>(cur - v) < 0 &&
+             !__atomic_compare_exchange_n(s, &cur, v, false, __ATOMIC_RELEASE, __ATOMIC_RELAXED)) {
+      }
+    });
+  }
+  // Publishes live = oldest + 1, oldest being the oldest generation not
+  // retired (every older table's values are home), and sweeps when live
+  // crossed a multiple of kSweepPeriod.  One publisher at a time.
+  void publish_oldest(uint64_t oldest);
+  // Moves every cleared slot to live - 1 (still clear), so that no value
+  // falls 2^31 behind live.  Concurrent raisers are safe (each move is a
+  // compare-and-swap from a cleared value).
+  void sweep();
+
+  // ---- counts
+  void add(uint64_t off, size_t n) {
+    for_slots(off, n, [](uint32_t* s) { __atomic_fetch_add(s, 1, __ATOMIC_RELEASE); });
+  }
+  void sub(uint64_t off, size_t n) {
+    for_slots(off, n, [](uint32_t* s) { __atomic_fetch_sub(s, 1, __ATOMIC_RELEASE); });
+  }
+
+  // The value of the slot covering offset o (tests).
+  uint32_t slot_of(uint64_t o) const {
+    return __atomic_load_n(&slots_[((base_ + o) >> shift_) & mask_], __ATOMIC_ACQUIRE);
+  }
+
+ private:
+  // f(slot) once for each slot [off, off+n) maps to (a range longer than
+  // the filter visits each slot once).
+  template <class F>
+  void for_slots(uint64_t off, size_t n, F&& f) {
+    const uint64_t first = (base_ + off) >> shift_, last = (base_ + off + n - 1) >> shift_;
+    const uint64_t count = last - first + 1 > uint64_t{mask_} + 1 ? uint64_t{mask_} + 1 : last - first + 1;
+    for (uint64_t i = 0; i < count; ++i) f(&slots_[(first + i) & mask_]);
+  }
+
+  std::unique_ptr<uint32_t[]> slots_;
+  uint64_t base_;  // the mapping's address
+  uint32_t shift_;
+  uint32_t mask_;
+  uint32_t own_live_ = 1;
+  uint32_t* live_;
+  uint64_t published_ = 0;  // the last oldest generation published
+};
+
+}  // namespace softwrap
+
+#endif  // SOFTWRAP_ALIAS_ALIAS_FILTER_H_

@@ -109,22 +109,23 @@ ThreadCtx& slow_ctx(sw_pool* p) {
   return *ctx;
 }
 
-inline ThreadCtx& ctx_of(sw_pool* p) {
-  TlsSlot& s = tls_cache.slot[0];
-  ThreadCtx* c;
-  if (s.pool == p && s.id == p->id) {
-    c = s.ctx;
-  } else {
-    c = nullptr;
-    for (TlsSlot& t : tls_cache.slot) {
-      if (t.pool == p && t.id == p->id) {
-        std::swap(t, tls_cache.slot[0]);
-        c = tls_cache.slot[0].ctx;
-        break;
-      }
+// The cache's other slots, then a context of the pool's (slow_ctx).
+[[gnu::noinline]] ThreadCtx& ctx_of_miss(sw_pool* p, TlsCache& cache) {
+  for (TlsSlot& t : cache.slot) {
+    if (t.pool == p && t.id == p->id) {
+      std::swap(t, cache.slot[0]);
+      return *cache.slot[0].ctx;
     }
-    if (!c) c = &slow_ctx(p);
   }
+  return slow_ctx(p);
+}
+
+// The calling thread's context on p: the first slot of the cache in the
+// common case (one thread-local address, two compares).
+inline ThreadCtx& ctx_of(sw_pool* p) {
+  TlsCache& cache = tls_cache;
+  const TlsSlot& s = cache.slot[0];
+  ThreadCtx* c = s.pool == p && s.id == p->id ? s.ctx : &ctx_of_miss(p, cache);
   tls_counters = &c->counters;
   return *c;
 }
@@ -277,6 +278,11 @@ void store_n(sw_pool* p, void* addr, T v) {
   SW_NEED_POOL(p, "sw_store", (void)0);
   if (!check_user(p, "sw_store", addr, sizeof(T), sizeof(T), &off)) return;
   ThreadCtx& c = ctx_of(p);
+  if (c.depth > 0 && c.fail_code == 0 && !p->claims) [[likely]] {  // in a healthy wrap, not strict
+    p->engine->store(c, off, v, sizeof(T));
+    after_mutation(c);
+    return;
+  }
   if (c.depth == 0) {  // a wrap of its own
     if (p->require_wrap) {
       misuse(p->strict, SW_ENOWRAP, "sw_store outside a wrap (the pool was opened with SW_CONFIG_REQUIRE_WRAP)");

@@ -370,11 +370,15 @@ SW_API int sw_write(sw_pool *pool, void *dst, const void *src, size_t n);
  *   softwrap        no alias table a reader consults (every table not yet
  *                   retired, the active one included, so the caller's own
  *                   uncommitted stores too) may hold any byte of the
- *                   shadow pages the range touches: one Bloom-filter bit
- *                   per page and table, so a filter false positive or a
- *                   store to another part of the same page makes it copy;
+ *                   range: the alias filter's slots of the range are clear
+ *                   (see "Inline access"), or else, for each shadow page
+ *                   the range touches, one Bloom-filter bit per page and
+ *                   table is clear; so a store to a neighbouring line or
+ *                   another part of the same page, or a filter false
+ *                   positive, makes it copy;
  *   softwrap-local  outside a wrap always; inside one, when the caller's
- *                   own alias table may hold nothing of those pages;
+ *                   own alias table may hold nothing of those pages (or
+ *                   no open wrap aliases anything of the range);
  *   undo, nonatomic always (they store in place; reads never overlay).
  *
  * Lifetime and concurrency: the bytes at a returned home address are live
@@ -585,7 +589,11 @@ SW_API size_t sw_pusable_size(sw_pool *pool, const void *p);
 typedef struct sw_stats {
   uint64_t wraps;          /* outermost wraps committed */
   uint64_t aborts;         /* outermost wraps aborted */
-  uint64_t loads;
+  uint64_t loads;          /* loads and reads that reached the library: an
+                              inline load that reads home is not counted
+                              (it would cost a thread-local update); with
+                              SW_CONFIG_COUNT_LOADS every load reaches the
+                              library, so this counts them all */
   uint64_t stores;         /* word stores; sw_write counts one per call */
   uint64_t log_bytes;      /* bytes of log records written */
   uint64_t streamed_lines; /* cache lines written with non-temporal stores */
@@ -597,8 +605,10 @@ typedef struct sw_stats {
                               temporal) */
   uint64_t fences_retire;  /* ... retirement / truncation */
   uint64_t home_writes;    /* stores to home locations */
-  uint64_t alias_hits;
-  uint64_t alias_misses;
+  uint64_t alias_hits;     /* lookups in the alias tables (by loads that
+                              reached the library, and by stores that
+                              merge or compare) that found the word ... */
+  uint64_t alias_misses;   /* ... and that read it at home */
   uint64_t table_switches;
   uint64_t retire_ns;      /* time spent retiring alias tables */
   uint64_t retired_entries;

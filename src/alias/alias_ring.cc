@@ -103,6 +103,7 @@ void AliasRing::wake() {
 
 uint64_t AliasRing::lookup_word(uint64_t w) {
   if (filter_.clear_word(w)) {  // nothing of w's line is aliased: home is newest
+    counters().alias_misses.add();
     load_(pool_->at(w), 8);
     return __atomic_load_n(reinterpret_cast<const uint64_t*>(pool_->at(w)), __ATOMIC_RELAXED);
   }

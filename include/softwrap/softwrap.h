@@ -150,11 +150,13 @@ typedef enum sw_medium_kind {
  * (auto|x86|msync|scm-emu), SOFTWRAP_SCM_WRITE_NS, SOFTWRAP_SCM_SERIAL_NS,
  * SOFTWRAP_SCM_QUEUE (per-thread|shared), SOFTWRAP_ALIAS_ENTRIES,
  * SOFTWRAP_WCL (1|0: set or clear SW_CONFIG_WCL),
- * SOFTWRAP_SHADOW_BUDGET_KIB, SOFTWRAP_SPILL_MIB (DRAM a wrap of the softwrap
+ * SOFTWRAP_SHADOW_BUDGET_KIB, SOFTWRAP_ALIAS_FILTER_GRANULE (bytes of address per
+ * alias-filter slot, a power of two 64..65536; default 256), SOFTWRAP_SPILL_MIB (DRAM a wrap of the softwrap
  * engines may hold before it spills: writes in place behind undo records;
  * default 64), SOFTWRAP_STRICT (1|0: set or clear
  * SW_CONFIG_STRICT), SOFTWRAP_REQUIRE_WRAP (1|0: SW_CONFIG_REQUIRE_WRAP),
- * SOFTWRAP_THEMIS_IDEAL (1|0: SW_CONFIG_THEMIS_IDEAL). */
+ * SOFTWRAP_THEMIS_IDEAL (1|0: SW_CONFIG_THEMIS_IDEAL), SOFTWRAP_COUNT_LOADS
+ * (1|0: SW_CONFIG_COUNT_LOADS). */
 typedef struct sw_config {
   sw_engine_kind engine;
   sw_medium_kind medium;

@@ -11,6 +11,6 @@ std::unique_ptr<Contender> make_pmdk_contender(const std::string&, const workloa
 }
 
 bool have_pmdk() { return false; }
-const char* pmdk_missing_reason() { return "sw_bench_limit was built without libpmemobj (pkg-config found none)"; }
+const char* pmdk_missing_reason() { return "sw_bench_limit was built without libpmemobj, which pkg-config did not find"; }
 
 }  // namespace softwrap::bench::limit

@@ -49,8 +49,8 @@ def limit(mr):
       f"rounds of one slice each ({rounds}) in an order rotated per round; below are the medians of the rounds' "
       "ratios (the rounds' min–max in limit.csv). Every structure is verified at the end.")
     w()
-    if meta.get("contenders", "").find("no pmdk") >= 0:
-        w(f"*PMDK was not measured: {meta['contenders'].split('no pmdk (')[1].split(')')[0]}.*")
+    if meta.get("pmdk", "").startswith("skipped"):
+        w(f"*PMDK was not measured ({meta['pmdk']}): its columns and its bar are missing.*")
         w()
     bars = []
 

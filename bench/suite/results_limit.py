@@ -24,7 +24,7 @@ def _x(v):
 
 def limit(mr):
     d = mr.section("The limit — plain memory and PMDK beside every engine", "limit",
-                   how="run `softwrap bench limit` (about 5 minutes)")
+                   how="run `softwrap bench limit` (about 6 minutes)")
     loads = mr.read("limit", "limit_loads") or []
     stores = mr.read("limit", "limit_stores") or []
     meta = mr.meta("limit", "limit_meta")

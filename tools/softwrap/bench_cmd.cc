@@ -28,7 +28,7 @@ void bench_usage(FILE* out) {
           "Tw = 1 us, Ts = 220 ns) and on x86, compares with PMDK (libpmemobj),\n"
           "measures the Themis paper's Figs. 3, 8 and 10 (bench themis), and how far\n"
           "every workload and a load through the API are from plain memory and from\n"
-          "PMDK (bench limit: runs sw_bench_limit, about 5 minutes).\n"
+          "PMDK (bench limit: runs sw_bench_limit, about 6 minutes).\n"
           "Each experiment writes CSV files and a PNG plot to DIR/<experiment>/ and\n"
           "prints one line; a progress line is shown on stderr while it runs.\n"
           "\n"

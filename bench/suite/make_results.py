@@ -23,6 +23,7 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import paper  # noqa: E402
 import results_kv  # noqa: E402
+import results_limit  # noqa: E402
 import results_themis  # noqa: E402
 import results_themis_sim  # noqa: E402
 import results_wcl  # noqa: E402
@@ -156,7 +157,7 @@ def header():
     w()
     loads = []
     for exp in ("fig4", "table2", "fig6", "fig7", "fig8", "fig9", "fig10", "fig11", "fig12", "workshop", "pmdk",
-                "btree", "kv", "fig16", "speedtest1", "themis", "themis-sim", "wcl"):
+                "btree", "kv", "fig16", "speedtest1", "themis", "themis-sim", "wcl", "limit"):
         mm = meta(exp)
         if "loadavg_start" in mm:
             loads.append(f"{exp} {mm['loadavg_start'].split()[0]}")
@@ -212,7 +213,7 @@ def checks():
     table(["check", "result"], rows)
     times = []
     for exp in ("fig4", "table2", "fig6", "fig7", "fig8", "fig9", "fig10", "fig11", "fig12", "workshop", "pmdk",
-                "themis", "themis-sim", "wcl"):
+                "themis", "themis-sim", "wcl", "limit"):
         s = meta(exp).get("seconds")
         if s:
             times.append(float(s))
@@ -1411,6 +1412,7 @@ def main():
     results_themis.themis(sys.modules[__name__])
     results_themis_sim.themis_sim(sys.modules[__name__])
     results_wcl.wcl(sys.modules[__name__])
+    results_limit.limit(sys.modules[__name__])
     # The checks table comes first but includes the bars the sections check.
     body = OUT[at:]
     del OUT[at:]

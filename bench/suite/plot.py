@@ -18,6 +18,7 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib.patches import Patch  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import paper  # noqa: E402
@@ -747,6 +748,79 @@ def wcl(d):
         ax.set_ylabel("µs per random insert")
         ax.set_title("B+tree inserts (green: with WCL)")
         save(fig, d, "wcl_apps")
+
+
+def limit(d):
+    """`softwrap bench limit`: each workload's time per transaction over the
+    limit's (plain volatile memory) for PMDK and every engine (log scale;
+    error bars: the rounds' min and max), and the micro-benchmark's
+    sw_load64 over a plain load: limit.png."""
+    path = os.path.join(d, "limit.csv")
+    lp = os.path.join(d, "limit_loads.csv")
+    if not os.path.exists(path) and not os.path.exists(lp):
+        return
+    wd = read(path) if os.path.exists(path) else []
+    ld = read(lp) if os.path.exists(lp) else []
+    fig, axes = plt.subplots(1, 2, figsize=(19, 5.2), gridspec_kw={"width_ratios": [2.6, 1]}, squeeze=False)
+    fig.suptitle("The limit: time over plain volatile memory (one thread, x86, medians of alternated rounds)")
+    ax = axes[0][0]
+    names = []
+    for r in wd:
+        if r["workload"] not in names:
+            names.append(r["workload"])
+    contenders = [c for c in ("pmdk", "softwrap", "softwrap-local", "undo", "undo-themis", "nonatomic")
+                  if any(r["access"] == c for r in wd)]
+    colors = dict(COLORS, **{"undo-themis": "tab:orange"})
+    w = 0.8 / max(1, len(contenders))
+    for i, c in enumerate(contenders):
+        xs, ys, lo, hi = [], [], [], []
+        for j, name in enumerate(names):
+            sel = rows(wd, workload=name, access=c)
+            if not sel:
+                continue
+            xs.append(j + (i - (len(contenders) - 1) / 2) * w)
+            ys.append(num(sel[0], "vs_limit"))
+            lo.append(ys[-1] - num(sel[0], "vs_limit_min"))
+            hi.append(num(sel[0], "vs_limit_max") - ys[-1])
+        ax.bar(xs, ys, w, yerr=[lo, hi], capsize=1.5, error_kw=dict(linewidth=0.6), color=colors.get(c, "tab:gray"),
+               label=c)
+    ax.axhline(1, color="black", linewidth=0.8)
+    ax.axhline(1.5, color="black", linestyle=":", linewidth=0.8, label="bar for softwrap, read-heavy: 1.5x")
+    ax.set_yscale("log")
+    ax.set_xticks(range(len(names)))
+    ax.set_xticklabels(names, rotation=45, fontsize=8)
+    ax.set_ylabel("time per transaction / the limit's")
+    ax.set_title("Workloads")
+    ax.legend(fontsize=7, ncol=2)
+    ax = axes[0][1]
+    if ld:
+        sizes = sorted({int(float(r["array_mib"])) for r in ld})
+        variants = [("load", "outside wraps", ""), ("load_ro_wrap", "read-only wraps", "//"),
+                    ("load_store_wrap", "wraps that store (softwrap)", "xx")]
+        engines = [e for e in ("softwrap", "softwrap-local", "undo", "undo-themis", "nonatomic")
+                   if any(r["engine"] == e for r in ld)]
+        slots = [(e, v) for e in engines for v in variants if rows(ld, engine=e, variant=v[0])]
+        w = 0.8 / max(1, len(slots))
+        for k, size in enumerate(sizes):
+            for i, (e, (v, label, hatch)) in enumerate(slots):
+                sel = rows(ld, engine=e, variant=v, array_mib=str(size))
+                if not sel:
+                    continue
+                y = num(sel[0], "vs_plain")
+                ax.bar(k + (i - (len(slots) - 1) / 2) * w, y, w, color=colors.get(e, "tab:gray"), hatch=hatch,
+                       edgecolor="white")
+            bar = 1.5 if k == 0 else 1.1
+            ax.plot([k - 0.45, k + 0.45], [bar, bar], color="black", linestyle=":", linewidth=1)
+        ax.axhline(1, color="black", linewidth=0.8)
+        ax.set_yscale("log")
+        ax.set_xticks(range(len(sizes)))
+        ax.set_xticklabels([f"{s} MiB array" for s in sizes])
+        ax.set_ylabel("sw_load64 / a plain load (ns per load)")
+        ax.set_title("Random 8-byte loads (dotted: the bars)")
+        handles = [Patch(color=colors.get(e, "tab:gray"), label=e) for e in engines]
+        handles += [Patch(facecolor="tab:gray", hatch=h, edgecolor="white", label=label) for _, label, h in variants]
+        ax.legend(handles=handles, fontsize=6, ncol=2, loc="upper left")
+    save(fig, d, "limit")
 
 
 def main():

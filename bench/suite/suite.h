@@ -50,6 +50,7 @@ void run_pmdk(Context& ctx);
 void run_themis(Context& ctx);
 void run_themis_sim(Context& ctx);
 void run_wcl(Context& ctx);
+void run_limit(Context& ctx);
 
 }  // namespace softwrap::bench
 

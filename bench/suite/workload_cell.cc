@@ -1,6 +1,9 @@
 // workload_cell.cc — workload cells and slices (workload_cell.h).
 #include "workload_cell.h"
 
+#include <time.h>
+
+#include <chrono>
 #include <cstring>
 #include <filesystem>
 
@@ -121,6 +124,29 @@ Rate slice(WorkloadCell& c, double seconds, bool record) {
 
 Rate slice_count(WorkloadCell& c, uint64_t per_thread, bool record) {
   return timed(c, record, [&] { return wl::run_count(*c.w, per_thread); });
+}
+
+namespace {
+double thread_cpu_seconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
+}  // namespace
+
+wl::Timed run_here(wl::Workload& w, uint64_t n) {
+  wl::Timed t;
+  const double cpu0 = thread_cpu_seconds();
+  const auto start = Clock::now();
+  w.run(0, n);
+  t.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  t.cpu_seconds = thread_cpu_seconds() - cpu0;
+  t.transactions = n;
+  return t;
+}
+
+Rate slice_here(WorkloadCell& c, uint64_t n, bool record) {
+  return timed(c, record, [&] { return run_here(*c.w, n); });
 }
 
 }  // namespace softwrap::bench

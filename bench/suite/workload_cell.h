@@ -70,6 +70,15 @@ Rate slice(WorkloadCell& c, double seconds, bool record);
 // then never compares one pass on one cell with another on the other).
 Rate slice_count(WorkloadCell& c, uint64_t per_thread, bool record);
 
+// Exactly `n` transactions of thread 0 of a one-thread workload, run on the
+// calling thread: no thread is started or joined inside the timing (which
+// the limit's slices of a millisecond or two would notice), and a pinned
+// caller runs them on its CPU.
+workloads::Timed run_here(workloads::Workload& w, uint64_t n);
+// One slice of run_here(c.w, n) between two quiesces, checked and
+// recorded as slice_count's.
+Rate slice_here(WorkloadCell& c, uint64_t n, bool record);
+
 }  // namespace softwrap::bench
 
 #endif  // SOFTWRAP_BENCH_SUITE_WORKLOAD_CELL_H_

@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <random>
 #include <string>
@@ -31,7 +32,7 @@ const void* const kBase = reinterpret_cast<const void*>(uintptr_t{0x7f1234500000
 #ifdef SOFTWRAP_SANITIZED
 constexpr int kScale = 1;
 #else
-constexpr int kScale = 4;
+constexpr int kScale = 8;
 #endif
 
 bool raised_at(const AliasFilter& f, uint64_t off) { return AliasFilter::raised(f.slot_of(off), f.live()); }
@@ -316,8 +317,11 @@ TEST(AliasFilterConcurrency, ASlotRaisedAtALiveGenerationIsNeverSeenClear) {
   for (int i = 0; i < kRaisers; ++i) {
     ts.emplace_back([&, i] {
       std::mt19937_64 rng(7 + i);
-      // At least the iterations, and until the publisher crossed 2^32.
-      for (int it = 0; it < 20000 * kScale || !crossed.load(); ++it) {
+      // At least the iterations and a quarter of a second (the threads
+      // overlap however a loaded machine schedules them), and until the
+      // publisher crossed 2^32.
+      const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(250);
+      for (int it = 0; it < 50000 * kScale || !crossed.load() || std::chrono::steady_clock::now() < until; ++it) {
         uint64_t g;
         for (;;) {
           g = active.load();
@@ -334,7 +338,6 @@ TEST(AliasFilterConcurrency, ASlotRaisedAtALiveGenerationIsNeverSeenClear) {
               first_bad_oldest.store(f.live() - 1);
             }
           }
-          std::this_thread::yield();
         }
         pins[i].store(kNoPin);
       }
@@ -361,7 +364,6 @@ TEST(AliasFilterConcurrency, ASlotRaisedAtALiveGenerationIsNeverSeenClear) {
         if (published > (uint64_t{1} << 32) + kPeriod) crossed.store(true);
       }
       if (r == 1) f.sweep();
-      std::this_thread::yield();
     }
   });
   for (auto& t : ts) t.join();

@@ -14,7 +14,9 @@
 //     wraps the real one;
 //   - strict mode, SW_CONFIG_COUNT_LOADS and a medium that records loads
 //     send every access to the library (each one counted);
-//   - the public face describes the pool, and follows its growth.
+//   - the public face describes the pool, and follows its growth;
+//   - readers under the writer's locks see every committed value while
+//     tables switch and retire (the stress test; TSan and ASan run it).
 // sw_stats.loads counts only the accesses that reach the library, which is
 // how the tests tell the inline path from the library's.
 #include <gtest/gtest.h>
@@ -50,7 +52,7 @@ using softwrap::MediumProperties;
 #ifdef SOFTWRAP_SANITIZED
 constexpr int kScale = 1;
 #else
-constexpr int kScale = 10;
+constexpr int kScale = 20;
 #endif
 
 const sw_pool_hot& hot(sw_pool* p) { return *reinterpret_cast<const sw_pool_hot*>(p); }
@@ -323,6 +325,185 @@ TEST_P(InlineReadTest, InlineRangeReadsFollowThePoolsGrowth) {
   EXPECT_EQ(sw_peek(pool_, end - 8, 16, scratch), nullptr);
   EXPECT_EQ(sw_errno(), SW_ERANGE);
   EXPECT_EQ(sw_read(pool_, buf, end, 1), SW_ERANGE);
+}
+
+// ---- readers under the writer's locks (the stress test)
+
+// One writer changes groups of words in wraps, each under its group's lock
+// (closed before unlocked), through every kind of store and its own inline
+// reads; small alias tables make tables switch and retire all the time and
+// a periodic sw_pool_quiesce clears every slot for a moment.  Readers take
+// a group's lock and read it through every inline read, against a DRAM
+// oracle kept under the same lock.  Groups are 128 bytes apart: two share a
+// filter slot, eight a shadow page.
+TEST_P(InlineReadTest, ReadersUnderTheWritersLocksSeeEveryCommittedValue) {
+  sw_config c = config();
+  c.alias_entries = 256;
+  ASSERT_NO_FATAL_FAILURE(make(c));
+  constexpr int kGroups = 32, kWords = 6, kReaders = 2;
+  constexpr size_t kBytes = kWords * 8;
+  const sw_engine_kind engine = GetParam().engine;
+  auto group = [&](int g) { return reinterpret_cast<uint64_t*>(region_ + 128 * g); };
+  struct Group {
+    std::mutex mu;
+    std::array<uint64_t, kWords> want;  // GUARDED_BY(mu)
+  };
+  std::unique_ptr<Group[]> groups(new Group[kGroups]);
+  for (int g = 0; g < kGroups; ++g) ASSERT_EQ(sw_read(pool_, groups[g].want.data(), group(g), kBytes), 0);
+
+  const uint64_t loads0 = library_loads(pool_);
+  std::atomic<bool> done{false};
+  std::atomic<uint64_t> accesses{0}, errors{0}, reads{0};
+  std::mutex err_mu;
+  std::string first_error;
+  auto report = [&](const std::string& what) {
+    if (errors.fetch_add(1) == 0) {
+      std::lock_guard<std::mutex> g(err_mu);
+      first_error = what;
+    }
+  };
+  auto expect_words = [&](const char* who, const char* how, int g, const void* got, const uint64_t* want) {
+    if (std::memcmp(got, want, kBytes) == 0) return;
+    uint64_t w[kWords];
+    std::memcpy(w, got, kBytes);
+    for (int k = 0; k < kWords; ++k) {
+      if (w[k] != want[k]) {
+        report(std::string(who) + " " + how + ": group " + std::to_string(g) + " word " + std::to_string(k) + " read " +
+               std::to_string(w[k]) + ", committed " + std::to_string(want[k]));
+        return;
+      }
+    }
+  };
+
+  const int wraps = 5000 * kScale;
+  std::thread writer([&] {
+    std::mt19937_64 rng(1);
+    unsigned char scratch[kBytes];
+    for (int it = 0; it < wraps; ++it) {
+      // The readers keep up (a read per 32 wraps at least), however the
+      // threads are scheduled: the run interleaves from start to end.
+      while (reads.load(std::memory_order_relaxed) < static_cast<uint64_t>(it / 32)) std::this_thread::yield();
+      const int g = static_cast<int>(rng() % kGroups);
+      uint64_t* w = group(g);
+      std::lock_guard<std::mutex> lock(groups[g].mu);
+      std::array<uint64_t, kWords> next = groups[g].want;
+      if (sw_wrap_open(pool_) != 0) report("sw_wrap_open failed");
+      switch (rng() % 4) {
+        case 0:  // increments, each through an inline load of the wrap
+          for (int k = 0; k < kWords; ++k) {
+            const uint64_t v = sw_load64(pool_, &w[k]);
+            if (v != next[k]) report("writer's load: group " + std::to_string(g) + " word " + std::to_string(k));
+            sw_store64(pool_, &w[k], v + 1);
+            next[k] = v + 1;
+          }
+          accesses.fetch_add(kWords, std::memory_order_relaxed);
+          break;
+        case 1: {  // a range of words, low halves changed
+          const int k0 = static_cast<int>(rng() % kWords), n = 1 + static_cast<int>(rng() % (kWords - k0));
+          for (int k = k0; k < k0 + n; ++k) next[k] = (next[k] & ~0xFFFFFFFFull) | static_cast<uint32_t>(rng());
+          if (sw_write(pool_, &w[k0], &next[k0], 8 * n) != 0) report("sw_write failed");
+          uint64_t got[kWords];
+          if (sw_read(pool_, got, w, kBytes) != 0) report("writer's sw_read failed");
+          expect_words("writer", "sw_read in its wrap", g, got, next.data());
+          accesses.fetch_add(1, std::memory_order_relaxed);
+          break;
+        }
+        case 2: {  // narrower stores
+          const int k = static_cast<int>(rng() % kWords);
+          const uint32_t x = static_cast<uint32_t>(rng());
+          const uint8_t b = static_cast<uint8_t>(rng());
+          const unsigned half = static_cast<unsigned>(rng() % 2), byte = static_cast<unsigned>(rng() % 8);
+          sw_store32(pool_, reinterpret_cast<char*>(&w[k]) + 4 * half, x);
+          std::memcpy(reinterpret_cast<char*>(&next[k]) + 4 * half, &x, 4);
+          sw_store8(pool_, reinterpret_cast<char*>(&w[(k + 1) % kWords]) + byte, b);
+          std::memcpy(reinterpret_cast<char*>(&next[(k + 1) % kWords]) + byte, &b, 1);
+          if (sw_load64(pool_, &w[k]) != next[k]) report("writer's load after a narrow store");
+          accesses.fetch_add(1, std::memory_order_relaxed);
+          break;
+        }
+        default: {  // word stores, then a peek of the group
+          for (int k = static_cast<int>(rng() % 2); k < kWords; k += 2) {
+            next[k] ^= rng() & 0xFFFFFFFFu;
+            sw_store64(pool_, &w[k], next[k]);
+          }
+          const void* q = sw_peek(pool_, w, kBytes, scratch);
+          if (!q) report("writer's sw_peek failed");
+          if (q) expect_words("writer", "sw_peek in its wrap", g, q, next.data());
+          accesses.fetch_add(1, std::memory_order_relaxed);
+          break;
+        }
+      }
+      if (engine != SW_ENGINE_NONATOMIC && rng() % 8 == 0) {
+        if (sw_wrap_abort(pool_) != 0) report("sw_wrap_abort failed");
+      } else if (sw_wrap_close(pool_) != 0) {
+        report(std::string("sw_wrap_close failed: ") + sw_errormsg());
+      } else {
+        groups[g].want = next;
+      }
+      // (the lock is released here, after the close)
+      if (it % 200 == 199) {
+        if (sw_pool_quiesce(pool_) != 0) report("sw_pool_quiesce failed");
+      }
+    }
+    done.store(true);
+  });
+  std::vector<std::thread> readers;
+  for (int r = 0; r < kReaders; ++r) {
+    readers.emplace_back([&, r] {
+      std::mt19937_64 rng(100 + r);
+      unsigned char scratch[kBytes];
+      while (!done.load()) {
+        const int g = static_cast<int>(rng() % kGroups);
+        const uint64_t* w = group(g);
+        std::lock_guard<std::mutex> lock(groups[g].mu);
+        const uint64_t* want = groups[g].want.data();
+        uint64_t got[kWords];
+        for (int k = 0; k < kWords; ++k) got[k] = sw_load64(pool_, &w[k]);
+        expect_words("reader", "sw_load64", g, got, want);
+        std::memset(got, 0, sizeof got);
+        if (sw_read(pool_, got, w, kBytes) != 0) report("reader's sw_read failed");
+        expect_words("reader", "sw_read", g, got, want);
+        const void* q = sw_peek(pool_, w, kBytes, scratch);
+        if (!q) report("reader's sw_peek failed");
+        if (q) expect_words("reader", "sw_peek", g, q, want);
+        const int k = static_cast<int>(rng() % kWords);
+        const char* wk = reinterpret_cast<const char*>(&w[k]);
+        const char* vk = reinterpret_cast<const char*>(&want[k]);
+        uint32_t v32;
+        uint16_t v16;
+        std::memcpy(&v32, vk + 4, 4);
+        std::memcpy(&v16, vk + 2, 2);
+        if (sw_load32(pool_, wk + 4) != v32 || sw_load16(pool_, wk + 2) != v16 ||
+            sw_load8(pool_, wk + 7) != static_cast<uint8_t>(vk[7])) {
+          report("reader's narrow load: group " + std::to_string(g) + " word " + std::to_string(k));
+        }
+        accesses.fetch_add(kWords + 5, std::memory_order_relaxed);
+        reads.fetch_add(1, std::memory_order_relaxed);
+      }
+    });
+  }
+  writer.join();
+  for (auto& t : readers) t.join();
+  EXPECT_EQ(errors.load(), 0u) << first_error;
+  EXPECT_GT(reads.load(), 0u);
+  // Both paths ran: the library's (raised slots) and the inline one. Each
+  // access that reached the library counted one load.
+  const uint64_t library = library_loads(pool_) - loads0;
+  if (redo(engine)) {
+    EXPECT_GT(library, 0u) << "no read found a raised slot";
+    EXPECT_LT(library, accesses.load()) << "no read was served inline";
+  } else {
+    EXPECT_EQ(library, 0u) << "an engine that stores in place never raises its filter";
+  }
+  // Retired: home and the inline reads agree with the oracle.
+  ASSERT_EQ(sw_pool_quiesce(pool_), 0);
+  for (int g = 0; g < kGroups; ++g) {
+    uint64_t got[kWords];
+    ASSERT_EQ(sw_read(pool_, got, group(g), kBytes), 0);
+    expect_words("after the run", "sw_read", g, got, groups[g].want.data());
+    expect_words("after the run", "home", g, group(g), groups[g].want.data());
+  }
+  EXPECT_EQ(errors.load(), 0u) << first_error;
 }
 
 INSTANTIATE_TEST_SUITE_P(Engines, InlineReadTest, ::testing::ValuesIn(kAllEngines), param_name);

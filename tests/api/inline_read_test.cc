@@ -50,7 +50,7 @@ using softwrap::MediumOptions;
 using softwrap::MediumProperties;
 
 #ifdef SOFTWRAP_SANITIZED
-constexpr int kScale = 1;
+constexpr int kScale = 3;
 #else
 constexpr int kScale = 20;
 #endif

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <functional>
 #include <cstring>
 #include <memory>
 #include <set>
@@ -326,6 +327,100 @@ TEST_F(AliasRingTest, TheShadowBudgetIsConfigurable) {
   EXPECT_EQ(ring_->active_gen(), 1u) << "15 pages of 4.5 KiB pass 64 KiB";
   ASSERT_EQ(ring_->quiesce(), 0);
   EXPECT_EQ(*file_->at(base + 14 * 4096 + 8), 'y');
+}
+
+// A medium that, at each home write of bytes the test aliased, asks the
+// ring's alias filter whether their slot is still raised — and asks again
+// at the retire fence that follows: the filter may clear a slot (readers
+// then read home without looking at the tables) only after the home
+// writes of every table it covered, fenced.
+class FilterCheckingMedium final : public Medium {
+ public:
+  FilterCheckingMedium(Medium* inner, std::function<bool(uint64_t)> watched, std::function<bool(uint64_t)> raised,
+                       char* base)
+      : inner_(inner), watched_(std::move(watched)), raised_(std::move(raised)), base_(base) {}
+  const MediumProperties& properties() const override { return inner_->properties(); }
+  void write(void* dst, const void* src, size_t n) override {
+    check(dst, n);
+    inner_->write(dst, src, n);
+  }
+  void store(void* dst, uint64_t v, unsigned size) override {
+    check(dst, size);
+    inner_->store(dst, v, size);
+  }
+  void flush(const void* addr, size_t n) override { inner_->flush(addr, n); }
+  void stream(void* dst, const void* src, size_t n) override { inner_->stream(dst, src, n); }
+  void fence(FenceKind kind) override {
+    if (kind == FenceKind::kRetire) {
+      for (uint64_t off : pending_) expect_raised(off, "at the retire fence after its home write");
+      pending_.clear();
+    }
+    inner_->fence(kind);
+  }
+  void drain() override { inner_->drain(); }
+
+  uint64_t home_writes() const { return home_writes_; }
+  const std::vector<std::string>& violations() const { return violations_; }
+
+ private:
+  void check(const void* dst, size_t n) {
+    const uint64_t off = static_cast<uint64_t>(static_cast<const char*>(dst) - base_);
+    for (uint64_t o = off; o < off + n; ++o) {
+      if (!watched_(o)) continue;
+      ++home_writes_;
+      expect_raised(o, "while it was written home");
+      pending_.push_back(o);
+    }
+  }
+  void expect_raised(uint64_t off, const char* when) {
+    if (!raised_(off)) violations_.push_back("offset " + std::to_string(off) + ": slot clear " + when);
+  }
+
+  Medium* inner_;
+  std::function<bool(uint64_t)> watched_, raised_;
+  char* base_;
+  uint64_t home_writes_ = 0;
+  std::vector<uint64_t> pending_;  // written home, not yet fenced
+  std::vector<std::string> violations_;
+};
+
+TEST_F(AliasRingTest, RetirementWritesHomeBeforeTheFilterClearsTheSlots) {
+  // Words (put) and shadow-page bytes (add_page), each in a filter slot of
+  // its own, stored one table at a time; every table is retired inline by
+  // the switch that follows it.
+  cfg_.shadow_page_size = 4096;  // add_page's pages
+  const uint64_t granule = cfg_.filter_granule;
+  const uint64_t words = (file_->header().heap_offset + granule - 1) & ~(granule - 1);
+  const uint64_t pages = (words + 64 * granule + 4095) & ~uint64_t{4095};
+  auto word = [&](uint64_t i) { return words + i * granule; };
+  auto watched = [&](uint64_t off) {
+    return (off >= words && off < word(40) && off % granule < 8) || (off >= pages && off < pages + 4 * 4096);
+  };
+  FilterCheckingMedium checking(
+      medium_.get(), watched, [&](uint64_t off) { return !ring_->filter().clear_word(off & ~uint64_t{7}); },
+      file_->base());
+  ring_ = std::make_unique<AliasRing>(cfg_, file_.get(), &checking);
+  for (uint64_t round = 0; round < 4; ++round) {
+    const uint64_t g = ring_->active_gen();
+    WrapTag w = ring_->enter();
+    for (uint64_t i = 0; i < 40; ++i) put(word(i), round * 1000 + i + 1);  // 40 >= 256/8: a switch at commit
+    for (uint64_t p = 0; p < 4; ++p) {
+      ASSERT_NO_FATAL_FAILURE(add_page(ring_->table(g), pages + p * 4096, 64 * p + round, static_cast<char>('a' + round)));
+    }
+    EXPECT_FALSE(ring_->filter().clear_word(word(7))) << "aliased in live generation " << g;
+    ring_->next_seq();
+    ring_->leave(w);
+    ring_->after_commit(false);  // switch, then close and retire g inline
+    ASSERT_EQ(ring_->readable_gen(), g + 1) << "round " << round << ": table " << g << " retired";
+    EXPECT_TRUE(ring_->filter().clear_word(word(7))) << "retired: the slot is clear";
+    EXPECT_EQ(*reinterpret_cast<uint64_t*>(file_->at(word(7))), round * 1000 + 8);
+    EXPECT_EQ(*file_->at(pages + 4096 + 64 + round), static_cast<char>('a' + round));
+  }
+  ASSERT_EQ(ring_->quiesce(), 0);
+  ring_.reset();  // before the medium it writes through
+  EXPECT_GE(checking.home_writes(), 4u * 40 * 8) << "the checks ran";
+  EXPECT_TRUE(checking.violations().empty()) << checking.violations().size() << " home writes after the filter "
+                                             << "cleared, first: " << checking.violations().front();
 }
 
 TEST(HomeWriterTest, SkipsLineSegmentsThatAlreadyHoldTheValue) {

@@ -35,6 +35,7 @@
 #ifndef SOFTWRAP_ALIAS_ALIAS_FILTER_H_
 #define SOFTWRAP_ALIAS_ALIAS_FILTER_H_
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -83,13 +84,23 @@ class AliasFilter {
   // Raises the slots of [off, off+n) to at least gen + 1 (serially).
   void raise_gen(uint64_t off, size_t n, uint64_t gen) {
     const uint32_t v = static_cast<uint32_t>(gen + 1);
+    bool changed = false;
     for_slots(off, n, [&](uint32_t* s) {
       uint32_t cur = __atomic_load_n(s, __ATOMIC_RELAXED);
-      while (static_cast<int32_t>(cur - v) < 0 &&
-             !__atomic_compare_exchange_n(s, &cur, v, false, __ATOMIC_RELEASE, __ATOMIC_RELAXED)) {
+      while (static_cast<int32_t>(cur - v) < 0) {
+        if (__atomic_compare_exchange_n(s, &cur, v, false, __ATOMIC_RELEASE, __ATOMIC_RELAXED)) {
+          changed = true;
+          break;
+        }
       }
     });
+    if (changed && newest_.load(std::memory_order_relaxed) < gen + 1) newest_.store(gen + 1, std::memory_order_relaxed);
   }
+  // 1 + the newest generation that raised a slot (0: none yet); a hint for
+  // the ring, which must retire a table that raised slots even when it
+  // holds no entry (a WCL-queued store that turned out unchanged, or was
+  // aborted, raised its slot and left nothing in the table).
+  uint64_t newest_raise() const { return newest_.load(std::memory_order_relaxed); }
   // Publishes live = oldest + 1, oldest being the oldest generation not
   // retired (every older table's values are home), and sweeps when live
   // crossed a multiple of kSweepPeriod.  One publisher at a time.
@@ -129,6 +140,7 @@ class AliasFilter {
   uint32_t own_live_ = 1;
   uint32_t* live_;
   uint64_t published_ = 0;  // the last oldest generation published
+  std::atomic<uint64_t> newest_{0};
 };
 
 }  // namespace softwrap

@@ -494,14 +494,14 @@ void AliasRing::idle_switch_locked(uint64_t* last_seq, uint64_t* since) {
     return;
   }
   const uint64_t a = active_gen_.load();
-  if (now - *since < kIdleSwitchNs || oldest_gen_.load() != a || table(a).count() == 0) return;
+  if (now - *since < kIdleSwitchNs || oldest_gen_.load() != a || !has_aliases(a)) return;
   if (try_switch_locked(false)) work_.store(true);
   *since = now;
 }
 
 int AliasRing::quiesce() {
   std::unique_lock<std::mutex> lk(mu_);
-  if (table(active_gen_.load()).count() > 0) {
+  if (has_aliases(active_gen_.load())) {
     while (!try_switch_locked(true)) {
       if (!step_locked(lk)) done_cv_.wait_for(lk, std::chrono::milliseconds(1));
     }

@@ -140,6 +140,9 @@ class AliasRing {
     return t.count() >= x * threshold_ || past_shadow_budget(t, x);
   }
   bool try_switch_locked(bool overflow);
+  // Whether table gen (the active one) has anything to retire: entries, or
+  // filter slots raised in its generation without one.
+  bool has_aliases(uint64_t gen) { return table(gen).count() > 0 || filter_.newest_raise() > gen; }
   bool step_locked(std::unique_lock<std::mutex>& lk);
   void retire(AliasTable& t);
   void check_home_unchanged(AliasTable& t);

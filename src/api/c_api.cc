@@ -368,12 +368,11 @@ sw_pool* assemble(std::unique_ptr<PoolFile> file, const ResolvedConfig& cfg) {
   if (Allocator::open(p->file.get(), &p->alloc) != 0) return nullptr;
   p->lanes = std::make_unique<LaneSet>(p->file.get());
   EngineEnv env{&p->cfg, p->file.get(), p->medium.get(), p->lanes.get(), p->alloc.get(), nullptr};
-  p->strict = (cfg.flags & SW_CONFIG_STRICT) != 0;
+  p->strict = (cfg.flags & SW_CONFIG_STRICT) != 0;  // accesses_call_library() asks
   if (!accesses_call_library(p.get())) env.filter_live = &p->live;
   p->engine = make_engine(env);
   if (!p->engine) return nullptr;
   p->user_lo = p->file->header().heap_offset;
-  p->strict = (cfg.flags & SW_CONFIG_STRICT) != 0;
   p->require_wrap = (cfg.flags & SW_CONFIG_REQUIRE_WRAP) != 0;
   if (p->strict) p->claims = std::make_unique<WordClaims>();
   publish_hot(p.get());
@@ -583,6 +582,7 @@ const void* sw_peek(sw_pool* p, const void* src, size_t n, void* scratch) {
   ThreadCtx& c = ctx_of(p);
   if (p->engine->home_visible(c, off, n)) {
     c.counters.loads.add();
+    p->medium->load(src, n);  // a medium that records loads sees it (the engine's read would report it)
     return src;
   }
   p->engine->read(c, scratch, off, n);

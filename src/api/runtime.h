@@ -27,7 +27,7 @@
 // written only by assemble() (before the handle is returned), by growth
 // (size) and by the engine's alias filter (live).
 struct alignas(64) sw_pool : sw_pool_hot {
-  sw_pool() : sw_pool_hot{} {}  // gate 0 (every access calls the library) until assemble() opens it
+  sw_pool() : sw_pool_hot{} {}  // filled in by assemble() before the handle is returned
   uint64_t id = 0;  // unique per process, never reused
   softwrap::ResolvedConfig cfg;
   std::unique_ptr<softwrap::PoolFile> file;

@@ -613,6 +613,31 @@ TEST_P(GlobalTableTest, AValueOnlyInTheAliasTableIsReadFromItThenFromHome) {
   EXPECT_EQ(library_loads(pool_), loads1) << "retired: the slot is clear and the reads inline";
 }
 
+// A word store that raised its slot but left no entry in the table — under
+// SW_CONFIG_WCL a queued store whose compare found the word unchanged, or
+// one the wrap then aborted — still makes its table worth retiring: after
+// a quiesce the slot is clear and the loads are inline again (they were
+// not while the raised slot had no table to retire it: the quiesce and the
+// idle switch passed over an empty active table).
+TEST_P(GlobalTableTest, ARaiseWithoutAnEntryIsRetiredToo) {
+  ASSERT_NO_FATAL_FAILURE(make());
+  uint64_t* same = slot(30);
+  uint64_t* aborted = slot(40);
+  ASSERT_EQ(sw_wrap_open(pool_), 0);
+  sw_store64(pool_, same, old_value(30));  // unchanged: WCL drops it
+  ASSERT_EQ(sw_wrap_close(pool_), 0) << sw_errormsg();
+  ASSERT_EQ(sw_wrap_open(pool_), 0);
+  sw_store64(pool_, aborted, new_value(40));
+  ASSERT_EQ(sw_wrap_abort(pool_), 0) << sw_errormsg();
+  ASSERT_EQ(sw_pool_quiesce(pool_), 0) << sw_errormsg();
+  const uint64_t loads0 = library_loads(pool_);
+  for (int i = 0; i < 100; ++i) {
+    EXPECT_EQ(sw_load64(pool_, same), old_value(30));
+    EXPECT_EQ(sw_load64(pool_, aborted), old_value(40));
+  }
+  EXPECT_EQ(library_loads(pool_), loads0) << "every slot clear after the quiesce: the loads were inline";
+}
+
 const Param kGlobal[] = {{SW_ENGINE_SOFTWRAP, "softwrap", 0}, {SW_ENGINE_SOFTWRAP, "softwrap_wcl", SW_CONFIG_WCL}};
 INSTANTIATE_TEST_SUITE_P(Engines, GlobalTableTest, ::testing::ValuesIn(kGlobal), param_name);
 

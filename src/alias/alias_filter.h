@@ -133,14 +133,17 @@ class AliasFilter {
     for (uint64_t i = 0; i < count; ++i) f(&slots_[(first + i) & mask_]);
   }
 
-  std::unique_ptr<uint32_t[]> slots_;
+  // Read by every raise and check: a cache line of their own, which no
+  // thread writes (the retirer's and the raisers' words below are in lines
+  // of their own, so neither makes the other's reads miss).
+  alignas(64) std::unique_ptr<uint32_t[]> slots_;
   uint64_t base_;  // the mapping's address
   uint32_t shift_;
   uint32_t mask_;
-  uint32_t own_live_ = 1;
   uint32_t* live_;
-  uint64_t published_ = 0;  // the last oldest generation published
-  std::atomic<uint64_t> newest_{0};
+  alignas(64) uint32_t own_live_ = 1;
+  uint64_t published_ = 0;  // the last oldest generation published (the retirer's)
+  alignas(64) std::atomic<uint64_t> newest_{0};  // the raisers'
 };
 
 }  // namespace softwrap

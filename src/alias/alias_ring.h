@@ -153,7 +153,7 @@ class AliasRing {
   PoolFile* pool_;
   Medium* medium_;
   LoadTap load_;
-  AliasFilter filter_;
+  AliasFilter filter_;  // aligned to cache lines (alias_filter.h)
   uint32_t limit_;  // tables in use at most (sw_config.max_alias_tables)
   uint32_t ring_;   // slots: limit_ rounded up to a power of two
   uint32_t threshold_;

@@ -151,7 +151,7 @@ typedef enum sw_medium_kind {
  * SOFTWRAP_SCM_QUEUE (per-thread|shared), SOFTWRAP_ALIAS_ENTRIES,
  * SOFTWRAP_WCL (1|0: set or clear SW_CONFIG_WCL),
  * SOFTWRAP_SHADOW_BUDGET_KIB, SOFTWRAP_ALIAS_FILTER_GRANULE (bytes of address per
- * alias-filter slot, a power of two 64..65536; default 256), SOFTWRAP_SPILL_MIB (DRAM a wrap of the softwrap
+ * alias-filter slot, a power of two 64..65536; default 64), SOFTWRAP_SPILL_MIB (DRAM a wrap of the softwrap
  * engines may hold before it spills: writes in place behind undo records;
  * default 64), SOFTWRAP_STRICT (1|0: set or clear
  * SW_CONFIG_STRICT), SOFTWRAP_REQUIRE_WRAP (1|0: SW_CONFIG_REQUIRE_WRAP),
@@ -487,7 +487,7 @@ SW_API const void *sw_peek_slow(sw_pool *pool, const void *addr, size_t n, void 
 #ifdef SW_INLINE_ACCESS
 
 /* Ranges covering more filter slots than this go to the library. */
-#define SW_HOT_RANGE_SLOTS 4u
+#define SW_HOT_RANGE_SLOTS 16u
 
 /* Whether the alias filter's slot of address a is clear. */
 static inline int sw_hot_clear(sw_pool *pool, uintptr_t a) {

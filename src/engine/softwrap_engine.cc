@@ -323,14 +323,17 @@ class SoftwrapEngine final : public Engine {
 
   void read(ThreadCtx& ctx, void* dst, uint64_t off, size_t n) override {
     counters().loads.add();
-    if (ctx.depth > 0) drain(ctx);
-    if (ring_.filter().clear(off, n)) {  // nothing of the range is aliased
-      load_(pool_->at(off), n);
-      relaxed_copy(dst, pool_->at(off), n);
-      return;
-    }
     WrapTag tag{};
-    if (ctx.depth == 0) tag = ring_.enter();
+    if (ctx.depth > 0) {
+      drain(ctx);  // and visible_bytes() asks the filter page by page
+    } else {
+      if (ring_.filter().clear(off, n)) {  // nothing of the range is aliased: no colour needed
+        load_(pool_->at(off), n);
+        relaxed_copy(dst, pool_->at(off), n);
+        return;
+      }
+      tag = ring_.enter();
+    }
     auto* out = static_cast<unsigned char*>(dst);
     const uint64_t below = ring_.active_gen() + 1;
     for_pages(off, n, [&](uint64_t o, size_t len, size_t done) { ring_.visible_bytes(o, len, below, out + done); });

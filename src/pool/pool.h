@@ -86,7 +86,7 @@ struct ResolvedConfig {
   // SOFTWRAP_ALIAS_FILTER_GRANULE, a power of two 64..65536): finer slots
   // send fewer loads of a written line's neighbours to the library, coarser
   // ones keep the filter smaller in the cache and a range's check shorter.
-  uint32_t filter_granule = 256;
+  uint32_t filter_granule = 64;
   // Internal knob for a crash simulator control (never set from sw_config
   // or the environment; see docs/crash-simulator.md): recovery accepts redo
   // frames without a valid trailer (count and checksum) — a deliberately

@@ -83,19 +83,12 @@ class AliasFilter {
   // ---- generations
   // Raises the slots of [off, off+n) to at least gen + 1 (serially).
   void raise_gen(uint64_t off, size_t n, uint64_t gen) {
-    const uint32_t v = static_cast<uint32_t>(gen + 1);
-    bool changed = false;
-    for_slots(off, n, [&](uint32_t* s) {
-      uint32_t cur = __atomic_load_n(s, __ATOMIC_RELAXED);
-      while (static_cast<int32_t>(cur - v) < 0) {
-        if (__atomic_compare_exchange_n(s, &cur, v, false, __ATOMIC_RELEASE, __ATOMIC_RELAXED)) {
-          changed = true;
-          break;
-        }
-      }
-    });
-    if (changed && newest_.load(std::memory_order_relaxed) < gen + 1) newest_.store(gen + 1, std::memory_order_relaxed);
+    for_slots(off, n, [&](uint32_t* s) { raise_slot(s, gen); });
   }
+  // The same for the naturally aligned word at w (one slot: a granule is
+  // at least 64 bytes).  A store's common case: one load and compare (the
+  // slot is raised already in this generation), else one CAS.
+  void raise_word(uint64_t w, uint64_t gen) { raise_slot(&slots_[((base_ + w) >> shift_) & mask_], gen); }
   // 1 + the newest generation that raised a slot (0: none yet); a hint for
   // the ring, which must retire a table that raised slots even when it
   // holds no entry (a WCL-queued store that turned out unchanged, or was
@@ -117,6 +110,9 @@ class AliasFilter {
   void sub(uint64_t off, size_t n) {
     for_slots(off, n, [](uint32_t* s) { __atomic_fetch_sub(s, 1, __ATOMIC_RELEASE); });
   }
+  // The same for the naturally aligned word at w (one slot).
+  void add_word(uint64_t w) { __atomic_fetch_add(&slots_[((base_ + w) >> shift_) & mask_], 1, __ATOMIC_RELEASE); }
+  void sub_word(uint64_t w) { __atomic_fetch_sub(&slots_[((base_ + w) >> shift_) & mask_], 1, __ATOMIC_RELEASE); }
 
   // The value of the slot covering offset o (tests).
   uint32_t slot_of(uint64_t o) const {
@@ -124,6 +120,16 @@ class AliasFilter {
   }
 
  private:
+  void raise_slot(uint32_t* s, uint64_t gen) {
+    const uint32_t v = static_cast<uint32_t>(gen + 1);
+    uint32_t cur = __atomic_load_n(s, __ATOMIC_RELAXED);
+    while (static_cast<int32_t>(cur - v) < 0) {
+      if (__atomic_compare_exchange_n(s, &cur, v, false, __ATOMIC_RELEASE, __ATOMIC_RELAXED)) {
+        if (newest_.load(std::memory_order_relaxed) < gen + 1) newest_.store(gen + 1, std::memory_order_relaxed);
+        return;
+      }
+    }
+  }
   // f(slot) once for each slot [off, off+n) maps to (a range longer than
   // the filter visits each slot once).
   template <class F>

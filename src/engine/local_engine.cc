@@ -187,7 +187,7 @@ class LocalEngine final : public Engine {
       if (size == 8) {
         // The wrap's own loads must find the queued store: they read home
         // only where the filter is clear.  Counted until the wrap ends.
-        filter_.add(w, 8);
+        filter_.add_word(w);
         t.queued_words.push_back(w);
         return queue_word(t.queued, t.wcl, pool_->at(w), w, v, counters().stores, [&] { return drain_queue(ctx, t); });
       }
@@ -484,11 +484,18 @@ class LocalEngine final : public Engine {
       grow(t);
       e = t.table->find_or_insert(key, &inserted);
     }
-    if (inserted) filter_.add(key & ~uint64_t{1}, key_bytes(key));
+    if (inserted) count_key(key, true);
     return e;
   }
-  // Bytes of the pool a key covers: a word, or a shadow page.
-  uint64_t key_bytes(uint64_t key) const { return (key & 1) ? page_size_ : 8; }
+  // A key's part of the filter counts: its word's slot, or the slots of
+  // its shadow page.
+  void count_key(uint64_t key, bool add) {
+    if (!(key & 1)) {
+      add ? filter_.add_word(key) : filter_.sub_word(key);
+    } else {
+      add ? filter_.add(key & ~uint64_t{1}, page_size_) : filter_.sub(key & ~uint64_t{1}, page_size_);
+    }
+  }
 
   void grow(LocalThread& t) {
     auto bigger = std::make_unique<AliasTable>(t.table->capacity() * 2, page_size_);
@@ -527,11 +534,8 @@ class LocalEngine final : public Engine {
   // discarded (rollback), its keys and queued words stop counting in the
   // filter, and the table is emptied.
   void clear(LocalThread& t) {
-    t.table->for_each([&](AliasEntry& e) {
-      const uint64_t k = e.key.load(std::memory_order_relaxed);
-      filter_.sub(k & ~uint64_t{1}, key_bytes(k));
-    });
-    for (uint64_t w : t.queued_words) filter_.sub(w, 8);
+    t.table->for_each([&](AliasEntry& e) { count_key(e.key.load(std::memory_order_relaxed), false); });
+    for (uint64_t w : t.queued_words) filter_.sub_word(w);
     t.queued_words.clear();
     if (t.table->capacity() > 4 * 4096 && uint64_t{t.table->count()} * 64 < t.table->capacity()) {
       t.table = std::make_unique<AliasTable>(4096, page_size_);  // shrink after an outsized wrap

@@ -251,7 +251,7 @@ class SoftwrapEngine final : public Engine {
         // The wrap's own loads must find the queued store: they read home
         // only where the filter is clear (its table cannot retire while the
         // wrap is open).
-        ring_.filter().raise_gen(w, 8, t.tag.active);
+        ring_.filter().raise_word(w, t.tag.active);
         return queue_word(t.queued, t.wcl, pool_->at(w), w, v, counters().stores, [&] { return drain_queue(ctx, t); });
       }
       if (!drain_queue(ctx, t)) return;  // a queued store failed: the wrap is rolled back
@@ -502,7 +502,7 @@ class SoftwrapEngine final : public Engine {
     for (;;) {
       const uint64_t g = ring_.active_gen();
       AliasTable& tab = ring_.table(g);
-      ring_.filter().raise_gen(w, 8, g);  // before the alias is visible (alias_filter.h)
+      ring_.filter().raise_word(w, g);  // before the alias is visible (alias_filter.h)
       // A word of a page this table already shadows goes into that page
       // (unless the word has an entry of its own, which shadows the page):
       // one probe fewer for every later access to the page's words.

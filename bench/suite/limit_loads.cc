@@ -16,6 +16,11 @@
 //                  offset), after sw_pool_quiesce: the baseline;
 //   load           n sw_load64 outside wraps;
 //   load_ro_wrap   n sw_load64 in read-only wraps of 1,000;
+//   plain_chase, load_chase
+//                  n/5 dependent loads (each index from the value the
+//                  previous load returned: a pointer chase, no overlap),
+//                  plain and through sw_load64 outside wraps: what a load
+//                  costs in latency rather than in issue slots;
 // and on softwrap, where a wrap that stores makes its loads look up its
 // own alias table first:
 //   store_wrap_loads  wraps of 8 sw_store64 to random words of the store
@@ -115,6 +120,30 @@ __attribute__((noinline)) uint64_t api_loads(sw_pool* p, const uint64_t* a, uint
   Xorshift s{seed};
   uint64_t sum = 0;
   for (uint64_t i = 0; i < n; ++i) sum += sw_load64(p, a + (s.next() & mask));
+  return sum;
+}
+
+// Dependent loads (a pointer chase): each load's index comes from the value
+// the previous one returned, so no two misses overlap and a load costs its
+// latency; the inline check's instructions then run while the miss is
+// outstanding.  The array holds mix64 values, so the chase wanders the
+// whole array.
+__attribute__((noinline)) uint64_t plain_chase(const uint64_t* a, uint64_t mask, uint64_t seed, uint64_t n) {
+  uint64_t x = seed, sum = 0;
+  for (uint64_t i = 0; i < n; ++i) {
+    x = a[(x ^ i) & mask];
+    sum += x;
+  }
+  return sum;
+}
+
+__attribute__((noinline)) uint64_t api_chase(sw_pool* p, const uint64_t* a, uint64_t mask, uint64_t seed,
+                                             uint64_t n) {
+  uint64_t x = seed, sum = 0;
+  for (uint64_t i = 0; i < n; ++i) {
+    x = sw_load64(p, a + ((x ^ i) & mask));
+    sum += x;
+  }
   return sum;
 }
 
@@ -257,8 +286,9 @@ struct Stopwatch {
 
 // ---------------------------------------------------------- the variants
 
-enum Variant { kPlain, kLoad, kLoadRoWrap, kStoreWrapLoads, kStoreWrapOnly, kVariants };
-const char* const kVariantName[kVariants] = {"plain", "load", "load_ro_wrap", "store_wrap_loads", "store_wrap_only"};
+enum Variant { kPlain, kLoad, kLoadRoWrap, kPlainChase, kLoadChase, kStoreWrapLoads, kStoreWrapOnly, kVariants };
+const char* const kVariantName[kVariants] = {"plain",       "load",          "load_ro_wrap",   "plain_chase",
+                                             "load_chase",  "store_wrap_loads", "store_wrap_only"};
 
 struct Cell {
   size_t pool;
@@ -311,10 +341,12 @@ void loads(Context& ctx, std::vector<LoadPool>& pools, bool big, const Sizes& z,
   const uint64_t mib = bytes / kMiB, mask = bytes / 8 - 1, smask = z.store / 8 - 1;
   const uint64_t n = (ctx.quick() ? 100000 : (big ? 250000 : 500000)) / kLoadsPerWrap * kLoadsPerWrap;
   const uint64_t wraps = n / kLoadsPerWrap;
+  const uint64_t nchase = n / 5;  // a dependent load takes the whole latency
+  const auto chase = [](Variant v) { return v == kPlainChase || v == kLoadChase; };
   const int rounds = ctx.quick() ? 1 : kRounds;
   std::vector<Cell> cells;
   for (size_t i = 0; i < pools.size(); ++i) {
-    for (Variant v : {kPlain, kLoad, kLoadRoWrap}) cells.push_back({i, v});
+    for (Variant v : {kPlain, kLoad, kLoadRoWrap, kPlainChase, kLoadChase}) cells.push_back({i, v});
     if (pools[i].e->kind == SW_ENGINE_SOFTWRAP) {
       cells.push_back({i, kStoreWrapLoads});
       cells.push_back({i, kStoreWrapOnly});
@@ -327,8 +359,8 @@ void loads(Context& ctx, std::vector<LoadPool>& pools, bool big, const Sizes& z,
     ctx.step(fmt("loads, %llu MiB array, round %d of %d", static_cast<unsigned long long>(mib), r + 1, rounds));
     const uint64_t seed = wl::mix64(0x10AD + static_cast<uint64_t>(r) * 2 + (big ? 1 : 0)) | 1;
     const uint64_t sseed = wl::mix64(seed) | 1;
-    uint64_t expect = 0;
-    bool have_expect = false;
+    uint64_t expect = 0, expect_chase = 0;
+    bool have_expect = false, have_expect_chase = false;
     for (size_t k = 0; k < cells.size(); ++k) {
       const Cell& c = cells[(k + static_cast<size_t>(r)) % cells.size()];
       LoadPool& lp = pools[c.pool];
@@ -345,6 +377,8 @@ void loads(Context& ctx, std::vector<LoadPool>& pools, bool big, const Sizes& z,
         case kPlain: sum = plain_loads(a, mask, seed, n); break;
         case kLoad: sum = api_loads(lp.p, a, mask, seed, n); break;
         case kLoadRoWrap: sum = api_loads_ro_wraps(lp.p, a, mask, seed, n); break;
+        case kPlainChase: sum = plain_chase(a, mask, seed, nchase); break;
+        case kLoadChase: sum = api_chase(lp.p, a, mask, seed, nchase); break;
         case kStoreWrapLoads:
           sum = api_store_wraps(lp.p, a, mask, seed, wraps, kLoadsPerWrap, lp.store, smask, sseed);
           break;
@@ -353,8 +387,19 @@ void loads(Context& ctx, std::vector<LoadPool>& pools, bool big, const Sizes& z,
       }
       const auto secs = sw.read();
       quiesce(lp);
-      t[c.pool][c.v].add(secs, c.v >= kStoreWrapLoads ? wraps : n);
+      t[c.pool][c.v].add(secs, c.v >= kStoreWrapLoads ? wraps : chase(c.v) ? nchase : n);
       if (c.v == kStoreWrapOnly) continue;
+      if (chase(c.v)) {
+        if (!have_expect_chase) {
+          expect_chase = sum;
+          have_expect_chase = true;
+        } else if (sum != expect_chase) {
+          fail(fmt("%s, %llu MiB array, %s: the chase summed to %llu, the round's other chases to %llu", lp.e->label,
+                   static_cast<unsigned long long>(mib), kVariantName[c.v], static_cast<unsigned long long>(sum),
+                   static_cast<unsigned long long>(expect_chase)));
+        }
+        continue;
+      }
       if (!have_expect) {
         expect = sum;
         have_expect = true;
@@ -371,7 +416,9 @@ void loads(Context& ctx, std::vector<LoadPool>& pools, bool big, const Sizes& z,
     for (int v = 0; v < kVariants; ++v) {
       if (x[v].wall.empty()) continue;
       const bool per_wrap = v >= kStoreWrapLoads;
-      row(out->loads, mib, label, kVariantName[v], rounds, per_wrap ? wraps : n, x[v], per_wrap ? nullptr : &x[kPlain]);
+      const PerOp* base = per_wrap ? nullptr : (v == kPlainChase || v == kLoadChase) ? &x[kPlainChase] : &x[kPlain];
+      row(out->loads, mib, label, kVariantName[v], rounds,
+          per_wrap ? wraps : (v == kPlainChase || v == kLoadChase) ? nchase : n, x[v], base);
       for (int r = 0; r < rounds; ++r) {
         out->rounds.add(mib).add(label).add(kVariantName[v]).add(r + 1).add(x[v].wall[r]).add(x[v].cpu[r]);
         out->rounds.end_row();

@@ -239,10 +239,27 @@ TEST_P(GrowthTest, KilledWhileGrowingLosesNothingCommitted) {
         *acked = *acked + 1;
       }
     }
-    std::this_thread::sleep_for(std::chrono::microseconds(2000 + rng() % 150000));
-    kill(pid, SIGKILL);
+    // The kill comes a random moment after the child acknowledged a random
+    // number of blocks (0..8; the pool first grows after about four), so
+    // kills land before, inside and after growths however fast the child
+    // runs (a fixed window of 2..152 ms missed every growth under TSan).
+    const uint64_t target = rng() % 9;
+    const uint64_t extra_us = rng() % 20000;
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
     int status = 0;
-    ASSERT_EQ(waitpid(pid, &status, 0), pid);
+    bool reaped = false;  // the child ended by itself (its pool full)
+    while (*acked < target && std::chrono::steady_clock::now() < deadline) {
+      if (waitpid(pid, &status, WNOHANG) == pid) {
+        reaped = true;
+        break;
+      }
+      std::this_thread::sleep_for(std::chrono::microseconds(200));
+    }
+    if (!reaped) {
+      std::this_thread::sleep_for(std::chrono::microseconds(extra_us));
+      kill(pid, SIGKILL);
+      ASSERT_EQ(waitpid(pid, &status, 0), pid);
+    }
     ASSERT_FALSE(WIFEXITED(status) && WEXITSTATUS(status) == 2) << "the child could not open the pool";
     struct stat st {};
     ASSERT_EQ(stat(path_.c_str(), &st), 0);

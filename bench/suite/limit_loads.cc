@@ -30,10 +30,12 @@
 // the loads' own cost in such wraps is (store_wrap_loads - store_wrap_only)
 // / loads (load_store_wrap).  Every variant of a round uses the same index
 // stream; the cells of a round run in an order rotated per round; each
-// cell lies between two quiesces (untimed), and before it an untimed sweep
-// reads every line of the small array (which is then in the cache: the
-// cell measures cache-resident loads, not what the previous cell's alias
-// lookups or a neighbour's job evicted) or, before a cell of the big
+// cell lies between two quiesces (untimed), and before it an untimed pass
+// of random loads of another stream warms the pool's array (see loads())
+// and an untimed sweep reads every line of the small array (which is then
+// in the cache: the cell measures cache-resident loads, not what the
+// previous cell's alias lookups or a neighbour's job evicted) or, before
+// a cell of the big
 // array, of a 64 MiB DRAM buffer (which evicts the lines and page-table
 // entries the previous cell of the same stream left), so every cell of a
 // stream starts alike.  Stores: per pool, n plain stores to random words
@@ -66,6 +68,7 @@ constexpr uint64_t kLoadsPerWrap = 1000;
 constexpr uint64_t kStoresPerLoadWrap = 8;
 constexpr uint64_t kStoresPerWrap = 10;
 constexpr uint64_t kStoreSalt = 0x5A5A5A5A5A5A5A5Aull;  // sw_store64's values differ from the plain stores'
+constexpr uint64_t kWarmSalt = 0x3C3C3C3C3C3C3C3Cull;   // the warm-up pass's stream differs from the timed one's
 // Rounds: a round's ratio swings by a factor of two on the shared VM (a
 // neighbour's job evicts the small array or takes the CPU inside a cell);
 // the median of 21 moves by about 10 %.
@@ -108,10 +111,12 @@ struct Xorshift {
 // ------------------------------------------------------------ the kernels
 // Out of line, so every variant's loop is compiled once, alike.
 
+// The plain kernel loads each word with a relaxed atomic load (a plain
+// mov, as sw_load64's inline path does) and then adds it.
 __attribute__((noinline)) uint64_t plain_loads(const uint64_t* a, uint64_t mask, uint64_t seed, uint64_t n) {
   Xorshift s{seed};
   uint64_t sum = 0;
-  for (uint64_t i = 0; i < n; ++i) sum += a[s.next() & mask];
+  for (uint64_t i = 0; i < n; ++i) sum += __atomic_load_n(a + (s.next() & mask), __ATOMIC_RELAXED);
   return sum;
 }
 
@@ -366,6 +371,13 @@ void loads(Context& ctx, std::vector<LoadPool>& pools, bool big, const Sizes& z,
       LoadPool& lp = pools[c.pool];
       const uint64_t* a = big ? lp.big : lp.small;
       quiesce(lp);
+      // An untimed pass of random loads (another stream) over the pool's
+      // array first: the first random pass over a pool's array after
+      // cells on other pools ran 2x-3x slower here than every later pass
+      // (8 MiB: 10 against 3.5-4 ns a load), the sweep below
+      // notwithstanding; without it whichever variant came first on a
+      // pool (plain, always, in the rotated order) paid for it.
+      g_sink = plain_loads(a, mask, seed ^ kWarmSalt, n / 2);
       if (big) {
         sweep(evict.data(), evict.size() * 8);
       } else {

@@ -152,6 +152,9 @@ def limit(mr):
           f"every variant of a round ({int(float(lr['ops_per_slice'])):,} loads per slice on the small array), "
           f"rounds: {loads[0]['rounds']}, in a rotated order. The baseline is a plain load of the mapped word "
           "(`sw_pool_base` + offset, after `sw_pool_quiesce`); every sum must equal it. Before each cell an untimed "
+          "pass of random loads (another stream) warms the pool's array — the first random pass over a pool's array "
+          "after cells on other pools ran 2x–3x slower than every later one, so whichever variant came first on a "
+          "pool (the plain loads, in this order) paid for it — and an untimed "
           "sweep puts the small array in the cache, or evicts the big one with a 64 MiB sweep of DRAM. In wraps "
           "that also store (softwrap, where a wrap's own aliases make its loads look it up): wraps of 8 "
           "`sw_store64` to a region the loads never touch and then 1,000 loads, less the same wraps without the "
@@ -183,6 +186,19 @@ def limit(mr):
               f"clear, pays {_x(f(na, 'vs_plain'))} on the {sizes[0]} MiB array and {_x(f(big_na, 'vs_plain'))} "
               f"on the {sizes[-1]} MiB one. Where the loads cannot overlap (the pointer chase) the check runs in the "
               f"shadow of the miss: {_x(f(big_ch, 'vs_plain'))} on the {sizes[-1]} MiB array.")
+            big_sw = mr.one(loads, array_mib=sizes[-1], engine="softwrap", variant="load")
+            if big_sw:
+                w(f"- **What softwrap's filter adds:** on softwrap the slot is a second memory access per load "
+                  f"({_x(f(sw_, 'vs_plain'))} and {_x(f(big_sw, 'vs_plain'))} on the two arrays, against nonatomic's "
+                  f"{_x(f(na, 'vs_plain'))} and {_x(f(big_na, 'vs_plain'))}). A slot is 4 bytes per 64-byte "
+                  "granule, up to 65,536 slots (256 KiB), so a random stream over a large array reads a random "
+                  "slot of a 256 KiB table: a first-level cache miss on nearly every load (cachegrind, 512 MiB "
+                  "array, 500,000 loads: 1.94 first-level misses per `sw_load64` on softwrap, 1.00 on nonatomic and "
+                  "for the plain load), which takes one of the miss buffers the array's own misses overlap in. "
+                  "What would reach 1.1x: a second, coarse level of the filter — one slot per heap region, a few "
+                  "KiB, always in the first-level cache — checked first, so a load of a region no live alias "
+                  "touches costs one cache-resident check (the fine slot only where the region is raised), and "
+                  "fewer instructions in the check (the pool's face in registers across a loop, a fixed shift).")
         w()
         for k, size in enumerate(sizes):
             b = 1.5 if k == 0 else 1.1

@@ -19,9 +19,10 @@
  * Error handling: functions returning int give 0 on success and a negative
  * SW_E* code on failure; functions returning pointers give NULL.  In both
  * cases sw_errormsg() describes the last failure of the calling thread.
- * Functions returning values (sw_load*) cannot fail loudly: on misuse they
- * return 0 and set the thread's error (see sw_errno()), or abort in strict
- * mode (below).
+ * Functions returning values (sw_load*) cannot fail loudly: on misuse the
+ * library's return 0 and set the thread's error (see sw_errno()), or abort
+ * in strict mode (below); the inline loads leave the misuse checks to
+ * strict mode (see "Inline access").
  *
  * Concurrency: many threads may run wraps on one pool at once.  Isolation
  * is the caller's, as in the SoftWrAP paper: two wraps that are open at the
@@ -337,10 +338,15 @@ SW_API int sw_wrap_depth(sw_pool *pool);
 /* ---------------------------------------------------------------- access */
 
 /* Loads see the newest value stored by any committed wrap or by the
- * caller's own open wrap.  Out-of-pool or misaligned addresses: 0 and
- * SW_ERANGE / SW_EINVAL.  Sizes must be naturally aligned.  Inline where
+ * caller's own open wrap.  Sizes must be naturally aligned.  Inline where
  * the compiler allows (see "Inline access" below): a load of a word that
- * no live alias may hold is a few compares and a plain load. */
+ * no live alias may hold is a few compares and a plain load.  Out-of-pool
+ * or misaligned addresses, and another pool's handle, are misuse: strict
+ * mode aborts with a message; otherwise the library's loads (the *_slow
+ * functions, and these where they are not inline) return 0 and set
+ * SW_ERANGE / SW_EINVAL, while the inline ones do not check and load the
+ * address as a plain load would (or ask the library, which reports it,
+ * when the address's filter slot happens to be raised). */
 #ifndef SW_INLINE_ACCESS
 SW_API uint8_t sw_load8(sw_pool *pool, const void *addr);
 SW_API uint16_t sw_load16(sw_pool *pool, const void *addr);
@@ -454,10 +460,14 @@ SW_API int sw_memset(sw_pool *pool, void *dst, int c, size_t n);
  *
  * sw_pool_hot is the first member of every open sw_pool and the only part
  * of it this header sees.  Programs must never write it.  Its layout and
- * meaning are fixed for SW_POOL_HOT_VERSION; a library with another layout
- * keeps this one's filter a single raised slot and span 0, so inline code
- * compiled against this header then calls the library (it stays correct,
- * only slower). */
+ * meaning are fixed for SW_POOL_HOT_VERSION: the version-1 fields keep
+ * their offsets in every later library (new fields go into `reserved`),
+ * and a library whose filter means something else keeps this one's filter
+ * a single raised slot and span 0, so inline code compiled against this
+ * header then calls the library (it stays correct, only slower).
+ * Libraries from before sw_pool_hot have SOVERSION 0 (libsoftwrap.so.0);
+ * this one is libsoftwrap.so.1, so the loader never pairs a program
+ * compiled against this header with one of them. */
 
 #define SW_POOL_HOT_VERSION 1u
 
@@ -485,15 +495,25 @@ SW_API int sw_read_slow(sw_pool *pool, void *dst, const void *src, size_t n);
 SW_API const void *sw_peek_slow(sw_pool *pool, const void *addr, size_t n, void *scratch);
 
 #ifdef SW_INLINE_ACCESS
+/* C code, compiled by C++ programs too: their -Wold-style-cast and
+ * -Wzero-as-null-pointer-constant (even with -Werror) must not reject it. */
+#if defined(__cplusplus)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wold-style-cast"
+#pragma GCC diagnostic ignored "-Wzero-as-null-pointer-constant"
+#endif
 
 /* Ranges covering more filter slots than this go to the library. */
 #define SW_HOT_RANGE_SLOTS 16u
 
 /* Whether the alias filter's slot of address a is clear. */
+static inline int sw_hot_slot_clear(const sw_pool_hot *h, uintptr_t i) {
+  const uint32_t s = __atomic_load_n(&h->filter[i & h->filter_mask], __ATOMIC_ACQUIRE);
+  return (int32_t)(s - __atomic_load_n(&h->live, __ATOMIC_ACQUIRE)) < 0;
+}
 static inline int sw_hot_clear(sw_pool *pool, uintptr_t a) {
   const sw_pool_hot *h = (const sw_pool_hot *)(const void *)pool;
-  const uint32_t s = __atomic_load_n(&h->filter[(a >> h->filter_shift) & h->filter_mask], __ATOMIC_ACQUIRE);
-  return (int32_t)(s - __atomic_load_n(&h->live, __ATOMIC_ACQUIRE)) < 0;
+  return sw_hot_slot_clear(h, a >> h->filter_shift);
 }
 
 /* Whether the n bytes at addr (n > 0, any alignment) lie in the heap and
@@ -504,13 +524,12 @@ static inline int sw_hot_range(sw_pool *pool, const void *addr, size_t n) {
   const uint64_t d = (uint64_t)(a - (uintptr_t)h->heap);
   const uint64_t span = __atomic_load_n(&h->span, __ATOMIC_RELAXED);
   if (__builtin_expect(n > span || d > span - n, 0)) return 0;
-  const uint32_t shift = h->filter_shift;
-  const uintptr_t last = (a + n - 1) >> shift;
-  if (last - (a >> shift) >= SW_HOT_RANGE_SLOTS) return 0;
-  for (uintptr_t s = a; (s >> shift) <= last; s += (uintptr_t)1 << shift) {
-    if (!sw_hot_clear(pool, s)) return 0;
+  const uintptr_t first = a >> h->filter_shift, last = (a + n - 1) >> h->filter_shift;
+  if (last - first >= SW_HOT_RANGE_SLOTS) return 0;
+  for (uintptr_t i = first;; ++i) {
+    if (!sw_hot_slot_clear(h, i)) return 0;
+    if (i == last) return 1;
   }
-  return 1;
 }
 
 #define SW_HOT_LOAD(pool, addr, T, slow)                                                      \
@@ -544,6 +563,9 @@ static inline const void *sw_peek(sw_pool *pool, const void *addr, size_t n, voi
 
 #undef SW_HOT_LOAD
 
+#if defined(__cplusplus)
+#pragma GCC diagnostic pop
+#endif
 #endif /* SW_INLINE_ACCESS */
 
 /* ------------------------------------------------------------ allocation */
@@ -671,7 +693,8 @@ typedef struct sw_stats {
 static inline uint64_t sw_gap_bucket_low(unsigned b) {
   if (b < 8) return b;
   const unsigned e = 3 + (b - 8) / 4; /* 2^e <= distance < 2^(e+1) */
-  return ((uint64_t)(4 + (b - 8) % 4)) << (e - 2);
+  const uint64_t m = 4 + (b - 8) % 4;
+  return m << (e - 2);
 }
 
 /* Sums the per-thread counters of the pool (retirement thread included). */

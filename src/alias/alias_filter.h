@@ -36,6 +36,7 @@
 #define SOFTWRAP_ALIAS_ALIAS_FILTER_H_
 
 #include <atomic>
+#include <cassert>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -108,11 +109,17 @@ class AliasFilter {
     for_slots(off, n, [](uint32_t* s) { __atomic_fetch_add(s, 1, __ATOMIC_RELEASE); });
   }
   void sub(uint64_t off, size_t n) {
-    for_slots(off, n, [](uint32_t* s) { __atomic_fetch_sub(s, 1, __ATOMIC_RELEASE); });
+    for_slots(off, n, [](uint32_t* s) {
+      [[maybe_unused]] const uint32_t was = __atomic_fetch_sub(s, 1, __ATOMIC_RELEASE);
+      assert(was > 0 && "alias filter: a count went below zero (it would read as clear)");
+    });
   }
   // The same for the naturally aligned word at w (one slot).
   void add_word(uint64_t w) { __atomic_fetch_add(&slots_[((base_ + w) >> shift_) & mask_], 1, __ATOMIC_RELEASE); }
-  void sub_word(uint64_t w) { __atomic_fetch_sub(&slots_[((base_ + w) >> shift_) & mask_], 1, __ATOMIC_RELEASE); }
+  void sub_word(uint64_t w) {
+    [[maybe_unused]] const uint32_t was = __atomic_fetch_sub(&slots_[((base_ + w) >> shift_) & mask_], 1, __ATOMIC_RELEASE);
+    assert(was > 0 && "alias filter: a count went below zero (it would read as clear)");
+  }
 
   // The value of the slot covering offset o (tests).
   uint32_t slot_of(uint64_t o) const {
@@ -125,7 +132,13 @@ class AliasFilter {
     uint32_t cur = __atomic_load_n(s, __ATOMIC_RELAXED);
     while (static_cast<int32_t>(cur - v) < 0) {
       if (__atomic_compare_exchange_n(s, &cur, v, false, __ATOMIC_RELEASE, __ATOMIC_RELAXED)) {
-        if (newest_.load(std::memory_order_relaxed) < gen + 1) newest_.store(gen + 1, std::memory_order_relaxed);
+        // The hint only moves up: two raisers of different generations
+        // must not leave the older one's (a separate load and store could,
+        // and a table that raised slots without an entry would then be
+        // skipped by quiesce and the idle switch).
+        uint64_t h = newest_.load(std::memory_order_relaxed);
+        while (h < gen + 1 && !newest_.compare_exchange_weak(h, gen + 1, std::memory_order_relaxed)) {
+        }
         return;
       }
     }

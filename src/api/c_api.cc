@@ -11,6 +11,8 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <new>
@@ -319,6 +321,13 @@ bool accesses_call_library(const sw_pool* p) {
 // itself).
 void publish_hot(sw_pool* p) {
   static_assert(std::is_standard_layout_v<sw_pool_hot>);
+  // The inline code casts the handle to its face: the face must sit at the
+  // handle's address (sw_pool is not standard-layout, so the language does
+  // not promise it; every ABI we build for places a first base there).
+  if (static_cast<void*>(static_cast<sw_pool_hot*>(p)) != static_cast<void*>(p)) {
+    std::fprintf(stderr, "softwrap: sw_pool_hot is not at the start of sw_pool; inline access cannot work\n");
+    std::abort();
+  }
   p->version = SW_POOL_HOT_VERSION;
   p->reserved = 0;
   p->base = reinterpret_cast<char*>(p->file->base());
@@ -326,7 +335,7 @@ void publish_hot(sw_pool* p) {
   const AliasFilter* f = p->engine->filter();
   if (accesses_call_library(p)) {
     p->filter = &kAlwaysRaised;
-    p->filter_shift = 63;  // every address is slot 0
+    p->filter_shift = 8 * sizeof(uintptr_t) - 1;  // every address is slot 0
     p->filter_mask = 0;
     __atomic_store_n(&p->live, 1u, __ATOMIC_RELEASE);
     return;  // span 0: no inline range read either
@@ -337,7 +346,7 @@ void publish_hot(sw_pool* p) {
     p->filter_mask = f->mask();
   } else {
     p->filter = &kNoAliases;
-    p->filter_shift = 63;
+    p->filter_shift = 8 * sizeof(uintptr_t) - 1;
     p->filter_mask = 0;
     __atomic_store_n(&p->live, 1u, __ATOMIC_RELEASE);
   }

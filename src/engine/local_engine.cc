@@ -225,7 +225,14 @@ class LocalEngine final : public Engine {
       store_wcl(ctx, t, q.w, q.v, 8);
       return ctx.fail_code == 0;  // a failed store rolled the wrap back
     });
-    return ctx.fail_code == 0;
+    if (ctx.fail_code != 0) return false;  // the rollback ended the queued words' counts (clear())
+    // Every drained word now has an entry of its own (counted by entry())
+    // or was found unchanged (its home word is what the wrap sees), so its
+    // queue count ends here: the counts, and queued_words, stay bounded by
+    // the queue's capacity however often the wrap stores a word.
+    for (uint64_t w : t.queued_words) filter_.sub_word(w);
+    t.queued_words.clear();
+    return true;
   }
 
   // Write-combined logging: compare with the value the wrap sees first.

@@ -248,11 +248,22 @@ class SoftwrapEngine final : public Engine {
     if (t.wcl.on()) {  // a compared wrap (write-combined logging)
       // Whole words wait for their compare (wcl_queue.h).
       if (size == 8) {
+        // A clear slot means no table holds w, so until this wrap changes
+        // w its view of w is the home word: the compare may read home
+        // instead of looking w up through the ring (bit 0 of the queued
+        // offset says so).  The inline loads that used to note the value
+        // in t.seen no longer reach the engine, and without this every
+        // compared store of a word the wrap had only loaded walked the
+        // ring.  The raise below makes any later store of w in this wrap
+        // find the slot raised, so only the first queued store of w
+        // carries the bit, and it is drained before any later one.
+        const bool home_view = ring_.filter().clear_word(w);
         // The wrap's own loads must find the queued store: they read home
         // only where the filter is clear (its table cannot retire while the
         // wrap is open).
         ring_.filter().raise_word(w, t.tag.active);
-        return queue_word(t.queued, t.wcl, pool_->at(w), w, v, counters().stores, [&] { return drain_queue(ctx, t); });
+        return queue_word(t.queued, t.wcl, pool_->at(w), w | (home_view ? 1 : 0), v, counters().stores,
+                          [&] { return drain_queue(ctx, t); });
       }
       if (!drain_queue(ctx, t)) return;  // a queued store failed: the wrap is rolled back
       return store_wcl(ctx, t, w, off, v, size);
@@ -278,17 +289,21 @@ class SoftwrapEngine final : public Engine {
   // Returns false when a queued store failed (the wrap was rolled back).
   bool drain_queue(ThreadCtx& ctx, SwThread& t) {
     t.queued.drain([&](const WclQueue::Item& q) {
-      store_wcl(ctx, t, q.w, q.w, q.v, 8);
+      const uint64_t w = q.w & ~uint64_t{1};
+      store_wcl(ctx, t, w, w, q.v, 8, (q.w & 1) != 0);
       return ctx.fail_code == 0;  // a failed store rolled the wrap back
     });
     return ctx.fail_code == 0;
   }
 
   // Write-combined logging: compare with the value the wrap sees first.
-  void store_wcl(ThreadCtx& ctx, SwThread& t, uint64_t w, uint64_t off, uint64_t v, unsigned size) {
+  // home_view: no table held w when the store was queued (its filter slot
+  // was clear), so the wrap sees w's home word.
+  void store_wcl(ThreadCtx& ctx, SwThread& t, uint64_t w, uint64_t off, uint64_t v, unsigned size,
+                 bool home_view = false) {
     uint64_t cur;
     const bool seen = t.seen.find(w, &cur);  // the wrap just loaded or stored w
-    if (size == 8 && !seen && !t.spill.active()) {
+    if (size == 8 && !seen && !home_view && !t.spill.active()) {
       // A word stored lately has a valid entry of its own in the active
       // table: that entry holds the value the wrap sees (the newest), and
       // it is where the store goes (put_word would find it too).  One probe
@@ -308,7 +323,7 @@ class SoftwrapEngine final : public Engine {
         return maybe_spill(ctx, t);
       }
     }
-    if (!seen) cur = ring_.lookup_word(w);
+    if (!seen) cur = home_view ? home_word_loaded(w) : ring_.lookup_word(w);
     const uint64_t nv = size < 8 ? merge(cur, off - w, v, size) : v;
     t.wcl.saw(WclPolicy::pays(nv, cur));
     t.seen.note(w, nv);

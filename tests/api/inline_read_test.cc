@@ -334,8 +334,10 @@ TEST_P(InlineReadTest, InlineRangeReadsFollowThePoolsGrowth) {
 // reads; small alias tables make tables switch and retire all the time and
 // a periodic sw_pool_quiesce clears every slot for a moment.  Readers take
 // a group's lock and read it through every inline read, against a DRAM
-// oracle kept under the same lock.  Groups are 128 bytes apart: two share a
-// filter slot, eight a shadow page.
+// oracle kept under the same lock.  Groups lie back to back (48 bytes
+// each), so neighbours share 64-byte filter slots and about twenty share a
+// shadow page: one group's raise and retirement moves the slots another
+// group's readers check.
 TEST_P(InlineReadTest, ReadersUnderTheWritersLocksSeeEveryCommittedValue) {
   sw_config c = config();
   c.alias_entries = 256;
@@ -343,7 +345,7 @@ TEST_P(InlineReadTest, ReadersUnderTheWritersLocksSeeEveryCommittedValue) {
   constexpr int kGroups = 32, kWords = 6, kReaders = 2;
   constexpr size_t kBytes = kWords * 8;
   const sw_engine_kind engine = GetParam().engine;
-  auto group = [&](int g) { return reinterpret_cast<uint64_t*>(region_ + 128 * g); };
+  auto group = [&](int g) { return reinterpret_cast<uint64_t*>(region_ + kBytes * g); };
   struct Group {
     std::mutex mu;
     std::array<uint64_t, kWords> want;  // GUARDED_BY(mu)
@@ -638,6 +640,40 @@ TEST_P(GlobalTableTest, ARaiseWithoutAnEntryIsRetiredToo) {
   EXPECT_EQ(library_loads(pool_), loads0) << "every slot clear after the quiesce: the loads were inline";
 }
 
+// Under WCL a store's compare needs the value the wrap sees.  A store
+// queued while its word's slot was clear compares with home (no table held
+// the word); any other compares with what the tables hold.  Both stores
+// below write a word back to its home value after the wrap (1) or an
+// earlier, committed but unretired wrap (2) gave it another: compared with
+// home, they would look unchanged, be dropped, and leave the other value.
+TEST_P(GlobalTableTest, AStoreBackToTheHomeValueIsComparedWithTheWrapsView) {
+  ASSERT_NO_FATAL_FAILURE(make());
+  uint64_t* x = slot(50);
+  uint64_t* y = slot(52);
+  ASSERT_EQ(sw_wrap_open(pool_), 0);
+  sw_store64(pool_, x, new_value(50));
+  EXPECT_EQ(sw_load64(pool_, x), new_value(50));  // a library load: the queued store is compared now
+  sw_store64(pool_, x, old_value(50));
+  ASSERT_EQ(sw_wrap_close(pool_), 0) << sw_errormsg();
+  EXPECT_EQ(sw_load64(pool_, x), old_value(50)) << "(1) the wrap's second store was dropped";
+  {
+    OpenWrap b(pool_, nullptr, 0);  // keeps the tables from retiring
+    ASSERT_TRUE(b.opened());
+    ASSERT_EQ(sw_wrap_open(pool_), 0);
+    sw_store64(pool_, y, new_value(52));
+    ASSERT_EQ(sw_wrap_close(pool_), 0) << sw_errormsg();
+    ASSERT_EQ(home(y), old_value(52)) << "the first wrap's value is only in its table";
+    ASSERT_EQ(sw_wrap_open(pool_), 0);
+    sw_store64(pool_, y, old_value(52));
+    ASSERT_EQ(sw_wrap_close(pool_), 0) << sw_errormsg();
+    EXPECT_EQ(sw_load64(pool_, y), old_value(52)) << "(2) the second wrap's store was dropped";
+    ASSERT_TRUE(b.release());
+  }
+  ASSERT_EQ(sw_pool_quiesce(pool_), 0) << sw_errormsg();
+  EXPECT_EQ(home(x), old_value(50));
+  EXPECT_EQ(home(y), old_value(52));
+}
+
 const Param kGlobal[] = {{SW_ENGINE_SOFTWRAP, "softwrap", 0}, {SW_ENGINE_SOFTWRAP, "softwrap_wcl", SW_CONFIG_WCL}};
 INSTANTIATE_TEST_SUITE_P(Engines, GlobalTableTest, ::testing::ValuesIn(kGlobal), param_name);
 
@@ -670,6 +706,45 @@ TEST_P(LocalTableTest, AnotherThreadsOpenWrapSendsItsSlotsToTheLibrary) {
   EXPECT_EQ(sw_load64(pool_, y), new_value(30));
   EXPECT_EQ(sw_peek(pool_, y, 8, scratch), y);
   EXPECT_EQ(library_loads(pool_), loads1) << "B committed: its slot is clear";
+}
+
+// softwrap-local's slots count what aliases their words: a wrap that
+// stores one word 100,000 times (under WCL each store is queued for its
+// compare) keeps the count small, and after the wrap commits, and after
+// one aborts, every slot it touched is exactly zero again (a count below
+// zero would read as clear while an alias is live; one left above zero
+// would send every later load to the library).
+TEST_P(LocalTableTest, TheCountsStayBoundedAndReturnToZero) {
+  ASSERT_NO_FATAL_FAILURE(make());
+  const sw_pool_hot* h = reinterpret_cast<const sw_pool_hot*>(pool_);
+  auto count = [&](const void* a) {
+    return __atomic_load_n(&h->filter[(reinterpret_cast<uintptr_t>(a) >> h->filter_shift) & h->filter_mask],
+                           __ATOMIC_ACQUIRE);
+  };
+  uint64_t* x = slot(10);
+  uint64_t* y = slot(11);
+  for (const bool commit : {true, false}) {
+    ASSERT_EQ(sw_wrap_open(pool_), 0);
+    uint32_t most = 0;
+    for (uint64_t i = 1; i <= 100000; ++i) {
+      sw_store64(pool_, x, new_value(10) + i);
+      if (i % 1000 == 0) {
+        sw_store64(pool_, y, new_value(11) + i);
+        most = std::max(most, count(x));
+        ASSERT_EQ(sw_load64(pool_, x), new_value(10) + i) << "the wrap sees its own store";
+      }
+    }
+    EXPECT_GE(most, 1u) << "an open wrap's word is counted";
+    EXPECT_LE(most, 64u) << "one word stored 100,000 times counts (at most) its queued stores, not every store";
+    if (commit) {
+      ASSERT_EQ(sw_wrap_close(pool_), 0) << sw_errormsg();
+    } else {
+      ASSERT_EQ(sw_wrap_abort(pool_), 0) << sw_errormsg();
+    }
+    EXPECT_EQ(count(x), 0u) << (commit ? "after the commit" : "after the abort");
+    EXPECT_EQ(count(y), 0u) << (commit ? "after the commit" : "after the abort");
+    EXPECT_EQ(sw_load64(pool_, x), new_value(10) + 100000) << "the first wrap's value (the aborted one left none)";
+  }
 }
 
 const Param kLocal[] = {{SW_ENGINE_SOFTWRAP_LOCAL, "softwrap-local", 0},

@@ -69,6 +69,20 @@ else
   fail "README example does not build with pkg-config"
 fi
 
+# The installed header, inline access included, compiles in programs with
+# strict warnings: C99 -pedantic and C++ -Wold-style-cast
+# -Wzero-as-null-pointer-constant, all as errors.
+printf '#include <softwrap/softwrap.h>\nint main(void) { return (int)sw_load64(0, 0); }\n' >"$tmp/strict.c"
+printf '#include <softwrap/softwrap.h>\nint main() { return static_cast<int>(sw_load64(nullptr, nullptr)); }\n' >"$tmp/strict.cc"
+if cc -std=c99 -Wall -Wextra -pedantic -Werror -fsyntax-only $(pkg-config --cflags softwrap) "$tmp/strict.c" 2>"$tmp/cc.log" &&
+   c++ -std=c++17 -Wall -Wextra -Wold-style-cast -Wzero-as-null-pointer-constant -Werror -fsyntax-only \
+     $(pkg-config --cflags softwrap) "$tmp/strict.cc" 2>>"$tmp/cc.log"; then
+  ok "the header compiles with strict warnings as errors (C99, C++17)"
+else
+  cat "$tmp/cc.log"
+  fail "the header does not compile with strict warnings as errors"
+fi
+
 if [ $with_sqlite = 1 ]; then
   extract "$src/docs/sqlite.md" "" "$tmp/notes.c"
   uri="file:$shm.notes?vfs=softwrap"

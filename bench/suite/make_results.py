@@ -148,9 +148,9 @@ def header():
       "states, quoted in `bench/suite/paper.py`.")
     w()
     w("**Regenerate:** `bench/suite/make-results` (builds, runs `softwrap bench all`, the B+tree "
-      "benchmark `sw_bench_btree`, the key-value benchmark `sw_bench_kv` and the TPC-C script "
-      "`sqlite/fig16.sh` into `results/` — about 18 minutes on this 2-vCPU machine, plus the key-value "
-      "benchmark's — then this generator; `--quick`: a smoke run of all four). One "
+      "benchmark `sw_bench_btree`, the key-value benchmark `sw_bench_kv`, the TPC-C script "
+      "`sqlite/fig16.sh` and SQLite's speedtest1 into `results/` — about 36 minutes on this 2-vCPU machine "
+      "— then this generator; `--quick`: a smoke run of all of them). One "
       "experiment: `softwrap bench fig6`; smoke test: `softwrap bench all --quick` (CTest label `bench`).")
     w()
     w("## Setup and how it differs from the paper's")

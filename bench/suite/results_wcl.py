@@ -215,6 +215,17 @@ def wcl(mr):
           "transactions WCL adds 5.4 % instructions (40 M), over 5,000 kmeans transactions 11 % (58 M): a few "
           "per load for remembering what the wrap loaded, and per stored word the compare, the classification "
           "and the half pairing.")
+        w("  - *Since loads are inline* (issue 22: a load of a word no live alias holds is a check and a plain "
+          "load, and the store path lost its call chain), a transaction without WCL takes a fifth to a quarter "
+          "fewer instructions and one with WCL an eighth to a sixth fewer (callgrind, per transaction on "
+          "softwrap: ssca2 22,779 → "
+          "17,198 without and 25,889 → 21,336 with; stmb7-m 259,961 → 208,282 and 309,500 → 272,578), so the "
+          "compare's fixed cost is a larger share and the x86 ratios fell (on/off instructions: ssca2 1.14 → "
+          "1.24, stmb7-m 1.19 → 1.31). Part of it was recovered: the inline loads no longer tell the compare "
+          "what they found (`WclSeen`), so a store queued while its word's filter slot is clear now compares "
+          "with home directly instead of looking the word up through every table (ssca2 22,190 → 21,336, "
+          "stmb7-m 281,394 → 272,578 with WCL). What is left per compared store: raising its slot when it is "
+          "queued (a compare-and-swap for a slot's first raise in a table) and the compare itself.")
         w("  - The design change that would reach the bar: compare a wrap's queued word stores at its commit, "
           "all at once, with every home line prefetched when the store was made, and answer the wrap's loads of "
           "queued words from the queue (a per-wrap hash rather than draining), so that the misses of a wrap's "

@@ -31,6 +31,17 @@
 
 namespace softwrap::bench::limit {
 
+// The engines both parts run, in the order of their tables.
+struct EngineSpec {
+  sw_engine_kind kind;
+  const char* label;
+};
+inline constexpr EngineSpec kEngines[] = {{SW_ENGINE_SOFTWRAP, "softwrap"},
+                                          {SW_ENGINE_SOFTWRAP_LOCAL, "softwrap-local"},
+                                          {SW_ENGINE_UNDO, "undo"},
+                                          {SW_ENGINE_UNDO_THEMIS, "undo-themis"},
+                                          {SW_ENGINE_NONATOMIC, "nonatomic"}};
+
 // One workload on one access, set up and ready to run.
 class Contender {
  public:

@@ -75,15 +75,6 @@ constexpr uint64_t kWarmSalt = 0x3C3C3C3C3C3C3C3Cull;   // the warm-up pass's st
 constexpr int kRounds = 21;
 constexpr uint64_t kRootMagic = 0x4C494D49544C4453ull;  // "LIMITLDS"
 
-struct EngineSpec {
-  sw_engine_kind kind;
-  const char* label;
-};
-const EngineSpec kEngines[] = {{SW_ENGINE_SOFTWRAP, "softwrap"},
-                               {SW_ENGINE_SOFTWRAP_LOCAL, "softwrap-local"},
-                               {SW_ENGINE_UNDO, "undo"},
-                               {SW_ENGINE_UNDO_THEMIS, "undo-themis"},
-                               {SW_ENGINE_NONATOMIC, "nonatomic"}};
 constexpr size_t kPools = std::size(kEngines);
 
 struct Root {
@@ -401,24 +392,17 @@ void loads(Context& ctx, std::vector<LoadPool>& pools, bool big, const Sizes& z,
       quiesce(lp);
       t[c.pool][c.v].add(secs, c.v >= kStoreWrapLoads ? wraps : chase(c.v) ? nchase : n);
       if (c.v == kStoreWrapOnly) continue;
-      if (chase(c.v)) {
-        if (!have_expect_chase) {
-          expect_chase = sum;
-          have_expect_chase = true;
-        } else if (sum != expect_chase) {
-          fail(fmt("%s, %llu MiB array, %s: the chase summed to %llu, the round's other chases to %llu", lp.e->label,
-                   static_cast<unsigned long long>(mib), kVariantName[c.v], static_cast<unsigned long long>(sum),
-                   static_cast<unsigned long long>(expect_chase)));
-        }
-        continue;
-      }
-      if (!have_expect) {
-        expect = sum;
-        have_expect = true;
-      } else if (sum != expect) {
-        fail(fmt("%s, %llu MiB array, %s: the loads summed to %llu, the round's other loads to %llu", lp.e->label,
-                 static_cast<unsigned long long>(mib), kVariantName[c.v], static_cast<unsigned long long>(sum),
-                 static_cast<unsigned long long>(expect)));
+      // Every chase of the round sums alike, and every other load variant.
+      const bool ch = chase(c.v);
+      uint64_t& want = ch ? expect_chase : expect;
+      bool& have = ch ? have_expect_chase : have_expect;
+      if (!have) {
+        want = sum;
+        have = true;
+      } else if (sum != want) {
+        fail(fmt("%s, %llu MiB array, %s: the %s summed to %llu, the round's other %s to %llu", lp.e->label,
+                 static_cast<unsigned long long>(mib), kVariantName[c.v], ch ? "chase" : "loads",
+                 static_cast<unsigned long long>(sum), ch ? "chases" : "loads", static_cast<unsigned long long>(want)));
       }
     }
   }

@@ -39,15 +39,6 @@ namespace {
 
 namespace wl = softwrap::workloads;
 
-struct EngineSpec {
-  sw_engine_kind kind;
-  const char* label;
-};
-const EngineSpec kEngines[] = {{SW_ENGINE_SOFTWRAP, "softwrap"},
-                               {SW_ENGINE_SOFTWRAP_LOCAL, "softwrap-local"},
-                               {SW_ENGINE_UNDO, "undo"},
-                               {SW_ENGINE_UNDO_THEMIS, "undo-themis"},
-                               {SW_ENGINE_NONATOMIC, "nonatomic"}};
 // Rounds of one slice per contender.  A round's ratio swings by a factor
 // of two and more on the shared 2-vCPU VM (another job's time slice lands
 // in one contender's slice), so the median needs many: 21, as Table II's.

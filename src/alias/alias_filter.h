@@ -77,19 +77,29 @@ class AliasFilter {
     }
     return true;
   }
-  bool clear_word(uint64_t w) const {
-    return !raised(__atomic_load_n(&slots_[((base_ + w) >> shift_) & mask_], __ATOMIC_ACQUIRE), live());
-  }
+  bool clear_word(uint64_t w) const { return !raised(__atomic_load_n(slot_at(w), __ATOMIC_ACQUIRE), live()); }
 
   // ---- generations
   // Raises the slots of [off, off+n) to at least gen + 1 (serially).
   void raise_gen(uint64_t off, size_t n, uint64_t gen) {
-    for_slots(off, n, [&](uint32_t* s) { raise_slot(s, gen); });
+    for_slots(off, n, [&](uint32_t* s) { raise_slot(s, gen, __atomic_load_n(s, __ATOMIC_RELAXED)); });
   }
   // The same for the naturally aligned word at w (one slot: a granule is
   // at least 64 bytes).  A store's common case: one load and compare (the
   // slot is raised already in this generation), else one CAS.
-  void raise_word(uint64_t w, uint64_t gen) { raise_slot(&slots_[((base_ + w) >> shift_) & mask_], gen); }
+  void raise_word(uint64_t w, uint64_t gen) {
+    uint32_t* s = slot_at(w);
+    raise_slot(s, gen, __atomic_load_n(s, __ATOMIC_RELAXED));
+  }
+  // raise_word, and whether the slot was clear before it (clear_word): one
+  // look at the slot for both (a WCL-queued store's).
+  bool raise_word_was_clear(uint64_t w, uint64_t gen) {
+    uint32_t* s = slot_at(w);
+    const uint32_t cur = __atomic_load_n(s, __ATOMIC_ACQUIRE);
+    const bool was_clear = !raised(cur, live());
+    raise_slot(s, gen, cur);
+    return was_clear;
+  }
   // 1 + the newest generation that raised a slot (0: none yet); a hint for
   // the ring, which must retire a table that raised slots even when it
   // holds no entry (a WCL-queued store that turned out unchanged, or was
@@ -105,31 +115,23 @@ class AliasFilter {
   void sweep();
 
   // ---- counts
-  void add(uint64_t off, size_t n) {
-    for_slots(off, n, [](uint32_t* s) { __atomic_fetch_add(s, 1, __ATOMIC_RELEASE); });
-  }
-  void sub(uint64_t off, size_t n) {
-    for_slots(off, n, [](uint32_t* s) {
-      [[maybe_unused]] const uint32_t was = __atomic_fetch_sub(s, 1, __ATOMIC_RELEASE);
-      assert(was > 0 && "alias filter: a count went below zero (it would read as clear)");
-    });
-  }
+  void add(uint64_t off, size_t n) { for_slots(off, n, count_up); }
+  void sub(uint64_t off, size_t n) { for_slots(off, n, count_down); }
   // The same for the naturally aligned word at w (one slot).
-  void add_word(uint64_t w) { __atomic_fetch_add(&slots_[((base_ + w) >> shift_) & mask_], 1, __ATOMIC_RELEASE); }
-  void sub_word(uint64_t w) {
-    [[maybe_unused]] const uint32_t was = __atomic_fetch_sub(&slots_[((base_ + w) >> shift_) & mask_], 1, __ATOMIC_RELEASE);
-    assert(was > 0 && "alias filter: a count went below zero (it would read as clear)");
-  }
+  void add_word(uint64_t w) { count_up(slot_at(w)); }
+  void sub_word(uint64_t w) { count_down(slot_at(w)); }
 
   // The value of the slot covering offset o (tests).
   uint32_t slot_of(uint64_t o) const {
-    return __atomic_load_n(&slots_[((base_ + o) >> shift_) & mask_], __ATOMIC_ACQUIRE);
+    return __atomic_load_n(slot_at(o), __ATOMIC_ACQUIRE);
   }
 
  private:
-  void raise_slot(uint32_t* s, uint64_t gen) {
+  // The slot of the byte at offset o.
+  uint32_t* slot_at(uint64_t o) const { return &slots_[((base_ + o) >> shift_) & mask_]; }
+  // Raises *s (whose value was cur) to at least gen + 1.
+  void raise_slot(uint32_t* s, uint64_t gen, uint32_t cur) {
     const uint32_t v = static_cast<uint32_t>(gen + 1);
-    uint32_t cur = __atomic_load_n(s, __ATOMIC_RELAXED);
     while (static_cast<int32_t>(cur - v) < 0) {
       if (__atomic_compare_exchange_n(s, &cur, v, false, __ATOMIC_RELEASE, __ATOMIC_RELAXED)) {
         // The hint only moves up: two raisers of different generations
@@ -142,6 +144,11 @@ class AliasFilter {
         return;
       }
     }
+  }
+  static void count_up(uint32_t* s) { __atomic_fetch_add(s, 1, __ATOMIC_RELEASE); }
+  static void count_down(uint32_t* s) {
+    [[maybe_unused]] const uint32_t was = __atomic_fetch_sub(s, 1, __ATOMIC_RELEASE);
+    assert(was > 0 && "alias filter: a count went below zero (it would read as clear)");
   }
   // f(slot) once for each slot [off, off+n) maps to (a range longer than
   // the filter visits each slot once).

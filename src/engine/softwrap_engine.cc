@@ -256,12 +256,11 @@ class SoftwrapEngine final : public Engine {
         // compared store of a word the wrap had only loaded walked the
         // ring.  The raise below makes any later store of w in this wrap
         // find the slot raised, so only the first queued store of w
-        // carries the bit, and it is drained before any later one.
-        const bool home_view = ring_.filter().clear_word(w);
-        // The wrap's own loads must find the queued store: they read home
-        // only where the filter is clear (its table cannot retire while the
-        // wrap is open).
-        ring_.filter().raise_word(w, t.tag.active);
+        // carries the bit, and it is drained before any later one.  The
+        // raise itself is for the wrap's own loads, which must find the
+        // queued store: they read home only where the filter is clear (its
+        // table cannot retire while the wrap is open).
+        const bool home_view = ring_.filter().raise_word_was_clear(w, t.tag.active);
         return queue_word(t.queued, t.wcl, pool_->at(w), w | (home_view ? 1 : 0), v, counters().stores,
                           [&] { return drain_queue(ctx, t); });
       }

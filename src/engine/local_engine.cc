@@ -58,7 +58,6 @@ struct LocalThread {
   std::vector<unsigned char> scratch;  // write-combined logging: what a range held
   WclQueue queued;                     // ... and the stores awaiting their compare
   WclPolicy wcl;                       // ... and whether to compare
-  std::vector<uint64_t> queued_words;  // words queued this wrap (their filter counts)
 };
 
 class LocalEngine final : public Engine {
@@ -160,7 +159,9 @@ class LocalEngine final : public Engine {
     if (wcl_) {
       if (const uint64_t n = t.wcl.end_wrap(counters().stores.get())) counters().wcl_uncompared.add(n);
     }
-    t.queued.clear();  // queued stores never reached the table or the log
+    // Queued stores never reached the table or the log; their counts end.
+    t.queued.for_each([&](const WclQueue::Item& q) { filter_.sub_word(q.w); });
+    t.queued.clear();
     if (t.spill.active()) t.spill.rollback();
     t.writer.abandon();
     clear(t);
@@ -186,9 +187,8 @@ class LocalEngine final : public Engine {
       // Whole words wait for their compare (wcl_queue.h).
       if (size == 8) {
         // The wrap's own loads must find the queued store: they read home
-        // only where the filter is clear.  Counted until the wrap ends.
+        // only where the filter is clear.  Counted while it is queued.
         filter_.add_word(w);
-        t.queued_words.push_back(w);
         return queue_word(t.queued, t.wcl, pool_->at(w), w, v, counters().stores, [&] { return drain_queue(ctx, t); });
       }
       if (!drain_queue(ctx, t)) return;  // a queued store failed: the wrap is rolled back
@@ -221,18 +221,22 @@ class LocalEngine final : public Engine {
   }
   // Returns false when a queued store failed (the wrap was rolled back).
   bool drain_queue(ThreadCtx& ctx, LocalThread& t) {
+    // Each drained word's queue count ends here: it now has an entry of
+    // its own (counted by entry()), or was found unchanged (its home word
+    // is what the wrap sees), or the wrap was rolled back by a failed store
+    // before it (every queued word is visited, so none keeps its count).
+    // A word's counts are bounded by the queue's 16 places however often
+    // the wrap stores it.
+    bool failed = false;
     t.queued.drain([&](const WclQueue::Item& q) {
-      store_wcl(ctx, t, q.w, q.v, 8);
-      return ctx.fail_code == 0;  // a failed store rolled the wrap back
+      if (!failed) {
+        store_wcl(ctx, t, q.w, q.v, 8);
+        failed = ctx.fail_code != 0;
+      }
+      filter_.sub_word(q.w);
+      return true;
     });
-    if (ctx.fail_code != 0) return false;  // the rollback ended the queued words' counts (clear())
-    // Every drained word now has an entry of its own (counted by entry())
-    // or was found unchanged (its home word is what the wrap sees), so its
-    // queue count ends here: the counts, and queued_words, stay bounded by
-    // the queue's capacity however often the wrap stores a word.
-    for (uint64_t w : t.queued_words) filter_.sub_word(w);
-    t.queued_words.clear();
-    return true;
+    return !failed;
   }
 
   // Write-combined logging: compare with the value the wrap sees first.
@@ -538,12 +542,11 @@ class LocalEngine final : public Engine {
   }
 
   // Ends the wrap's aliasing: after its values are home (commit) or
-  // discarded (rollback), its keys and queued words stop counting in the
-  // filter, and the table is emptied.
+  // discarded (rollback), its keys stop counting in the filter (queued
+  // words stopped when the queue drained or was discarded), and the table
+  // is emptied.
   void clear(LocalThread& t) {
     t.table->for_each([&](AliasEntry& e) { count_key(e.key.load(std::memory_order_relaxed), false); });
-    for (uint64_t w : t.queued_words) filter_.sub_word(w);
-    t.queued_words.clear();
     if (t.table->capacity() > 4 * 4096 && uint64_t{t.table->count()} * 64 < t.table->capacity()) {
       t.table = std::make_unique<AliasTable>(4096, page_size_);  // shrink after an outsized wrap
     } else {

@@ -48,6 +48,11 @@ class WclQueue {
     }
   }
   void clear() { n_ = 0; }
+  // f(item) for each queued store, in order (the queue is unchanged).
+  template <class F>
+  void for_each(F&& f) const {
+    for (unsigned i = 0; i < n_; ++i) f(items_[i]);
+  }
 
  private:
   Item items_[kSize];

@@ -332,12 +332,16 @@ void publish_hot(sw_pool* p) {
   p->reserved = 0;
   p->base = reinterpret_cast<char*>(p->file->base());
   p->heap = p->base + p->user_lo;
-  const AliasFilter* f = p->engine->filter();
-  if (accesses_call_library(p)) {
-    p->filter = &kAlwaysRaised;
-    p->filter_shift = 8 * sizeof(uintptr_t) - 1;  // every address is slot 0
+  // A filter of one slot, which every address maps to (live 1).
+  const auto one_slot = [p](const uint32_t* slot) {
+    p->filter = slot;
+    p->filter_shift = 8 * sizeof(uintptr_t) - 1;
     p->filter_mask = 0;
     __atomic_store_n(&p->live, 1u, __ATOMIC_RELEASE);
+  };
+  const AliasFilter* f = p->engine->filter();
+  if (accesses_call_library(p)) {
+    one_slot(&kAlwaysRaised);
     return;  // span 0: no inline range read either
   }
   if (f) {
@@ -345,10 +349,7 @@ void publish_hot(sw_pool* p) {
     p->filter_shift = f->shift();
     p->filter_mask = f->mask();
   } else {
-    p->filter = &kNoAliases;
-    p->filter_shift = 8 * sizeof(uintptr_t) - 1;
-    p->filter_mask = 0;
-    __atomic_store_n(&p->live, 1u, __ATOMIC_RELEASE);
+    one_slot(&kNoAliases);
   }
   p->file->mirror_size(&p->span, p->user_lo);  // span: the heap's size, followed by every growth
 }

@@ -17,6 +17,7 @@
 #include "alias/alias_table.h"
 #include "alias/home_writer.h"
 #include "common/counters.h"
+#include "medium/forwarding_medium.h"
 #include "medium/medium.h"
 #include "pool/pool.h"
 
@@ -334,36 +335,23 @@ TEST_F(AliasRingTest, TheShadowBudgetIsConfigurable) {
 // at the retire fence that follows: the filter may clear a slot (readers
 // then read home without looking at the tables) only after the home
 // writes of every table it covered, fenced.
-class FilterCheckingMedium final : public Medium {
+class FilterCheckingMedium final : public ForwardingMedium {
  public:
   FilterCheckingMedium(Medium* inner, std::function<bool(uint64_t)> watched, std::function<bool(uint64_t)> raised,
                        char* base)
-      : inner_(inner), watched_(std::move(watched)), raised_(std::move(raised)), base_(base) {}
-  const MediumProperties& properties() const override { return inner_->properties(); }
-  void write(void* dst, const void* src, size_t n) override {
-    check(dst, n);
-    inner_->write(dst, src, n);
-  }
-  void store(void* dst, uint64_t v, unsigned size) override {
-    check(dst, size);
-    inner_->store(dst, v, size);
-  }
-  void flush(const void* addr, size_t n) override { inner_->flush(addr, n); }
-  void stream(void* dst, const void* src, size_t n) override { inner_->stream(dst, src, n); }
-  void fence(FenceKind kind) override {
-    if (kind == FenceKind::kRetire) {
-      for (uint64_t off : pending_) expect_raised(off, "at the retire fence after its home write");
-      pending_.clear();
-    }
-    inner_->fence(kind);
-  }
-  void drain() override { inner_->drain(); }
+      : ForwardingMedium(inner), watched_(std::move(watched)), raised_(std::move(raised)), base_(base) {}
 
   uint64_t home_writes() const { return home_writes_; }
   const std::vector<std::string>& violations() const { return violations_; }
 
  private:
-  void check(const void* dst, size_t n) {
+  void before_fence(FenceKind kind) override {
+    if (kind == FenceKind::kRetire) {
+      for (uint64_t off : pending_) expect_raised(off, "at the retire fence after its home write");
+      pending_.clear();
+    }
+  }
+  void before_write(const void* dst, size_t n) override {
     const uint64_t off = static_cast<uint64_t>(static_cast<const char*>(dst) - base_);
     for (uint64_t o = off; o < off + n; ++o) {
       if (!watched_(o)) continue;
@@ -376,7 +364,6 @@ class FilterCheckingMedium final : public Medium {
     if (!raised_(off)) violations_.push_back("offset " + std::to_string(off) + ": slot clear " + when);
   }
 
-  Medium* inner_;
   std::function<bool(uint64_t)> watched_, raised_;
   char* base_;
   uint64_t home_writes_ = 0;

@@ -37,6 +37,7 @@
 #include <thread>
 #include <vector>
 
+#include "medium/forwarding_medium.h"
 #include "medium/medium.h"
 #include "medium/trace_medium.h"
 #include "medium/x86_medium.h"
@@ -47,7 +48,6 @@ namespace {
 using softwrap::FenceKind;
 using softwrap::Medium;
 using softwrap::MediumOptions;
-using softwrap::MediumProperties;
 
 #ifdef SOFTWRAP_SANITIZED
 constexpr int kScale = 3;
@@ -137,6 +137,12 @@ class InlineReadTest : public ::testing::TestWithParam<Param> {
     ASSERT_EQ(sw_pool_quiesce(pool_), 0) << sw_errormsg();
   }
   void make() { make(config()); }
+  // One wrap of its own that stores v to *w and commits (or aborts).
+  void wrap_store(uint64_t* w, uint64_t v, bool commit = true) {
+    ASSERT_EQ(sw_wrap_open(pool_), 0);
+    sw_store64(pool_, w, v);
+    ASSERT_EQ(commit ? sw_wrap_close(pool_) : sw_wrap_abort(pool_), 0) << sw_errormsg();
+  }
   uint64_t* slot(size_t i) const { return reinterpret_cast<uint64_t*>(region_ + i * 2 * granule_); }
   static uint64_t old_value(size_t i) { return 0x10000000u + i * 0x00010101u; }
   static uint64_t new_value(size_t i) { return 0x5A000000u + i * 0x00010203u; }
@@ -625,12 +631,8 @@ TEST_P(GlobalTableTest, ARaiseWithoutAnEntryIsRetiredToo) {
   ASSERT_NO_FATAL_FAILURE(make());
   uint64_t* same = slot(30);
   uint64_t* aborted = slot(40);
-  ASSERT_EQ(sw_wrap_open(pool_), 0);
-  sw_store64(pool_, same, old_value(30));  // unchanged: WCL drops it
-  ASSERT_EQ(sw_wrap_close(pool_), 0) << sw_errormsg();
-  ASSERT_EQ(sw_wrap_open(pool_), 0);
-  sw_store64(pool_, aborted, new_value(40));
-  ASSERT_EQ(sw_wrap_abort(pool_), 0) << sw_errormsg();
+  ASSERT_NO_FATAL_FAILURE(wrap_store(same, old_value(30)));  // unchanged: WCL drops it
+  ASSERT_NO_FATAL_FAILURE(wrap_store(aborted, new_value(40), /*commit=*/false));
   ASSERT_EQ(sw_pool_quiesce(pool_), 0) << sw_errormsg();
   const uint64_t loads0 = library_loads(pool_);
   for (int i = 0; i < 100; ++i) {
@@ -659,13 +661,9 @@ TEST_P(GlobalTableTest, AStoreBackToTheHomeValueIsComparedWithTheWrapsView) {
   {
     OpenWrap b(pool_, nullptr, 0);  // keeps the tables from retiring
     ASSERT_TRUE(b.opened());
-    ASSERT_EQ(sw_wrap_open(pool_), 0);
-    sw_store64(pool_, y, new_value(52));
-    ASSERT_EQ(sw_wrap_close(pool_), 0) << sw_errormsg();
+    ASSERT_NO_FATAL_FAILURE(wrap_store(y, new_value(52)));
     ASSERT_EQ(home(y), old_value(52)) << "the first wrap's value is only in its table";
-    ASSERT_EQ(sw_wrap_open(pool_), 0);
-    sw_store64(pool_, y, old_value(52));
-    ASSERT_EQ(sw_wrap_close(pool_), 0) << sw_errormsg();
+    ASSERT_NO_FATAL_FAILURE(wrap_store(y, old_value(52)));
     EXPECT_EQ(sw_load64(pool_, y), old_value(52)) << "(2) the second wrap's store was dropped";
     ASSERT_TRUE(b.release());
   }
@@ -761,38 +759,9 @@ INSTANTIATE_TEST_SUITE_P(Engines, LocalTableTest, ::testing::ValuesIn(kLocal), p
 // each word's slot still raised — by the public face's own inline check —
 // and so must the retire fence that follows it: a slot cleared before its
 // word is home lets an inline read find the older value.
-class WatchingMedium final : public Medium {
+class WatchingMedium final : public softwrap::ForwardingMedium {
  public:
-  explicit WatchingMedium(std::unique_ptr<Medium> inner) : inner_(std::move(inner)) {}
-  const MediumProperties& properties() const override { return inner_->properties(); }
-  void write(void* dst, const void* src, size_t n) override {
-    check(dst, n);
-    inner_->write(dst, src, n);
-  }
-  void store(void* dst, uint64_t v, unsigned size) override {
-    check(dst, size);
-    inner_->store(dst, v, size);
-  }
-  void flush(const void* addr, size_t n) override { inner_->flush(addr, n); }
-  void stream(void* dst, const void* src, size_t n) override { inner_->stream(dst, src, n); }
-  void fence(FenceKind kind) override {
-    if (kind == FenceKind::kRetire && pool_.load(std::memory_order_acquire)) {
-      std::lock_guard<std::mutex> g(mu_);
-      const std::thread::id me = std::this_thread::get_id();
-      for (size_t i = 0; i < pending_.size();) {
-        if (pending_[i].first != me) {
-          ++i;
-          continue;
-        }
-        expect_raised(pending_[i].second, "at the retire fence after its home write");
-        pending_[i] = pending_.back();
-        pending_.pop_back();
-      }
-    }
-    inner_->fence(kind);
-  }
-  void drain() override { inner_->drain(); }
-  void extend(size_t len) override { inner_->extend(len); }
+  explicit WatchingMedium(std::unique_ptr<Medium> inner) : ForwardingMedium(inner.get()), inner_(std::move(inner)) {}
 
   void watch(sw_pool* p, const char* lo, const char* hi) {
     lo_ = lo;
@@ -809,7 +778,22 @@ class WatchingMedium final : public Medium {
   }
 
  private:
-  void check(const void* dst, size_t n) {
+  void before_fence(FenceKind kind) override {
+    if (kind == FenceKind::kRetire && pool_.load(std::memory_order_acquire)) {
+      std::lock_guard<std::mutex> g(mu_);
+      const std::thread::id me = std::this_thread::get_id();
+      for (size_t i = 0; i < pending_.size();) {
+        if (pending_[i].first != me) {
+          ++i;
+          continue;
+        }
+        expect_raised(pending_[i].second, "at the retire fence after its home write");
+        pending_[i] = pending_.back();
+        pending_.pop_back();
+      }
+    }
+  }
+  void before_write(const void* dst, size_t n) override {
     if (!pool_.load(std::memory_order_acquire)) return;
     const char* a = static_cast<const char*>(dst);
     if (a + n <= lo_ || a >= hi_) return;
@@ -825,7 +809,7 @@ class WatchingMedium final : public Medium {
     violations_.push_back("offset " + std::to_string(a - lo_) + " of the region: slot clear " + when);
   }
 
-  std::unique_ptr<Medium> inner_;
+  std::unique_ptr<Medium> inner_;  // owned; the base forwards to it
   std::atomic<sw_pool*> pool_{nullptr};
   const char* lo_ = nullptr;
   const char* hi_ = nullptr;

@@ -579,9 +579,19 @@ static inline const void *sw_peek(sw_pool *pool, const void *addr, size_t n, voi
  * in one wrap.  Initialise the block with sw_write/sw_memset/sw_store*
  * (not plain stores; see the top of this file).  NULL with SW_ENOSPC when
  * the pool is full, SW_EINVAL for n == 0, SW_EABORTED if the open wrap
- * has failed. */
+ * has failed.
+ *
+ * Until the wrap ends the block is "fresh": no committed state can reach
+ * it, so the wrap's stores and writes to it go home in place (no log
+ * record, no alias; flushed and fenced before the commit), on every
+ * engine — a new node or record costs what writing it to memory costs.
+ * sw_stats.fresh_blocks / fresh_words count them.  (A block freed by a
+ * committed wrap becomes fresh for a later one once the redo engines have
+ * retired the freeing wrap's log; until then it is logged as before.) */
 SW_API void *sw_pmalloc(sw_pool *pool, size_t n);
-/* As sw_pmalloc, zero-filled (in the same wrap). */
+/* As sw_pmalloc, zero-filled (in the same wrap; in place, and not at all
+ * where the pool knows the bytes are zero already, e.g. a new pool's or a
+ * growth's chunks: a block as large as the free space costs little). */
 SW_API void *sw_pzalloc(sw_pool *pool, size_t n);
 /* Leak-free allocation (PMDK's pmemobj_alloc with a destination): in one
  * wrap (the caller's, or one of its own), allocates n bytes and stores the
@@ -593,8 +603,9 @@ SW_API void *sw_pzalloc(sw_pool *pool, size_t n);
 SW_API void *sw_pmalloc_slot(sw_pool *pool, uint64_t *slot, size_t n);
 /* As sw_pmalloc_slot, zero-filled. */
 SW_API void *sw_pzalloc_slot(sw_pool *pool, uint64_t *slot, size_t n);
-/* Frees in the open wrap (takes effect when it commits), or in a wrap of
- * its own outside one.  NULL is a no-op; a pointer not returned by
+/* Frees in the open wrap (takes effect when it commits; a block the same
+ * wrap allocated is returned at once, to that wrap's next allocations of
+ * its size), or in a wrap of its own outside one.  NULL is a no-op; a pointer not returned by
  * sw_pmalloc (or already freed) fails with SW_EINVAL. */
 SW_API int sw_pfree(sw_pool *pool, void *p);
 /* Frees the block whose pool offset *slot holds and stores 0 into *slot,
@@ -683,6 +694,13 @@ typedef struct sw_stats {
   uint64_t removable_gaps;  /* distances recorded (entries of each histogram) */
   uint64_t removable_gap_cycles[SW_GAP_BUCKETS];
   uint64_t removable_gap_events[SW_GAP_BUCKETS];
+  /* Fresh blocks: a block a wrap allocates is written in place (no alias,
+   * no log record) until that wrap ends, and flushed before its commit.
+   * (Added in SOVERSION 2.) */
+  uint64_t fresh_blocks;   /* allocations written in place by their wrap */
+  uint64_t fresh_words;    /* 8-byte words those wraps wrote home in place
+                              (not compared under SW_CONFIG_WCL: there is
+                              nothing to compare against) */
 } sw_stats;
 
 /* Smallest distance counted in bucket b of the removable_gap_* histograms

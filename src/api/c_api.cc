@@ -102,6 +102,8 @@ ThreadCtx& slow_ctx(sw_pool* p) {
       ctx = p->ctxs.back().get();
       ctx->engine = p->engine.get();
       ctx->preferred_lane = static_cast<uint32_t>((p->ctxs.size() - 1) % p->lanes->count());
+      ctx->fresh.skip_flush = p->cfg.fresh_skip_flush;
+      ctx->fresh.compare = (p->cfg.flags & SW_CONFIG_WCL) != 0;
       p->engine->attach(*ctx);
     }
   }
@@ -209,6 +211,7 @@ int end_outer(sw_pool* p, ThreadCtx& c, bool abort) {
     }
   }
   if (p->claims) p->claims->release(&c, &c.claims);
+  c.fresh.clear();  // committed (flushed by the engine) or freed with the aborted allocations
   c.fail_code = 0;
   p->lanes->release(c.lane);
   c.lane = ~0u;
@@ -256,13 +259,71 @@ bool in_wrap(sw_pool* p, ThreadCtx& c, const char* fn, Body&& body, bool always_
   return end_outer(p, c, false) == 0;
 }
 
+// Calls part(o, len, fresh) for the pieces of [off, off+n) in order: the
+// pieces inside a fresh block of the open wrap (engine/fresh.h) and those
+// outside any, until the wrap fails.
+template <class Part>
+void for_fresh_parts(ThreadCtx& c, uint64_t off, size_t n, Part&& part) {
+  const uint64_t end = off + n;
+  for (uint64_t o = off; o < end && !c.fail_code;) {
+    uint64_t lo, hi;
+    if (!c.fresh.first_overlap(o, end, &lo, &hi)) {
+      part(o, end - o, false);
+      return;
+    }
+    const uint64_t e = lo > o ? lo : std::min(hi, end);
+    part(o, e - o, lo <= o);
+    o = e;
+  }
+}
+
+// Writes [off, off+n) in the open wrap: the bytes of fresh blocks in
+// place, the rest through the engine.
+void write_parts(sw_pool* p, ThreadCtx& c, uint64_t off, const void* src, size_t n) {
+  if (c.fresh.empty()) return p->engine->write(c, off, src, n);
+  const auto* in = static_cast<const unsigned char*>(src);
+  for_fresh_parts(c, off, n, [&](uint64_t o, size_t len, bool fresh) {
+    if (fresh) {
+      counters().stores.add();
+      c.fresh.write(*p->medium, p->file->at(o), in + (o - off), len);
+    } else {
+      p->engine->write(c, o, in + (o - off), len);
+    }
+  });
+}
+
 // Writes n copies of byte ch at off in the open wrap (no n-byte buffer).
 void fill(sw_pool* p, ThreadCtx& c, uint64_t off, int ch, size_t n) {
   unsigned char chunk[4096];
   std::memset(chunk, ch, std::min(n, sizeof chunk));
-  for (size_t done = 0; done < n && !c.fail_code; done += sizeof chunk) {
-    p->engine->write(c, off + done, chunk, std::min(sizeof chunk, n - done));
+  for_fresh_parts(c, off, n, [&](uint64_t o, size_t len, bool fresh) {
+    if (fresh && ch == 0) {
+      counters().stores.add();
+      return c.fresh.zero(*p->medium, p->file->at(o), len);
+    }
+    for (size_t done = 0; done < len && !c.fail_code; done += sizeof chunk) {
+      const size_t k = std::min(sizeof chunk, len - done);
+      if (fresh) {
+        counters().stores.add();
+        c.fresh.write(*p->medium, p->file->at(o + done), chunk, k);
+      } else {
+        p->engine->write(c, o + done, chunk, k);
+      }
+    }
+  });
+}
+
+// A block the open wrap has just allocated: fresh (written in place until
+// the wrap ends) if no log frame or alias table can still hold its bytes —
+// bytes never written since they were zero, or freed by a commit the
+// engine has put out of replay's reach.  Its first `zero` bytes are then
+// zeroed, unless known to be zero already.
+void alloc_fresh(sw_pool* p, ThreadCtx& c, uint64_t off, const AllocInfo& info, size_t zero) {
+  if (info.zero || p->engine->reuse_safe(info.reuse_seq)) {
+    c.fresh.add(off, off + info.usable);
+    c.counters.fresh_blocks.add();
   }
+  if (zero && !info.zero) fill(p, c, off, 0, zero);
 }
 
 template <class T>
@@ -281,6 +342,10 @@ void store_n(sw_pool* p, void* addr, T v) {
   if (!check_user(p, "sw_store", addr, sizeof(T), sizeof(T), &off)) return;
   ThreadCtx& c = ctx_of(p);
   if (c.depth > 0 && c.fail_code == 0 && !p->claims) [[likely]] {  // in a healthy wrap, not strict
+    if (c.fresh.contains(off, sizeof(T))) {  // a block this wrap allocated: in place (engine/fresh.h)
+      counters().stores.add();
+      return c.fresh.store(*p->medium, addr, v, sizeof(T));
+    }
     p->engine->store(c, off, v, sizeof(T));
     after_mutation(c);
     return;
@@ -298,6 +363,10 @@ void store_n(sw_pool* p, void* addr, T v) {
   }
   if (c.fail_code) return;
   if (p->claims) claim(p, c, "sw_store", off, sizeof(T));
+  if (c.fresh.contains(off, sizeof(T))) {
+    counters().stores.add();
+    return c.fresh.store(*p->medium, addr, v, sizeof(T));
+  }
   p->engine->store(c, off, v, sizeof(T));
   after_mutation(c);
 }
@@ -496,9 +565,10 @@ void* sw_pool_root(sw_pool* p, size_t size) {
   }
   if (size == 0) return set_error(SW_EINVAL, "pool has no root object yet"), nullptr;
   const bool ok = in_wrap(p, c, "sw_pool_root", [&] {
-    off = p->alloc->alloc(c, size);
+    AllocInfo info;
+    off = p->alloc->alloc(c, size, &info);
     if (off == 0) return false;
-    fill(p, c, off, 0, size);
+    alloc_fresh(p, c, off, info, size);
     p->engine->store(c, slot, off, 8);
     p->engine->store(c, slot + 8, size, 8);
     return true;
@@ -607,7 +677,7 @@ static int write_common(sw_pool* p, const char* fn, void* dst, const void* src, 
   const bool ok = in_wrap(p, c, fn, [&] {
     if (p->claims) claim(p, c, fn, off, n);
     if (src) {
-      p->engine->write(c, off, src, n);
+      write_parts(p, c, off, src, n);
     } else {
       fill(p, c, off, ch, n);
     }
@@ -639,9 +709,10 @@ static void* alloc_common(sw_pool* p, const char* fn, size_t n, bool zero, uint6
   ThreadCtx& c = ctx_of(p);
   uint64_t off = 0;
   const bool ok = in_wrap(p, c, fn, [&] {
-    off = p->alloc->alloc(c, n);
+    AllocInfo info;
+    off = p->alloc->alloc(c, n, &info);
     if (off == 0) return false;
-    if (zero) fill(p, c, off, 0, n);
+    alloc_fresh(p, c, off, info, zero ? n : 0);
     if (slot) {
       if (p->claims) claim(p, c, fn, slot_off, 8);
       p->engine->store(c, slot_off, off, 8);
@@ -663,9 +734,17 @@ void* sw_pzalloc_slot(sw_pool* p, uint64_t* slot, size_t n) {
 }
 
 // Frees the allocation at off in the open wrap; a bad offset is misuse.
+// A fresh block (allocated by this wrap) is returned at once: the wrap
+// may allocate it again (fresh again).
 static bool free_at(sw_pool* p, ThreadCtx& c, uint64_t off) {
-  const int rc = p->alloc->free(c, off);
+  const bool fresh = c.fresh.contains(off, 1);
+  const size_t usable = fresh ? p->alloc->usable_size(c, off) : 0;
+  const int rc = p->alloc->free(c, off, fresh);
   if (rc == SW_EINVAL) misuse(p->strict, rc, "%s", std::string(last_error_message()).c_str());
+  if (rc == 0 && fresh) {
+    c.fresh.remove(off);
+    p->engine->fresh_released(c, off, usable);
+  }
   return rc == 0;
 }
 

@@ -77,6 +77,8 @@ void Counters::add_to(sw_stats* out) const {
   out->log_halfwords_allowed += wcl_allowed2.get();
   out->wcl_words_uncompared += wcl_uncompared.get();
   out->nvram_words += nvram_words.get();
+  out->fresh_words += fresh_words.get();
+  out->fresh_blocks += fresh_blocks.get();
   out->nvram_lines += streamed_lines.get() + flushes.get();
 }
 
@@ -84,7 +86,8 @@ void Counters::reset() {
   for (Counter* c : {&wraps, &aborts, &loads, &stores, &log_bytes, &streamed_lines, &flushes,
                      &home_writes, &alias_hits, &alias_misses, &table_switches, &retire_ns,
                      &retired_entries, &wcl_full, &wcl_half, &wcl_paired, &wcl_eliminated, &log_words_saved,
-                     &log_lines_saved, &wcl_allowed2, &wcl_uncompared, &nvram_words, &fences_elided, &gaps, &last_ticks, &last_events}) {
+                     &log_lines_saved, &wcl_allowed2, &wcl_uncompared, &nvram_words, &fences_elided, &gaps, &last_ticks, &last_events, &fresh_words,
+                     &fresh_blocks}) {
     c->reset();
   }
   for (Counter& f : fences) f.reset();

@@ -52,6 +52,7 @@ struct alignas(64) Counters {
   Counter wcl_allowed2;    // sw_stats.log_halfwords_allowed
   Counter wcl_uncompared;  // sw_stats.wcl_words_uncompared
   Counter fences_elided;
+  Counter fresh_words, fresh_blocks;  // sw_stats.fresh_words / fresh_blocks
   // Removable-fence distances (sw_stats.removable_gap_*).  last_ticks == 0:
   // no point yet since the last reset.
   Counter gaps, gap_cycles[SW_GAP_BUCKETS], gap_events[SW_GAP_BUCKETS];

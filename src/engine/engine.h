@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "common/counters.h"
+#include "engine/fresh.h"
 #include "pool/allocator.h"
 #include "pool/pool.h"
 
@@ -54,6 +55,8 @@ struct ThreadCtx final : TxAccess {
   std::vector<WrapAction> commit_actions;
   std::vector<WrapAction> abort_actions;
   std::vector<uint64_t> claims;  // strict mode: words this wrap holds (api/strict.h)
+  FreshSet fresh;            // blocks the open wrap allocated and writes in place (fresh.h)
+  uint64_t commit_seq_ = 0;  // set by the engine's commit (commit_seq())
 
   bool in_wrap() override { return depth > 0; }
   uint64_t load64(uint64_t offset) override;
@@ -64,6 +67,7 @@ struct ThreadCtx final : TxAccess {
   void on_abort(Action fn, void* self, uint64_t a, uint64_t b) override {
     abort_actions.push_back({fn, self, a, b});
   }
+  uint64_t commit_seq() override { return commit_seq_; }
   // Runs and clears one list, clearing the other.
   void run_commit_actions();
   void run_abort_actions();
@@ -123,6 +127,17 @@ class Engine {
   // (every load may read home).  Raised before any alias a load must see
   // becomes visible, cleared only after its value is home.
   virtual const AliasFilter* filter() const { return nullptr; }
+
+  // Fresh blocks (fresh.h).  Whether bytes that a commit with sequence
+  // number seq (ThreadCtx::commit_seq_, AllocInfo::reuse_seq) freed may now
+  // be written in place: no log frame up to seq can be replayed and no
+  // alias table still holds a value of them.  Engines whose committed
+  // wraps leave nothing behind (undo, nonatomic) answer true.
+  virtual bool reuse_safe(uint64_t seq) { return true; }
+  // The open wrap stops writing [off, off+n) in place (it freed the block,
+  // which it may allocate again): an engine that remembers values of the
+  // wrap's words outside its tables forgets those.
+  virtual void fresh_released(ThreadCtx& ctx, uint64_t off, uint64_t n) {}
 
   // REQUIRES: no open wraps.  Retire everything home, durable.
   virtual int quiesce() = 0;

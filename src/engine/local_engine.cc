@@ -82,6 +82,14 @@ class LocalEngine final : public Engine {
 
   const char* name() const override { return "softwrap-local"; }
   const AliasFilter* filter() const override { return &filter_; }
+  // Every frame up to seq below the persisted watermark (values are home
+  // at each commit; only replay could bring old ones back).  Moving the
+  // watermark costs a fence, so only when a block needs it.
+  bool reuse_safe(uint64_t seq) override {
+    if (seq <= published_.load(std::memory_order_acquire)) return true;
+    advance_watermark();
+    return seq <= published_.load(std::memory_order_acquire);
+  }
 
   void attach(ThreadCtx& ctx) override {
     // Local tables start small and grow: most wraps are short.
@@ -124,6 +132,8 @@ class LocalEngine final : public Engine {
     flight.store(seq_.load() + 1);
     const uint64_t seq = seq_.fetch_add(1) + 1;
     if (t.spill.active()) t.spill.flush();  // durable with the commit fence
+    // Fresh blocks (fresh.h) before the commit record (softwrap_engine.cc).
+    if (ctx.fresh.flush(*medium_)) medium_->fence(FenceKind::kDataOrder);
     if (!t.writer.commit(seq)) {
       flight.store(0);
       const std::string why = space_reason();
@@ -132,6 +142,7 @@ class LocalEngine final : public Engine {
                                    "rolled back%s", why.c_str());
     }
     medium_->fence(FenceKind::kCommit);
+    ctx.commit_seq_ = seq;
     if (t.spill.active()) t.spill.finish_commit();
     {
       SW_TRACE_LABEL("local:home");

@@ -101,6 +101,13 @@ class SoftwrapEngine final : public Engine {
 
   const char* name() const override { return "softwrap"; }
   const AliasFilter* filter() const override { return &ring_.filter(); }
+  // Every frame up to seq retired: its values are home (no table is read
+  // for them) and recovery never replays it (retired_seq() is persisted
+  // before it is published).
+  bool reuse_safe(uint64_t seq) override { return seq <= ring_.retired_seq(); }
+  void fresh_released(ThreadCtx& ctx, uint64_t, uint64_t) override {
+    if (wcl_) st(ctx)->seen.clear();  // values it noted for the block's words
+  }
 
   void attach(ThreadCtx& ctx) override {
     auto* t = new SwThread(this, pool_, medium_, alloc_, &SoftwrapEngine::room);
@@ -159,6 +166,11 @@ class SoftwrapEngine final : public Engine {
     SW_TRACE_LABEL("redo:commit");
     const uint64_t seq = ring_.next_seq();
     if (t.spill.active()) t.spill.flush();  // durable with the commit fence
+    // The wrap's fresh blocks (fresh.h) have no log record: they must be
+    // durable before the commit record can be, which its own fence does
+    // not order (a torn frame is caught by its checksum, torn fresh bytes
+    // would not be).
+    if (ctx.fresh.flush(*medium_)) medium_->fence(FenceKind::kDataOrder);
     if (!t.writer.commit(seq)) {
       const std::string why = space_reason();
       rollback(ctx);
@@ -166,6 +178,7 @@ class SoftwrapEngine final : public Engine {
                                    "rolled back%s", why.c_str());
     }
     medium_->fence(FenceKind::kCommit);
+    ctx.commit_seq_ = seq;
     if (t.spill.active()) t.spill.finish_commit();  // before leave(): see spill.h
     if (std::vector<LogExtent> ex = t.writer.take_extents(); !ex.empty()) {
       std::lock_guard<std::mutex> g(ext_mu_);

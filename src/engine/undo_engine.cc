@@ -124,6 +124,7 @@ class UndoEngine final : public Engine {
     UndoThread& t = *st(ctx);
     SW_TRACE_LABEL("undo:commit-data");
     t.dirty.flush(*medium_);
+    ctx.fresh.flush(*medium_);  // fresh blocks (fresh.h): ordered by the same fence
     medium_->fence(t.writer.used() ? FenceKind::kDataOrder : FenceKind::kCommit);
     if (t.writer.used()) {
       SW_TRACE_LABEL("undo:commit-mark");
@@ -292,6 +293,7 @@ class NonatomicEngine final : public Engine {
   int commit(ThreadCtx& ctx) override {
     SW_TRACE_LABEL("nonatomic:commit");
     st(ctx)->dirty.flush(*medium_);
+    ctx.fresh.flush(*medium_);
     medium_->fence(FenceKind::kCommit);
     return 0;
   }

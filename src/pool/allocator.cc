@@ -214,8 +214,12 @@ struct Run {
   std::vector<uint64_t> avail;    // bit set: available
   std::vector<uint64_t> freeing;  // bit set: freed by an uncommitted wrap
   uint32_t hint = 0;              // no available bit in words below this
+  // Blocks from this index on were never handed out since the run was
+  // formatted on a chunk of zeros: their usable bytes hold zeros.
+  uint32_t zero_from;
 
-  Run(uint32_t c, unsigned k, uint64_t n) : chunk(c), cls(k), nonce(n), nblocks(class_blocks(k)) {
+  Run(uint32_t c, unsigned k, uint64_t n, bool zero = false)
+      : chunk(c), cls(k), nonce(n), nblocks(class_blocks(k)), zero_from(zero ? 0 : nblocks) {
     avail.assign((nblocks + 63) / 64, 0);
     freeing.assign(avail.size(), 0);
     for (uint32_t b = 0; b < nblocks; ++b) avail[b / 64] |= 1ull << (b % 64);
@@ -249,6 +253,9 @@ enum class ChunkState : uint8_t {
 struct Slot {
   ChunkState state = ChunkState::kFree;
   bool freeing = false;  // extent freed by an uncommitted wrap
+  bool zero = false;     // free, and every byte of the chunk holds zero
+  // The newest commit that freed bytes of the chunk (AllocInfo::reuse_seq).
+  uint64_t reuse_seq = 0;
   uint32_t len = 0;      // extent length in chunks
   std::unique_ptr<Run> run;
 };
@@ -265,6 +272,10 @@ struct WrapCtx {
   std::vector<Op> ops;
   std::vector<Run*> private_runs;
   std::unordered_map<uint32_t, std::unique_ptr<Run>> reclaimed;  // chunk -> its former empty run
+  // Allocations of this wrap that it freed again (fresh blocks: free(...,
+  // same_wrap)): its own to take again until it ends, then free.
+  std::vector<std::pair<uint32_t, uint32_t>> returned_blocks;   // (chunk, block)
+  std::vector<std::pair<uint32_t, uint32_t>> returned_extents;  // (first chunk, chunks)
 };
 
 // Stores decided under the mutex and issued after it is released.
@@ -299,7 +310,10 @@ class HeapAllocator final : public Allocator {
   }
 
   void load(const HeapImage& img) {
-    for (const auto& [s, n] : img.free_ranges) insert_free(s, n);
+    for (const auto& [s, n] : img.free_ranges) {
+      insert_free(s, n);
+      for (uint32_t i = s; i < s + n; ++i) slots_[i].zero = pool_->heap_zero_at_open();
+    }
     for (const auto& [s, n] : img.extents) mark_extent(s, n);
     for (const RunImage& ri : img.runs) {
       auto run = std::make_unique<Run>(ri.chunk, ri.cls, ri.nonce);
@@ -311,8 +325,8 @@ class HeapAllocator final : public Allocator {
     }
   }
 
-  uint64_t alloc(TxAccess& tx, size_t n) override;
-  int free(TxAccess& tx, uint64_t offset) override;
+  uint64_t alloc(TxAccess& tx, size_t n, AllocInfo* info) override;
+  int free(TxAccess& tx, uint64_t offset, bool same_wrap) override;
   size_t usable_size(TxAccess& tx, uint64_t offset) override;
   AllocatorStats stats() const override;
   uint64_t reserve_log_chunks(uint32_t n) override;
@@ -327,8 +341,12 @@ class HeapAllocator final : public Allocator {
   uint64_t chunk_off(uint32_t c) const { return pool_->chunk_offset(c); }
 
   WrapCtx* context(TxAccess& tx);
-  uint64_t alloc_block(WrapCtx* ctx, unsigned cls, uint64_t n, StoreList* stores);
-  uint64_t alloc_extent(WrapCtx* ctx, uint64_t n, StoreList* stores);
+  uint64_t alloc_block(WrapCtx* ctx, unsigned cls, uint64_t n, StoreList* stores, AllocInfo* info);
+  uint64_t alloc_extent(WrapCtx* ctx, uint64_t n, StoreList* stores, AllocInfo* info);
+  // The chunks' reuse_seq rises to seq (a commit freed bytes of them).
+  void freed_at(uint32_t start, uint32_t n, uint64_t seq) {
+    for (uint32_t i = start; i < start + n; ++i) slots_[i].reuse_seq = std::max(slots_[i].reuse_seq, seq);
+  }
   bool take_chunks(WrapCtx* ctx, uint32_t n, uint64_t requested, StoreList* stores, uint32_t* start);
   bool grow(uint32_t n);
   void reclaim_run(WrapCtx* ctx, uint32_t c, StoreList* stores);
@@ -340,6 +358,18 @@ class HeapAllocator final : public Allocator {
     if (run->owner == nullptr && run->navail > 0) avail_runs_[run->cls].insert(run->chunk);
   }
   void finish(WrapCtx* ctx, bool commit);
+  // Removes the wrap's journal entry for an allocation it now frees again
+  // (newest first); false if the wrap did not make that allocation.
+  static bool take_back(WrapCtx* ctx, Op::Kind kind, uint32_t chunk, uint32_t arg) {
+    for (size_t i = ctx->ops.size(); i-- > 0;) {
+      const Op& op = ctx->ops[i];
+      if (op.kind == kind && op.chunk == chunk && op.arg == arg) {
+        ctx->ops.erase(ctx->ops.begin() + static_cast<ptrdiff_t>(i));
+        return true;
+      }
+    }
+    return false;
+  }
   static void commit_action(void* self, uint64_t ctx, uint64_t) {
     static_cast<HeapAllocator*>(self)->finish(reinterpret_cast<WrapCtx*>(ctx), true);
   }
@@ -445,6 +475,7 @@ bool HeapAllocator::grow(uint32_t n) {
   if (pool_->grow(n, &z) != 0) return false;
   slots_.resize(uint64_t{z.first_chunk} + z.chunks);
   insert_free(z.first_chunk, z.chunks);
+  for (uint32_t i = z.first_chunk; i < z.first_chunk + z.chunks; ++i) slots_[i].zero = pool_->grows_zeroed();
   return true;
 }
 
@@ -525,7 +556,21 @@ WrapCtx* HeapAllocator::context(TxAccess& tx) {
   return p;
 }
 
-uint64_t HeapAllocator::alloc_block(WrapCtx* ctx, unsigned cls, uint64_t n, StoreList* stores) {
+uint64_t HeapAllocator::alloc_block(WrapCtx* ctx, unsigned cls, uint64_t n, StoreList* stores, AllocInfo* info) {
+  // A block of this class the wrap allocated and freed again comes first.
+  for (size_t i = ctx->returned_blocks.size(); i-- > 0;) {
+    const auto [c, b] = ctx->returned_blocks[i];
+    Run* r = slots_[c].run.get();
+    if (r->cls != cls) continue;
+    ctx->returned_blocks.erase(ctx->returned_blocks.begin() + static_cast<ptrdiff_t>(i));
+    r->freeing[b / 64] &= ~(1ull << (b % 64));
+    ctx->ops.push_back({Op::kAllocBlock, c, b});
+    const uint64_t hdr = chunk_off(c) + b * class_stride(cls);
+    stores->add(hdr, block_word(kBlockAllocated, cls, r->nonce));
+    stores->add(hdr + 8, n);
+    *info = {kClassSize[cls], slots_[c].reuse_seq, false};
+    return hdr + kBlockHeaderSize;
+  }
   Run* run = nullptr;
   for (Run* r : ctx->private_runs) {
     if (r->cls == cls && r->navail > 0) {
@@ -540,7 +585,8 @@ uint64_t HeapAllocator::alloc_block(WrapCtx* ctx, unsigned cls, uint64_t n, Stor
     uint64_t nonce = 0;
     while (nonce == 0) nonce = rng_() & kNonceMask;
     slots_[c].state = ChunkState::kRun;
-    slots_[c].run = std::make_unique<Run>(c, cls, nonce);
+    slots_[c].run = std::make_unique<Run>(c, cls, nonce, slots_[c].zero);
+    slots_[c].zero = false;
     run = slots_[c].run.get();
     run->owner = ctx;  // private until the wrap commits
     ctx->private_runs.push_back(run);
@@ -553,10 +599,12 @@ uint64_t HeapAllocator::alloc_block(WrapCtx* ctx, unsigned cls, uint64_t n, Stor
   const uint64_t hdr = chunk_off(run->chunk) + b * class_stride(cls);
   stores->add(hdr, block_word(kBlockAllocated, cls, run->nonce));
   stores->add(hdr + 8, n);
+  *info = {kClassSize[cls], slots_[run->chunk].reuse_seq, b >= run->zero_from};
+  if (b >= run->zero_from) run->zero_from = b + 1;  // it may be written now, and stays so if the wrap aborts
   return hdr + kBlockHeaderSize;
 }
 
-uint64_t HeapAllocator::alloc_extent(WrapCtx* ctx, uint64_t n, StoreList* stores) {
+uint64_t HeapAllocator::alloc_extent(WrapCtx* ctx, uint64_t n, StoreList* stores, AllocInfo* info) {
   const uint64_t want = n / kChunkSize + (n % kChunkSize != 0);
   if (want > UINT32_MAX) {
     set_error(SW_ENOSPC, "allocation of %" PRIu64 " bytes: larger than any pool can be", n);
@@ -564,14 +612,45 @@ uint64_t HeapAllocator::alloc_extent(WrapCtx* ctx, uint64_t n, StoreList* stores
   }
   const auto nchunks = static_cast<uint32_t>(want);
   uint32_t s = 0;
-  if (!take_chunks(ctx, nchunks, n, stores, &s)) return 0;
+  // An extent the wrap allocated and freed again comes first (the front of
+  // the smallest that fits; the rest stays the wrap's).
+  size_t best = ctx->returned_extents.size();
+  for (size_t i = 0; i < ctx->returned_extents.size(); ++i) {
+    const uint32_t len = ctx->returned_extents[i].second;
+    if (len >= nchunks && (best == ctx->returned_extents.size() || len < ctx->returned_extents[best].second)) best = i;
+  }
+  if (best < ctx->returned_extents.size()) {
+    auto& [start, len] = ctx->returned_extents[best];
+    s = start;
+    if (len == nchunks) {
+      ctx->returned_extents.erase(ctx->returned_extents.begin() + static_cast<ptrdiff_t>(best));
+    } else {
+      start += nchunks;
+      len -= nchunks;
+      slots_[start].state = ChunkState::kExtent;  // the rest: a private extent without a head
+      slots_[start].len = len;
+      slots_[start].freeing = true;
+    }
+  } else if (!take_chunks(ctx, nchunks, n, stores, &s)) {
+    return 0;
+  }
+  info->usable = uint64_t{nchunks} * kChunkSize;
+  info->reuse_seq = 0;
+  info->zero = true;
+  for (uint32_t i = s; i < s + nchunks; ++i) {
+    info->reuse_seq = std::max(info->reuse_seq, slots_[i].reuse_seq);
+    info->zero = info->zero && slots_[i].zero;
+    slots_[i].zero = false;
+  }
   mark_extent(s, nchunks);
   ctx->ops.push_back({Op::kAllocExtent, s, nchunks});
   stores->add(head_off(s), extent_head(nchunks));
   return chunk_off(s);
 }
 
-uint64_t HeapAllocator::alloc(TxAccess& tx, size_t n) {
+uint64_t HeapAllocator::alloc(TxAccess& tx, size_t n, AllocInfo* info) {
+  AllocInfo ignored;
+  if (info == nullptr) info = &ignored;
   if (!tx.in_wrap()) {
     set_error(SW_ENOWRAP, "allocation needs an open wrap");
     return 0;
@@ -585,13 +664,13 @@ uint64_t HeapAllocator::alloc(TxAccess& tx, size_t n) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     WrapCtx* ctx = context(tx);
-    off = n <= kMaxSmallSize ? alloc_block(ctx, class_for(n), n, &stores) : alloc_extent(ctx, n, &stores);
+    off = n <= kMaxSmallSize ? alloc_block(ctx, class_for(n), n, &stores, info) : alloc_extent(ctx, n, &stores, info);
   }
   stores.issue(tx);
   return off;
 }
 
-int HeapAllocator::free(TxAccess& tx, uint64_t offset) {
+int HeapAllocator::free(TxAccess& tx, uint64_t offset, bool same_wrap) {
   if (!tx.in_wrap()) return set_error(SW_ENOWRAP, "free needs an open wrap");
   uint32_t c = 0;
   if (!pool_->chunk_at(offset, &c)) {
@@ -610,7 +689,12 @@ int HeapAllocator::free(TxAccess& tx, uint64_t offset) {
         return set_error(SW_EINVAL, "free: the extent at 0x%" PRIx64 " is not live (double free?)", offset);
       }
       s.freeing = true;
-      context(tx)->ops.push_back({Op::kFreeExtent, c, s.len});
+      WrapCtx* ctx = context(tx);
+      if (!same_wrap || !take_back(ctx, Op::kAllocExtent, c, s.len)) {
+        ctx->ops.push_back({Op::kFreeExtent, c, s.len});
+      } else {
+        ctx->returned_extents.emplace_back(c, s.len);
+      }
     }
     tx.store64(head_off(c), 0);
     return 0;
@@ -640,7 +724,12 @@ int HeapAllocator::free(TxAccess& tx, uint64_t offset) {
       return set_error(SW_EINVAL, "free: the block at 0x%" PRIx64 " is not live (double free?)", offset);
     }
     s.run->freeing[b / 64] |= 1ull << (b % 64);
-    context(tx)->ops.push_back({Op::kFreeBlock, c, b});
+    WrapCtx* ctx = context(tx);
+    if (!same_wrap || !take_back(ctx, Op::kAllocBlock, c, b)) {
+      ctx->ops.push_back({Op::kFreeBlock, c, b});
+    } else {
+      ctx->returned_blocks.emplace_back(c, b);
+    }
   }
   tx.store64(hdr, block_word(kBlockFree, h.cls, h.nonce));
   return 0;
@@ -667,7 +756,27 @@ size_t HeapAllocator::usable_size(TxAccess&, uint64_t offset) {
 // ------------------------------------------------------------ commit / abort
 
 void HeapAllocator::finish(WrapCtx* ctx, bool commit) {
+  // Blocks and extents the wrap allocated and freed again are free after
+  // it either way.  (Their bytes were written in place, or through this
+  // wrap's log: a later wrap writes them in place only past this commit.)
+  const uint64_t seq = commit ? ctx->tx->commit_seq() : 0;
   std::lock_guard<std::mutex> lock(mu_);
+  const auto free_returned_blocks = [&] {
+    for (const auto& [c, b] : ctx->returned_blocks) {
+      Run* r = slots_[c].run.get();
+      r->freeing[b / 64] &= ~(1ull << (b % 64));
+      r->make_avail(b);
+      publish_if_avail(r);
+      freed_at(c, 1, seq);
+    }
+  };
+  if (!commit) {
+    // Before the journal is undone: a private run they belong to is
+    // dropped by it, and reclaimed chunks inside an extent go back to the
+    // reclaimed state that undoes the reclaim.
+    for (const auto& [start, len] : ctx->returned_extents) release_chunks(ctx, start, len);
+    free_returned_blocks();
+  }
   if (commit) {
     for (const Op& op : ctx->ops) {
       Slot& s = slots_[op.chunk];
@@ -683,14 +792,21 @@ void HeapAllocator::finish(WrapCtx* ctx, bool commit) {
           s.run->freeing[op.arg / 64] &= ~(1ull << (op.arg % 64));
           s.run->make_avail(op.arg);
           publish_if_avail(s.run.get());
+          freed_at(op.chunk, 1, seq);
           break;
         case Op::kFreeExtent:
           insert_free(op.chunk, op.arg);
+          freed_at(op.chunk, op.arg, seq);
           break;
         case Op::kReclaimRun:
           if (s.state == ChunkState::kReclaimed) insert_free(op.chunk, 1);
           break;
       }
+    }
+    free_returned_blocks();
+    for (const auto& [start, len] : ctx->returned_extents) {
+      insert_free(start, len);
+      freed_at(start, len, seq);
     }
   } else {
     for (auto it = ctx->ops.rbegin(); it != ctx->ops.rend(); ++it) {
@@ -737,7 +853,10 @@ uint64_t HeapAllocator::reserve_log_chunks(uint32_t n) {
   // to become free chunks.
   const uint32_t start = fit->second;
   erase_free(start, n);
-  for (uint32_t i = start; i < start + n; ++i) slots_[i].state = ChunkState::kLog;
+  for (uint32_t i = start; i < start + n; ++i) {
+    slots_[i].state = ChunkState::kLog;
+    slots_[i].zero = false;  // log records go there
+  }
   log_chunks_ += n;
   return chunk_off(start);
 }

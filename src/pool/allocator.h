@@ -46,6 +46,21 @@ class TxAccess {
   virtual void store64(uint64_t offset, uint64_t value) = 0;
   virtual void on_commit(Action fn, void* self, uint64_t a, uint64_t b) = 0;
   virtual void on_abort(Action fn, void* self, uint64_t a, uint64_t b) = 0;
+  // In a commit action: the sequence number of the commit (0 for engines
+  // whose committed wraps leave nothing replayable; Engine::reuse_safe).
+  virtual uint64_t commit_seq() { return 0; }
+};
+
+// What alloc() says about the block it returns, for writing it in place
+// (engine/fresh.h).
+struct AllocInfo {
+  uint64_t usable = 0;     // usable bytes (>= the request)
+  // The newest commit that freed any of the block's bytes (a free of a
+  // block of its run, of the extent, of the run its chunk held) in this
+  // process; 0 if none.  Its bytes may be written in place once no log
+  // frame up to that commit can be replayed (Engine::reuse_safe).
+  uint64_t reuse_seq = 0;
+  bool zero = false;       // the usable bytes are known to hold zeros
 };
 
 struct AllocatorStats {
@@ -68,9 +83,14 @@ class Allocator {
   // 16-byte aligned, growing the pool if it must, or 0 with the thread
   // error set (SW_ENOSPC: full and it cannot grow, the message says why;
   // SW_EIO: a growth failed; SW_EINVAL).
-  virtual uint64_t alloc(TxAccess& tx, size_t n) = 0;
+  // *info (if given) describes the block.
+  virtual uint64_t alloc(TxAccess& tx, size_t n, AllocInfo* info = nullptr) = 0;
   // Frees the allocation at offset; SW_EINVAL if it is not a live one.
-  virtual int free(TxAccess& tx, uint64_t offset) = 0;
+  // same_wrap: the caller knows the open wrap allocated it (a fresh block,
+  // engine/fresh.h): then it is returned at once — the wrap's next
+  // allocations of its size may take it again (no other wrap may before
+  // this one ends: its header words are this wrap's).
+  virtual int free(TxAccess& tx, uint64_t offset, bool same_wrap = false) = 0;
   // Usable size of a live allocation, 0 if offset is not one.
   virtual size_t usable_size(TxAccess& tx, uint64_t offset) = 0;
 

@@ -581,6 +581,7 @@ std::unique_ptr<PoolFile> PoolFile::create(const std::string& path, size_t size,
   pf->size_.store(size, std::memory_order_relaxed);
   pf->limit_ = limit;
   pf->skip_zone_fence_ = cfg.grow_skip_zone_fence;
+  pf->created_zeroed_ = true;  // ftruncate above: every chunk holds zeros
   if (pf->reserve_and_map(cfg.reserve_limit) != 0) return nullptr;
   // Every region is valid as zeros (no root, retired_seq 0, clean lanes, all
   // chunks free) but the durable size and the limit.  Make them durable

@@ -108,6 +108,10 @@ struct ResolvedConfig {
   // or the environment): growth skips the fence between formatting a zone
   // and persisting the size that covers it — a deliberately broken variant.
   bool grow_skip_zone_fence = false;
+  // Internal knob for a crash simulator control (never set from sw_config
+  // or the environment): a wrap's fresh blocks (written in place) are not
+  // flushed before its commit — a deliberately broken variant.
+  bool fresh_skip_flush = false;
 };
 // Returns 0 or SW_EINVAL (with message) for a bad value in cfg or the
 // environment.
@@ -170,6 +174,13 @@ class PoolFile {
   // The maximum recorded in the pool (kUnlimitedPoolSize or bytes).
   uint64_t size_limit() const { return limit_; }
   bool is_dax() const { return is_dax_; }
+  // Whether the heap's chunks are known to hold zeros at open: the pool was
+  // created by this PoolFile (create() zero-fills the file), so only what
+  // this process writes can have made a chunk non-zero.
+  bool heap_zero_at_open() const { return created_zeroed_; }
+  // Whether a zone added by grow() holds zeros (a file extended by
+  // ftruncate; not the caller's memory of an attached pool).
+  bool grows_zeroed() const { return !attached_; }
   const PoolHeader& header() const { return *reinterpret_cast<const PoolHeader*>(base_); }
 
   PoolMeta* meta() const { return reinterpret_cast<PoolMeta*>(base_ + header().meta_offset); }
@@ -247,6 +258,7 @@ class PoolFile {
   uint64_t max_size_ = 0;   // min(limit_, reserved_), page-aligned
   bool is_dax_ = false;
   bool attached_ = false;   // memory is the caller's: no munmap
+  bool created_zeroed_ = false;  // heap_zero_at_open()
   uint64_t* size_mirror_ = nullptr;  // mirror_size()
   uint64_t mirror_below_ = 0;
   bool upgrade_ = false;    // bind() brings a version-1 pool to version 2

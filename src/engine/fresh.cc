@@ -1,0 +1,151 @@
+// fresh.cc — the blocks an open wrap allocated, written in place (fresh.h).
+#include "engine/fresh.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "common/counters.h"
+#include "medium/medium.h"
+
+namespace softwrap {
+namespace {
+
+// From this many bytes on, a range goes home with non-temporal stores
+// (no read-for-ownership, no flush per line; durable at the commit's
+// fence).  Below it, temporal stores keep the lines in the cache for the
+// reads that usually follow (a new B+tree node is read by the next insert).
+constexpr size_t kStreamBytes = 4096;
+
+alignas(64) const unsigned char kZeros[64 << 10] = {};
+
+uint64_t words_of(const void* p, size_t n) {
+  const auto a = reinterpret_cast<uintptr_t>(p);
+  return ((a + n + 7) & ~uintptr_t{7}) / 8 - (a & ~uintptr_t{7}) / 8;
+}
+
+}  // namespace
+
+bool FreshSet::lookup(uint64_t off, uint64_t n) const {
+  auto it = ranges_.upper_bound(off);
+  if (it == ranges_.begin()) return false;
+  --it;
+  if (off + n > it->second) return false;
+  last_lo_ = it->first;
+  last_hi_ = it->second;
+  return true;
+}
+
+bool FreshSet::first_overlap(uint64_t off, uint64_t end, uint64_t* lo, uint64_t* hi) const {
+  if (end <= lo_ || off >= hi_) return false;
+  auto it = ranges_.upper_bound(off);
+  if (it != ranges_.begin() && std::prev(it)->second > off) --it;
+  if (it == ranges_.end() || it->first >= end) return false;
+  *lo = it->first;
+  *hi = it->second;
+  return true;
+}
+
+void FreshSet::add(uint64_t lo, uint64_t hi) {
+  ranges_[lo] = hi;
+  lo_ = std::min(lo_, lo);
+  hi_ = std::max(hi_, hi);
+}
+
+void FreshSet::remove(uint64_t lo) {
+  auto it = ranges_.find(lo);
+  if (it == ranges_.end()) return;
+  if (last_lo_ == it->first) last_lo_ = 1, last_hi_ = 0;
+  ranges_.erase(it);
+  if (ranges_.empty()) {
+    lo_ = ~uint64_t{0};
+    hi_ = 0;
+  }
+  // Otherwise the bounds stay (wider than needed, still correct).
+}
+
+void FreshSet::clear() {
+  if (!ranges_.empty()) ranges_.clear();
+  lo_ = ~uint64_t{0};
+  hi_ = 0;
+  last_lo_ = 1;
+  last_hi_ = 0;
+  dirty_.clear();
+  written_ = false;
+}
+
+void FreshSet::note_written(Medium& m, const void* p, size_t n) {
+  written_ = true;
+  counters().fresh_words.add(words_of(p, n));
+  if (!skip_flush) dirty_.add(m, p, n);
+}
+
+void FreshSet::store(Medium& m, void* dst, uint64_t v, unsigned size) {
+  if (compare) {
+    m.load(dst, size);  // a medium that records loads sees the compare's read
+    uint64_t home = 0;
+    switch (size) {
+      case 1: home = __atomic_load_n(static_cast<const uint8_t*>(dst), __ATOMIC_RELAXED); break;
+      case 2: home = __atomic_load_n(static_cast<const uint16_t*>(dst), __ATOMIC_RELAXED); break;
+      case 4: home = __atomic_load_n(static_cast<const uint32_t*>(dst), __ATOMIC_RELAXED); break;
+      default: home = __atomic_load_n(static_cast<const uint64_t*>(dst), __ATOMIC_RELAXED); break;
+    }
+    if (home == (size == 8 ? v : v & ((uint64_t{1} << (8 * size)) - 1))) {
+      counters().wcl_eliminated.add();
+      return;
+    }
+  }
+  m.store(dst, v, size);
+  note_written(m, dst, size);
+}
+
+void FreshSet::write(Medium& m, void* dst, const void* src, size_t n) {
+  auto* d = static_cast<unsigned char*>(dst);
+  const auto* s = static_cast<const unsigned char*>(src);
+  if (!compare) return put(m, d, s, n);
+  m.load(d, n);
+  // Runs of words that differ from home; a word equal to home is skipped.
+  size_t run = 0;
+  bool open = false;
+  for (size_t i = 0; i < n;) {
+    const size_t len = std::min<size_t>(n - i, 8 - (reinterpret_cast<uintptr_t>(d + i) & 7));
+    const bool same = std::memcmp(d + i, s + i, len) == 0;
+    if (same) {
+      counters().wcl_eliminated.add();
+      if (open) put(m, d + run, s + run, i - run);
+      open = false;
+    } else if (!open) {
+      run = i;
+      open = true;
+    }
+    i += len;
+  }
+  if (open) put(m, d + run, s + run, n - run);
+}
+
+void FreshSet::put(Medium& m, unsigned char* dst, const unsigned char* src, size_t n) {
+  if (n >= kStreamBytes && !skip_flush) {
+    m.stream(dst, src, n);
+    written_ = true;
+    counters().fresh_words.add(words_of(dst, n));
+    return;
+  }
+  m.write(dst, src, n);
+  note_written(m, dst, n);
+}
+
+void FreshSet::zero(Medium& m, void* dst, size_t n) {
+  auto* d = static_cast<unsigned char*>(dst);
+  for (size_t done = 0; done < n;) {
+    const size_t len = std::min(n - done, sizeof kZeros);
+    write(m, d + done, kZeros, len);
+    done += len;
+  }
+}
+
+bool FreshSet::flush(Medium& m) {
+  if (!skip_flush) dirty_.flush(m);
+  dirty_.clear();
+  return written_;
+}
+
+}  // namespace softwrap

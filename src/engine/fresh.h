@@ -1,0 +1,88 @@
+// fresh.h — the blocks an open wrap allocated, which it writes in place.
+//
+// No committed state can reach a block the open wrap allocated, so nothing
+// has to be undone or redone for its bytes: they only have to be durable
+// before the wrap's commit record is, and free again if the wrap does not
+// commit (the allocation itself is logged like any store, so an abort or
+// a crash before the commit undoes it).  Such a block is *fresh* until the
+// wrap ends.  The API layer (c_api.cc) sends every store, sw_write and
+// zero-fill of fresh bytes straight home through the medium — temporal
+// stores, each line flushed as the wrap moves on (WriteBehind), or
+// streamed for large ranges — and never to the engine; the engine's commit
+// flushes the last line and fences before its commit record (redo) or its
+// commit mark (undo): Engine::commit calls FreshSet::flush.
+//
+// Which allocations are fresh is decided at allocation (alloc_fresh() in
+// c_api.cc): the block must be one no replayable log frame and no alias
+// table may still hold bytes of (Engine::reuse_safe).  A block that is not
+// safe yet is written through the engine for the whole wrap, as before.
+//
+// Cost on a store to old data: one compare when the wrap has no fresh
+// block; else a bounds compare, and a map lookup only for an address
+// between the lowest and the highest fresh byte (the last hit is cached).
+#ifndef SOFTWRAP_ENGINE_FRESH_H_
+#define SOFTWRAP_ENGINE_FRESH_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+
+#include "engine/write_behind.h"
+
+namespace softwrap {
+
+class Medium;
+
+class FreshSet {
+ public:
+  // Whether [off, off+n) lies inside one fresh block (n >= 1).
+  bool contains(uint64_t off, uint64_t n) const {
+    if (off < lo_ || off + n > hi_) return false;  // also: no fresh block (hi_ == 0)
+    if (off >= last_lo_ && off + n <= last_hi_) return true;
+    return lookup(off, n);
+  }
+  // Pool offsets of a fresh range that begins at or after off and its
+  // end, for splitting a range write: the first fresh range that overlaps
+  // [off, end); false if none.
+  bool first_overlap(uint64_t off, uint64_t end, uint64_t* lo, uint64_t* hi) const;
+
+  bool empty() const { return hi_ == 0; }
+  void add(uint64_t lo, uint64_t hi);
+  // The block at lo is no longer fresh (freed in the wrap).
+  void remove(uint64_t lo);
+  // The wrap ended: nothing is fresh, nothing pending.
+  void clear();
+
+  // The in-place writes (through m, which counts them).
+  void store(Medium& m, void* dst, uint64_t v, unsigned size);
+  void write(Medium& m, void* dst, const void* src, size_t n);
+  void zero(Medium& m, void* dst, size_t n);
+  // Before the commit fence: flushes what is pending.  Returns whether the
+  // wrap wrote fresh bytes (the caller then orders them before its commit
+  // record with a fence of its own where nothing else does).
+  bool flush(Medium& m);
+  bool written() const { return written_; }
+
+  // Crash-simulator control (ResolvedConfig::fresh_skip_flush): nothing is
+  // flushed — a deliberately broken variant.
+  bool skip_flush = false;
+  // SW_CONFIG_WCL: words equal to what home holds are not written (a block
+  // freed and allocated again often gets much the same bytes: a SQLite
+  // journal's pages).  No log or alias is involved: the compare reads home.
+  bool compare = false;
+
+ private:
+  bool lookup(uint64_t off, uint64_t n) const;
+  void note_written(Medium& m, const void* p, size_t n);
+  void put(Medium& m, unsigned char* dst, const unsigned char* src, size_t n);
+
+  std::map<uint64_t, uint64_t> ranges_;  // lo -> hi, disjoint
+  uint64_t lo_ = ~uint64_t{0}, hi_ = 0;   // bounds of all ranges
+  mutable uint64_t last_lo_ = 1, last_hi_ = 0;  // last hit (empty)
+  WriteBehind dirty_;
+  bool written_ = false;
+};
+
+}  // namespace softwrap
+
+#endif  // SOFTWRAP_ENGINE_FRESH_H_

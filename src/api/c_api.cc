@@ -226,7 +226,9 @@ inline void after_mutation(ThreadCtx& c) {
 // or, when none is open, in a wrap of its own: committed if body succeeds,
 // rolled back if not (an allocation outside a wrap is a wrap of its own,
 // like a store).  Returns whether body, and the commit of an own wrap,
-// succeeded.
+// succeeded.  An engine call that fails rolls the wrap back and sets
+// c.fail_code: body must then make no further engine store or write (the
+// engine has ended the wrap; a store would land outside any wrap).
 template <class Body>
 bool in_wrap(sw_pool* p, ThreadCtx& c, const char* fn, Body&& body, bool always_may_own = false) {
   const bool own = c.depth == 0;
@@ -499,6 +501,7 @@ void* sw_pool_root(sw_pool* p, size_t size) {
     off = p->alloc->alloc(c, size);
     if (off == 0) return false;
     fill(p, c, off, 0, size);
+    if (c.fail_code) return false;  // rolled back by the engine: no store may join it (see in_wrap)
     p->engine->store(c, slot, off, 8);
     p->engine->store(c, slot + 8, size, 8);
     return true;
@@ -642,6 +645,7 @@ static void* alloc_common(sw_pool* p, const char* fn, size_t n, bool zero, uint6
     off = p->alloc->alloc(c, n);
     if (off == 0) return false;
     if (zero) fill(p, c, off, 0, n);
+    if (c.fail_code) return false;  // rolled back by the engine: no store may join it (see in_wrap)
     if (slot) {
       if (p->claims) claim(p, c, fn, slot_off, 8);
       p->engine->store(c, slot_off, off, 8);
@@ -695,7 +699,7 @@ int sw_pfree_slot(sw_pool* p, uint64_t* slot) {
                     static_cast<void*>(slot), static_cast<unsigned long long>(off)),
              false;
     }
-    if (!free_at(p, c, off)) return false;
+    if (!free_at(p, c, off) || c.fail_code) return false;
     if (p->claims) claim(p, c, "sw_pfree_slot", slot_off, 8);
     p->engine->store(c, slot_off, 0, 8);
     return true;

@@ -35,7 +35,6 @@
 #include <filesystem>
 #include <optional>
 #include <ostream>
-#include <regex>
 #include <string>
 #include <vector>
 
@@ -130,10 +129,13 @@ std::string temp_dir() {
 
 bool out_of_space(int code) { return code == SW_ETOOBIG || code == SW_ENOSPC; }
 
+bool mentions(const std::string& msg, const char* what) { return msg.find(what) != std::string::npos; }
+
 // The message of an out-of-space failure names what ran out.
 ::testing::AssertionResult says_out_of_space(const std::string& msg) {
-  static const std::regex re("space|maximum size|grow", std::regex::icase);
-  if (std::regex_search(msg, re)) return ::testing::AssertionSuccess();
+  if (mentions(msg, "space") || mentions(msg, "maximum size") || mentions(msg, "grow")) {
+    return ::testing::AssertionSuccess();
+  }
   return ::testing::AssertionFailure() << "message does not say the pool is out of space: \"" << msg << "\"";
 }
 
@@ -340,7 +342,7 @@ class OutOfSpaceTest : public ::testing::TestWithParam<Param> {
       EXPECT_EQ(sw_errno(), SW_EABORTED);
       EXPECT_EQ(sw_wrap_close(p), SW_EABORTED);
       EXPECT_EQ(sw_errno(), SW_EABORTED);
-      EXPECT_TRUE(std::regex_search(sw_errormsg(), std::regex("rolled back"))) << sw_errormsg();
+      EXPECT_TRUE(mentions(sw_errormsg(), "rolled back")) << sw_errormsg();
     } else {
       EXPECT_EQ(sw_wrap_abort(p), atomic() ? 0 : SW_ENOTSUP) << sw_errormsg();
     }

@@ -229,7 +229,9 @@ inline void after_mutation(ThreadCtx& c) {
 // or, when none is open, in a wrap of its own: committed if body succeeds,
 // rolled back if not (an allocation outside a wrap is a wrap of its own,
 // like a store).  Returns whether body, and the commit of an own wrap,
-// succeeded.
+// succeeded.  An engine call that fails rolls the wrap back and sets
+// c.fail_code: body must then make no further engine store or write (the
+// engine has ended the wrap; a store would land outside any wrap).
 template <class Body>
 bool in_wrap(sw_pool* p, ThreadCtx& c, const char* fn, Body&& body, bool always_may_own = false) {
   const bool own = c.depth == 0;
@@ -569,6 +571,7 @@ void* sw_pool_root(sw_pool* p, size_t size) {
     off = p->alloc->alloc(c, size, &info);
     if (off == 0) return false;
     alloc_fresh(p, c, off, info, size);
+    if (c.fail_code) return false;  // rolled back by the engine: no store may join it (see in_wrap)
     p->engine->store(c, slot, off, 8);
     p->engine->store(c, slot + 8, size, 8);
     return true;
@@ -713,6 +716,7 @@ static void* alloc_common(sw_pool* p, const char* fn, size_t n, bool zero, uint6
     off = p->alloc->alloc(c, n, &info);
     if (off == 0) return false;
     alloc_fresh(p, c, off, info, zero ? n : 0);
+    if (c.fail_code) return false;  // rolled back by the engine: no store may join it (see in_wrap)
     if (slot) {
       if (p->claims) claim(p, c, fn, slot_off, 8);
       p->engine->store(c, slot_off, off, 8);
@@ -774,7 +778,7 @@ int sw_pfree_slot(sw_pool* p, uint64_t* slot) {
                     static_cast<void*>(slot), static_cast<unsigned long long>(off)),
              false;
     }
-    if (!free_at(p, c, off)) return false;
+    if (!free_at(p, c, off) || c.fail_code) return false;
     if (p->claims) claim(p, c, "sw_pfree_slot", slot_off, 8);
     p->engine->store(c, slot_off, 0, 8);
     return true;

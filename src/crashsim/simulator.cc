@@ -538,6 +538,7 @@ void Simulator::run(const Workload& w, uint64_t seed, uint32_t size, SimResult* 
   rec.trace.start();
   w.run(dv, rng, size);
   rec.trace.stop();
+  for (Driver* d : dv) d->end_open_wrap();  // a wrap left open: the trace ended inside it
   I.used = sw_pool_size(p);
   sw_pool_close(p);
   if (!rec.error.empty()) return I.fail_run("the workload saw the API misbehave: " + rec.error);

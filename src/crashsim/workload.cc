@@ -16,6 +16,7 @@
 #include <thread>
 
 #include "common/error.h"
+#include "crashsim/fresh_workload.h"
 #include "crashsim/paper_workloads.h"
 
 namespace softwrap::crashsim {
@@ -731,6 +732,8 @@ const std::vector<Workload>& workloads() {
 
 const Workload* find_workload(const std::string& name) {
   for (const Workload& w : workloads())
+    if (name == w.name) return &w;
+  for (const Workload& w : fresh_workloads())
     if (name == w.name) return &w;
   for (const Workload& w : registry_workloads())
     if (name == w.name) return &w;

@@ -192,7 +192,8 @@ struct Workload {
 
 // The simulator's own workloads (the suite's default set).
 const std::vector<Workload>& workloads();
-// By name: these, then the shared workloads (paper_workloads.h).
+// By name: these, then the fresh-memory workloads (fresh_workload.h), then
+// the shared workloads (paper_workloads.h).
 const Workload* find_workload(const std::string& name);
 
 }  // namespace softwrap::crashsim

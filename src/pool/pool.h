@@ -108,6 +108,10 @@ struct ResolvedConfig {
   // or the environment): growth skips the fence between formatting a zone
   // and persisting the size that covers it — a deliberately broken variant.
   bool grow_skip_zone_fence = false;
+  // Internal knob for a crash simulator control (never set from sw_config
+  // or the environment): a wrap's fresh blocks (written in place) are not
+  // flushed before its commit — a deliberately broken variant.
+  bool fresh_skip_flush = false;
 };
 // Returns 0 or SW_EINVAL (with message) for a bad value in cfg or the
 // environment.

@@ -315,6 +315,7 @@ struct Simulator::Impl {
       << " workload=" << w->name << " seed=" << seed << " size=" << size;
     if (opt.redo_skip_commit_validation) s << " variant=redo-skip-commit-validation";
     if (opt.wcl_misread_pairs) s << " variant=wcl-misread-pairs";
+    if (opt.fresh_skip_flush) s << " variant=fresh-skip-flush";
     s << "\n  crash point: event " << at.event << " of " << at.events << ", " << at.what << " \"" << at.label
       << "\"";
     if (at.thread >= 0) s << " (thread " << at.thread << ")";
@@ -495,6 +496,7 @@ void Simulator::run(const Workload& w, uint64_t seed, uint32_t size, SimResult* 
   cfg.engine = I.opt.engine;  // over any SOFTWRAP_ENGINE in the environment
   cfg.redo_skip_commit_validation = I.opt.redo_skip_commit_validation;
   cfg.grow_skip_zone_fence = I.opt.grow_skip_zone_fence;
+  cfg.fresh_skip_flush = I.opt.fresh_skip_flush;
   cfg.max_size = w.max_size;
   cfg.wcl_misread_pairs = I.opt.wcl_misread_pairs;
   if (w.spill_bytes >= 0) cfg.spill_bytes = static_cast<uint64_t>(w.spill_bytes);
@@ -538,6 +540,7 @@ void Simulator::run(const Workload& w, uint64_t seed, uint32_t size, SimResult* 
   rec.trace.start();
   w.run(dv, rng, size);
   rec.trace.stop();
+  for (Driver* d : dv) d->end_open_wrap();  // a wrap left open: the trace ended inside it
   I.used = sw_pool_size(p);
   sw_pool_close(p);
   if (!rec.error.empty()) return I.fail_run("the workload saw the API misbehave: " + rec.error);

@@ -58,6 +58,7 @@ struct SimOptions {
   uint32_t max_reports = 2;          // failure reports kept (shrunk)
   uint64_t stop_after_failures = 0;  // 0: never stop early
   bool grow_skip_zone_fence = false;  // control variant (pool.h)
+  bool fresh_skip_flush = false;      // control variant (pool.h)
 };
 
 struct SimResult {

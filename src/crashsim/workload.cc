@@ -11,10 +11,12 @@
 #include <condition_variable>
 #include <cstdint>
 #include <cstring>
+#include <iterator>
 #include <mutex>
 #include <thread>
 
 #include "common/error.h"
+#include "crashsim/fresh_workload.h"
 #include "crashsim/paper_workloads.h"
 
 namespace softwrap::crashsim {
@@ -150,6 +152,13 @@ void Driver::write(void* addr, const void* src, size_t n) {
   std::memcpy(m, src, n);
 }
 
+void Driver::memset(void* addr, int c, size_t n) {
+  if (sw_memset(p_, addr, c, n) != 0) return fail("sw_memset");
+  unsigned char* m = mirror_at(sw_pool_offset(p_, addr), n);
+  if (!m) return fail("sw_memset outside the owned bytes");
+  std::memset(m, c, n);
+}
+
 uint64_t Driver::load64(void* addr) { return load(addr, 8); }
 
 uint64_t Driver::load(const void* addr, unsigned size) {
@@ -184,10 +193,41 @@ void* Driver::alloc(size_t n, size_t owned) {
   return a;
 }
 
+void* Driver::zalloc(size_t n) {
+  void* a = sw_pzalloc(p_, n);
+  if (!a) {
+    fail("sw_pzalloc");
+    return nullptr;
+  }
+  mirror_[sw_pool_offset(p_, a)] = std::vector<unsigned char>(n, 0);
+  ++live_;
+  return a;
+}
+
+void Driver::own_new(void* addr, size_t n) {
+  const uint64_t off = sw_pool_offset(p_, addr);
+  auto it = mirror_.upper_bound(off);
+  if (it != mirror_.begin() && std::prev(it)->first + std::prev(it)->second.size() > off) {
+    return fail("own_new of bytes already owned");
+  }
+  if (it != mirror_.end() && it->first < off + n) return fail("own_new of bytes already owned");
+  mirror_[off] = std::vector<unsigned char>(n, 0);
+}
+
 void Driver::free(void* addr) {
+  const uint64_t off = sw_pool_offset(p_, addr);
+  const size_t n = sw_pusable_size(p_, addr);
   if (sw_pfree(p_, addr) != 0) return fail("sw_pfree");
-  mirror_.erase(sw_pool_offset(p_, addr));
+  mirror_.erase(mirror_.lower_bound(off), mirror_.lower_bound(off + std::max<size_t>(n, 1)));
   --live_;
+}
+
+void Driver::end_open_wrap() {
+  if (depth_ == 0) return;
+  depth_ = 0;
+  if (external_) return;
+  const int rc = sw_wrap_abort(p_);  // the nonatomic engine ends it too (SW_ENOTSUP)
+  if (rc != 0 && rc != SW_ENOTSUP) fail("sw_wrap_abort of the wrap left open at the end of the trace");
 }
 
 void* Driver::alloc_slot(void* slot, size_t n, bool zero, size_t owned) {
@@ -692,6 +732,8 @@ const std::vector<Workload>& workloads() {
 
 const Workload* find_workload(const std::string& name) {
   for (const Workload& w : workloads())
+    if (name == w.name) return &w;
+  for (const Workload& w : fresh_workloads())
     if (name == w.name) return &w;
   for (const Workload& w : registry_workloads())
     if (name == w.name) return &w;

@@ -93,6 +93,8 @@ class Driver {
   void fail(const std::string& what);
   void store(void* addr, uint64_t v, unsigned size);
   void write(void* addr, const void* src, size_t n);
+  // sw_memset of owned bytes.
+  void memset(void* addr, int c, size_t n);
   uint64_t load64(void* addr);
   // Aligned 1/2/4/8-byte load and byte-range read of owned bytes, checked
   // against the mirror like load64.
@@ -101,6 +103,13 @@ class Driver {
   // Allocates n bytes and owns the first `owned` (default all); the
   // workload must write all owned bytes in the same wrap.
   void* alloc(size_t n, size_t owned = SIZE_MAX);
+  // sw_pzalloc: owns the whole block, zero.
+  void* zalloc(size_t n);
+  // Owns [addr, addr+n) of a block allocated in the open wrap, beside what
+  // alloc owned (a part further in): zero in the mirror, so the workload
+  // must write all of it in the same wrap unless the block was zalloc'd.
+  void own_new(void* addr, size_t n);
+  // Frees the block and forgets every owned region inside it.
   void free(void* addr);
   // sw_pmalloc_slot / sw_pzalloc_slot / sw_pfree_slot: allocate (zeroed:
   // the block is owned; else none of it until written) or free and store
@@ -118,6 +127,10 @@ class Driver {
   // Forgets every owned region (a workload that re-declares its regions
   // with own() after each change, such as the btree workload).
   void disown_all() { mirror_.clear(); }
+  // After the trace stopped: ends a wrap the workload left open (the trace
+  // ends inside it: a crash before its commit), untraced and unmarked, so
+  // that the pool can close.
+  void end_open_wrap();
   sw_pool* pool() const { return p_; }
 
  private:
@@ -154,7 +167,10 @@ struct Workload {
   uint32_t max_alias_tables;
   uint32_t owners;            // threads
   // Setup (not traced): allocates and declares the owned regions of each
-  // driver.  Then run: `size` is the number of wraps (roughly).
+  // driver.  Then run: `size` is the number of wraps (roughly).  run may
+  // return with a wrap of the calling thread still open: the trace ends
+  // inside it (a crash before its commit) and the simulator then ends it,
+  // untraced (Driver::end_open_wrap).
   void (*setup)(std::vector<Driver*>& d, Rng& rng);
   void (*run)(std::vector<Driver*>& d, Rng& rng, uint32_t size);
   // Optional: a check of each crash image through the public API, after
@@ -176,7 +192,8 @@ struct Workload {
 
 // The simulator's own workloads (the suite's default set).
 const std::vector<Workload>& workloads();
-// By name: these, then the shared workloads (paper_workloads.h).
+// By name: these, then the fresh-memory workloads (fresh_workload.h), then
+// the shared workloads (paper_workloads.h).
 const Workload* find_workload(const std::string& name);
 
 }  // namespace softwrap::crashsim

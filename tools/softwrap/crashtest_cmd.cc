@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "cli.h"
+#include "crashsim/fresh_workload.h"
 #include "crashsim/paper_workloads.h"
 #include "crashsim/suite.h"
 
@@ -39,8 +40,9 @@ void crashtest_usage(FILE* out) {
           "  --max-exhaustive N enumerate every image of a crash point if there are at most N\n"
           "                     (default 16384); otherwise sample\n"
           "  --workload W       one of the workloads listed below (default: the simulator's\n"
-          "                     own), a shared one (docs/workloads.md), or themis: the\n"
-          "                     Themis paper's nine shared workloads\n"
+          "                     own), a shared one (docs/workloads.md), themis: the\n"
+          "                     Themis paper's nine shared workloads, or fresh: the four\n"
+          "                     fresh-memory workloads (issue 23)\n"
           "  --size N           wraps per workload run (default 12 quick, 40 full)\n"
           "  --images N         image target instead of the level's\n"
           "  --no-controls      skip the controls (then controls=0/0)\n"
@@ -51,6 +53,8 @@ void crashtest_usage(FILE* out) {
           "\n"
           "Workloads:\n");
   for (const crashsim::Workload& w : crashsim::workloads()) fprintf(out, "  %-12s %s\n", w.name, w.what);
+  fprintf(out, "Fresh-memory workloads (--workload fresh: all four):\n");
+  for (const crashsim::Workload& w : crashsim::fresh_workloads()) fprintf(out, "  %-12s %s\n", w.name, w.what);
   fprintf(out, "Shared workloads (workloads/):\n");
   for (const crashsim::Workload& w : crashsim::registry_workloads()) fprintf(out, "  %-12s %s\n", w.name, w.what);
 }
@@ -89,6 +93,8 @@ int crashtest_command(const std::vector<std::string>& args) {
   }
   if (opts.has("workload") && opts.get("workload") == "themis") {
     so.workloads = crashsim::themis_workloads();
+  } else if (opts.has("workload") && opts.get("workload") == "fresh") {
+    for (const crashsim::Workload& w : crashsim::fresh_workloads()) so.workloads.push_back(&w);
   } else if (opts.has("workload")) {
     const crashsim::Workload* w = crashsim::find_workload(opts.get("workload"));
     if (!w) return usage_error("unknown workload '" + opts.get("workload") + "'", "crashtest");

@@ -366,6 +366,10 @@ void run_fresh_reuse(std::vector<Driver*>& dv, Rng& rng, uint32_t size) {
       if (n <= 65536 || extent_ok(d, r)) alloc_into(d, rng, r, n, rng.chance(40));
     } else {  // old data only: lets the log retire between a free and the next allocation
       for (uint64_t k = 1 + rng.below(3); k-- > 0;) modify_linked(d, rng, r);
+      // Fresh blocks fill no table: old words that do keep retirement going.
+      for (uint64_t k = 8 + rng.below(16); k-- > 0;) {
+        d.store(r + kScratch + 8 * rng.below((kRootSize - kScratch) / 8), rng.next(), 8);
+      }
     }
     d.close();
   }
@@ -447,7 +451,7 @@ const std::vector<Workload>& fresh_workloads() {
        1024, 8, 1, own_root, run_fresh_abort, check_root_slots},
       {"fresh_reuse",
        "allocate, fill, free, allocate again in one wrap; blocks a committed wrap freed allocated by a later one",
-       256, 2, 128, 8, 1, own_root, run_fresh_reuse, check_root_slots},
+       64, 2, 128, 8, 1, own_root, run_fresh_reuse, check_root_slots},
       {"fresh_commit", "wraps storing only to 1-2 fresh blocks of 16-256 B and one link word", 1024, 8, 1024, 8, 1,
        own_root, run_fresh_commit, check_fresh_commit},
   };

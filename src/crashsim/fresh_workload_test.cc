@@ -4,9 +4,7 @@
 // and Themis models; undo-themis does under Themis and is caught under x86;
 // nonatomic is caught under both.  The control variant that leaves fresh
 // blocks unflushed at the commit (ResolvedConfig::fresh_skip_flush) must be
-// caught on every redo and undo engine — skipped unless
-// SOFTWRAP_FRESH_CONTROL=1 until the engines write fresh blocks in place
-// (issue 23; until then the knob has no effect).  Longer:
+// caught on every redo and undo engine.  Longer:
 //   softwrap crashtest --full --workload fresh --images 1000000
 #include <gtest/gtest.h>
 
@@ -118,11 +116,6 @@ using ControlCase = std::tuple<sw_engine_kind, Persistency>;
 class FreshSkipFlushControlTest : public ::testing::TestWithParam<ControlCase> {};
 
 TEST_P(FreshSkipFlushControlTest, IsCaught) {
-  const char* on = std::getenv("SOFTWRAP_FRESH_CONTROL");
-  if (!on || std::string(on) != "1") {
-    GTEST_SKIP() << "fresh_skip_flush has no effect until fresh blocks are written in place (issue 23); "
-                    "SOFTWRAP_FRESH_CONTROL=1 runs it";
-  }
   const auto [e, p] = GetParam();
   for (const char* name : {"fresh_alloc", "fresh_commit"}) {
     const SimResult r = run(name, e, p, 1, true);

@@ -108,8 +108,7 @@ TEST(CrashSuiteTest, QuickSuitePasses) {
   EXPECT_GE(r.images, 100000u);
   EXPECT_EQ(r.failures, 0u) << (r.reports.empty() ? "" : r.reports[0]);
   EXPECT_EQ(r.controls_caught(), r.controls.size());
-  const char* fresh = std::getenv("SOFTWRAP_FRESH_CONTROL");  // three more controls (suite.h)
-  EXPECT_EQ(r.controls.size(), fresh && std::string(fresh) == "1" ? 11u : 8u);
+  EXPECT_EQ(r.controls.size(), 11u);
   EXPECT_TRUE(r.passed()) << r.summary();
 }
 

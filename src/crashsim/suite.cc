@@ -136,16 +136,12 @@ SuiteResult run_suite(const SuiteOptions& so) {
     };
     for (const ControlSpec& c : specs) res.controls.push_back(run_control(c, so, size, &res));
     // Fresh blocks not flushed before the commit (ResolvedConfig::
-    // fresh_skip_flush), on every redo and undo engine.  Only with
-    // SOFTWRAP_FRESH_CONTROL=1 until the engines write fresh blocks in place
-    // (issue 23): before that the knob has no effect and nothing can catch it.
-    if (const char* fc = std::getenv("SOFTWRAP_FRESH_CONTROL"); fc && std::string(fc) == "1") {
-      for (sw_engine_kind e : {SW_ENGINE_SOFTWRAP, SW_ENGINE_SOFTWRAP_LOCAL, SW_ENGINE_UNDO}) {
-        const ControlSpec c{"", e, Persistency::kX86, false, true, {"fresh_commit", "fresh_alloc"}, false, false, true};
-        res.controls.push_back(run_control(c, so, size, &res));
-        res.controls.back().name =
-            std::string("fresh blocks unflushed at the commit caught (") + engine_kind_name(e) + ")";
-      }
+    // fresh_skip_flush), on every redo and undo engine.
+    for (sw_engine_kind e : {SW_ENGINE_SOFTWRAP, SW_ENGINE_SOFTWRAP_LOCAL, SW_ENGINE_UNDO}) {
+      const ControlSpec c{"", e, Persistency::kX86, false, true, {"fresh_commit", "fresh_alloc"}, false, false, true};
+      res.controls.push_back(run_control(c, so, size, &res));
+      res.controls.back().name =
+          std::string("fresh blocks unflushed at the commit caught (") + engine_kind_name(e) + ")";
     }
   }
   res.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

@@ -12,10 +12,9 @@
 // can fail: `nonatomic` (both models) must fail; the undo engine without its
 // log-order fence must fail under x86 and pass under Themis; recovery that
 // does not validate redo commit trailers must fail (softwrap and
-// softwrap-local); and the others in docs/crash-simulator.md.  With
-// SOFTWRAP_FRESH_CONTROL=1, engines that do not flush fresh blocks before
-// the commit (ResolvedConfig::fresh_skip_flush) must fail too (three more
-// controls; off until the knob has an effect, issue 23).
+// softwrap-local); engines that do not flush fresh blocks before the commit
+// (ResolvedConfig::fresh_skip_flush) must fail; and the others in
+// docs/crash-simulator.md.
 #ifndef SOFTWRAP_CRASHSIM_SUITE_H_
 #define SOFTWRAP_CRASHSIM_SUITE_H_
 

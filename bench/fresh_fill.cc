@@ -143,11 +143,15 @@ double run_case(const Options& o, const std::string& e, const std::string& kase,
     // Fill the heap with other bytes, free it, reopen: nothing is known to
     // be zero any more.
     const uint64_t n = free_heap(p);
-    void* junk = sw_pmalloc(p, n);
-    if (!junk || sw_memset(p, junk, 0xA5, n) != 0 || sw_pfree(p, junk) != 0) die("used: fill");
+    if (sw_wrap_open(p) != 0) die("used: open");
+    void* junk = sw_pmalloc(p, n);  // fresh in this wrap: the memset goes home in place
+    if (!junk || sw_memset(p, junk, 0xA5, n) != 0 || sw_wrap_close(p) != 0 || sw_pfree(p, junk) != 0) {
+      die("used: fill");
+    }
     if (sw_pool_close(p) != 0) die("close");
     p = sw_pool_open(path.c_str(), &c);
     if (!p) die("reopen");
+    touch(static_cast<char*>(sw_pool_base(p)), sw_pool_size(p));  // a new mapping: fault it in again
   }
   sw_pool_stats_reset(p);
   void* block = nullptr;

@@ -7,8 +7,8 @@
 // a crash before the commit undoes it).  Such a block is *fresh* until the
 // wrap ends.  The API layer (c_api.cc) sends every store, sw_write and
 // zero-fill of fresh bytes straight home through the medium — temporal
-// stores, each line flushed as the wrap moves on (WriteBehind), or
-// streamed for large ranges — and never to the engine; the engine's commit
+// stores, each line flushed as the wrap moves on (WriteBehind; fresh.cc
+// says why not streamed) — and never to the engine; the engine's commit
 // flushes the last line and fences before its commit record (redo) or its
 // commit mark (undo): Engine::commit calls FreshSet::flush.
 //

@@ -321,7 +321,7 @@ void fill(sw_pool* p, ThreadCtx& c, uint64_t off, int ch, size_t n) {
 // engine has put out of replay's reach.  Its first `zero` bytes are then
 // zeroed, unless known to be zero already.
 void alloc_fresh(sw_pool* p, ThreadCtx& c, uint64_t off, const AllocInfo& info, size_t zero) {
-  if (info.zero || p->engine->reuse_safe(info.reuse_seq)) {
+  if (p->engine->writes_fresh_apart() && (info.zero || p->engine->reuse_safe(info.reuse_seq))) {
     c.fresh.add(off, off + info.usable);
     c.counters.fresh_blocks.add();
   }

@@ -134,6 +134,10 @@ class Engine {
   // alias table still holds a value of them.  Engines whose committed
   // wraps leave nothing behind (undo, nonatomic) answer true.
   virtual bool reuse_safe(uint64_t seq) { return true; }
+  // Whether fresh blocks save anything: false for an engine whose every
+  // store already goes home in place (nonatomic), which then writes them
+  // itself (known-zero bytes are still not zeroed).
+  virtual bool writes_fresh_apart() const { return true; }
   // The open wrap stops writing [off, off+n) in place (it freed the block,
   // which it may allocate again): an engine that remembers values of the
   // wrap's words outside its tables forgets those.

@@ -133,6 +133,11 @@ void FreshSet::put(Medium& m, unsigned char* dst, const unsigned char* src, size
 
 void FreshSet::zero(Medium& m, void* dst, size_t n) {
   auto* d = static_cast<unsigned char*>(dst);
+  if (!compare) {
+    m.zero(d, n);  // then every line but the last flushed (write-behind)
+    note_written(m, d, n);
+    return;
+  }
   for (size_t done = 0; done < n;) {
     const size_t len = std::min(n - done, sizeof kZeros);
     write(m, d + done, kZeros, len);

@@ -286,6 +286,7 @@ class NonatomicEngine final : public Engine {
   explicit NonatomicEngine(const EngineEnv& env)
       : pool_(env.pool), medium_(env.medium), load_(env.medium), wcl_((env.cfg->flags & SW_CONFIG_WCL) != 0) {}
   const char* name() const override { return "nonatomic"; }
+  bool writes_fresh_apart() const override { return false; }  // every store goes home in place already
   void attach(ThreadCtx& ctx) override { ctx.engine_state = new NonatomicThread; }
   void detach(ThreadCtx& ctx) override { delete st(ctx); }
 

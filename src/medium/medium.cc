@@ -7,6 +7,7 @@
 // an msync medium without a mapping) fail here with a message, before any
 // byte is written.  A test may install a factory (set_medium_factory) that
 // replaces the choice for every pool opened while it is installed.
+#include <algorithm>
 #include <atomic>
 #include <memory>
 #include <string>
@@ -19,6 +20,12 @@
 #include "medium/x86_medium.h"
 
 namespace softwrap {
+
+void Medium::zero(void* dst, size_t n) {
+  alignas(64) static const unsigned char kZeros[4096] = {};
+  auto* d = static_cast<unsigned char*>(dst);
+  for (size_t done = 0; done < n; done += sizeof kZeros) write(d + done, kZeros, std::min(sizeof kZeros, n - done));
+}
 
 namespace {
 constexpr uint32_t kMaxWcEntries = 1u << 16;

@@ -75,6 +75,9 @@ class Medium {
   virtual const MediumProperties& properties() const = 0;
 
   virtual void write(void* dst, const void* src, size_t n) = 0;
+  // Temporal stores of n zero bytes at dst: write() of zeros (the x86 media
+  // use memset, which on large ranges writes without reading the lines).
+  virtual void zero(void* dst, size_t n);
   // Temporal store of an aligned 1/2/4/8-byte value (fast path of write()).
   virtual void store(void* dst, uint64_t v, unsigned size) = 0;
   virtual void flush(const void* addr, size_t n) = 0;

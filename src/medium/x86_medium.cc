@@ -131,6 +131,15 @@ void X86Medium::write(void* dst, const void* src, size_t n) {
   counters().nvram_words.add(words_touched(dst, n));
 }
 
+void X86Medium::zero(void* dst, size_t n) {
+#ifdef SOFTWRAP_TSAN
+  Medium::zero(dst, n);  // relaxed word stores: a racing reader stays visible to TSan as benign
+#else
+  std::memset(dst, 0, n);  // rep stosb / vector stores: large ranges without reading their lines
+  counters().nvram_words.add(words_touched(dst, n));
+#endif
+}
+
 void X86Medium::store(void* dst, uint64_t v, unsigned size) {
   counters().nvram_words.add();
   // One mov; aligned, it is single-copy atomic.

@@ -36,6 +36,7 @@ class X86Medium : public Medium {
   const MediumProperties& properties() const override { return props_; }
 
   void write(void* dst, const void* src, size_t n) override;
+  void zero(void* dst, size_t n) override;
   void store(void* dst, uint64_t v, unsigned size) override;
   void flush(const void* addr, size_t n) override;
   void stream(void* dst, const void* src, size_t n) override;

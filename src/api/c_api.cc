@@ -324,6 +324,14 @@ void alloc_fresh(sw_pool* p, ThreadCtx& c, uint64_t off, const AllocInfo& info, 
   if (p->engine->writes_fresh_apart() && (info.zero || p->engine->reuse_safe(info.reuse_seq))) {
     c.fresh.add(off, off + info.usable);
     c.counters.fresh_blocks.add();
+  } else if (zero && !info.zero && !p->engine->writes_fresh_apart() && !(p->cfg.flags & SW_CONFIG_WCL)) {
+    // An engine whose stores go home in place (nonatomic): the zeros too,
+    // in one go, flushed for its commit fence.
+    counters().stores.add();
+    counters().home_writes.add();
+    p->medium->zero(p->file->at(off), zero);
+    p->medium->flush(p->file->at(off), zero);
+    return;
   }
   if (zero && !info.zero) fill(p, c, off, 0, zero);
 }

@@ -47,6 +47,7 @@ AliasRing::AliasRing(const ResolvedConfig& cfg, PoolFile* pool, Medium* medium, 
   const uint64_t s = pool_->meta()->retired_seq;
   seq_.store(s);
   retired_seq_.store(s);
+  home_seq_.store(s);
   tables_[0]->gen = 0;
   tables_[0]->state.store(TableState::kActive);
   if (!inline_retire_) thread_ = std::thread([this] { retirer_main(); });
@@ -340,6 +341,7 @@ bool AliasRing::step_locked(std::unique_lock<std::mutex>& lk) {
       t.state.store(TableState::kRetired);
       readable_gen_.store(g + 1);
       filter_.publish_oldest(g + 1);  // after the home writes of g and older (retire() fenced them)
+      if (t.seq_boundary > home_seq_.load()) home_seq_.store(t.seq_boundary, std::memory_order_release);
       retiring_.store(false);
       done_cv_.notify_all();
       return true;
@@ -511,6 +513,7 @@ int AliasRing::quiesce() {
   }
   // Nothing is aliased now: every committed frame is home.
   persist_retired_seq(seq_.load());
+  if (retired_seq_.load() > home_seq_.load()) home_seq_.store(retired_seq_.load(), std::memory_order_release);
   return 0;
 }
 

@@ -92,6 +92,13 @@ class AliasRing {
   // ---- commit order
   uint64_t next_seq() { return seq_.fetch_add(1, std::memory_order_seq_cst) + 1; }
   uint64_t retired_seq() const { return retired_seq_.load(std::memory_order_acquire); }
+  // Every wrap with seq <= home_seq() is home, beyond replay (retired_seq()
+  // covers it) and in no table a lookup still reads (readable_gen() has
+  // passed its tables): a block such a wrap freed may be written in place
+  // (fresh blocks).  Published after readable_gen(), so it trails
+  // retired_seq(), which retire() publishes before the table stops being
+  // readable.
+  uint64_t home_seq() const { return home_seq_.load(std::memory_order_acquire); }
 
   // ---- policy
   // After a commit: switch if the active table is past its threshold (or
@@ -179,6 +186,7 @@ class AliasRing {
   std::atomic<uint64_t> oldest_gen_{0};  // oldest table not Empty
   alignas(64) std::atomic<uint64_t> seq_{0};
   alignas(64) std::atomic<uint64_t> retired_seq_{0};
+  std::atomic<uint64_t> home_seq_{0};
 
   std::mutex mu_;  // switches, state transitions
   std::condition_variable cv_;      // retirer waits for work

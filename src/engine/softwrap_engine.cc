@@ -101,10 +101,11 @@ class SoftwrapEngine final : public Engine {
 
   const char* name() const override { return "softwrap"; }
   const AliasFilter* filter() const override { return &ring_.filter(); }
-  // Every frame up to seq retired: its values are home (no table is read
-  // for them) and recovery never replays it (retired_seq() is persisted
-  // before it is published).
-  bool reuse_safe(uint64_t seq) override { return seq <= ring_.retired_seq(); }
+  // Every frame up to seq retired: its values are home, no lookup reads a
+  // table holding them, and recovery never replays it (home_seq(); not
+  // retired_seq(), which is published while the retired table is still
+  // readable).
+  bool reuse_safe(uint64_t seq) override { return seq <= ring_.home_seq(); }
   void fresh_released(ThreadCtx& ctx, uint64_t, uint64_t) override {
     if (wcl_) st(ctx)->seen.clear();  // values it noted for the block's words
   }

@@ -342,6 +342,7 @@ class HeapAllocator final : public Allocator {
 
   WrapCtx* context(TxAccess& tx);
   uint64_t alloc_block(WrapCtx* ctx, unsigned cls, uint64_t n, StoreList* stores, AllocInfo* info);
+  uint64_t hand_out(WrapCtx* ctx, Run* r, uint32_t b, uint64_t n, bool zero, StoreList* stores, AllocInfo* info);
   uint64_t alloc_extent(WrapCtx* ctx, uint64_t n, StoreList* stores, AllocInfo* info);
   // The chunks' reuse_seq rises to seq (a commit freed bytes of them).
   void freed_at(uint32_t start, uint32_t n, uint64_t seq) {
@@ -564,12 +565,7 @@ uint64_t HeapAllocator::alloc_block(WrapCtx* ctx, unsigned cls, uint64_t n, Stor
     if (r->cls != cls) continue;
     ctx->returned_blocks.erase(ctx->returned_blocks.begin() + static_cast<ptrdiff_t>(i));
     r->freeing[b / 64] &= ~(1ull << (b % 64));
-    ctx->ops.push_back({Op::kAllocBlock, c, b});
-    const uint64_t hdr = chunk_off(c) + b * class_stride(cls);
-    stores->add(hdr, block_word(kBlockAllocated, cls, r->nonce));
-    stores->add(hdr + 8, n);
-    *info = {kClassSize[cls], slots_[c].reuse_seq, false};
-    return hdr + kBlockHeaderSize;
+    return hand_out(ctx, r, b, n, false, stores, info);
   }
   Run* run = nullptr;
   for (Run* r : ctx->private_runs) {
@@ -595,12 +591,20 @@ uint64_t HeapAllocator::alloc_block(WrapCtx* ctx, unsigned cls, uint64_t n, Stor
   }
   const uint32_t b = run->take();
   if (run->navail == 0 && run->owner == nullptr) avail_runs_[cls].erase(run->chunk);
-  ctx->ops.push_back({Op::kAllocBlock, run->chunk, b});
-  const uint64_t hdr = chunk_off(run->chunk) + b * class_stride(cls);
-  stores->add(hdr, block_word(kBlockAllocated, cls, run->nonce));
+  const bool zero = b >= run->zero_from;
+  if (zero) run->zero_from = b + 1;  // it may be written now, and stays so if the wrap aborts
+  return hand_out(ctx, run, b, n, zero, stores, info);
+}
+
+// Block b of run r becomes the wrap's allocation of n bytes: journaled, its
+// header stores queued, described in *info.
+uint64_t HeapAllocator::hand_out(WrapCtx* ctx, Run* r, uint32_t b, uint64_t n, bool zero, StoreList* stores,
+                                 AllocInfo* info) {
+  ctx->ops.push_back({Op::kAllocBlock, r->chunk, b});
+  const uint64_t hdr = chunk_off(r->chunk) + b * class_stride(r->cls);
+  stores->add(hdr, block_word(kBlockAllocated, r->cls, r->nonce));
   stores->add(hdr + 8, n);
-  *info = {kClassSize[cls], slots_[run->chunk].reuse_seq, b >= run->zero_from};
-  if (b >= run->zero_from) run->zero_from = b + 1;  // it may be written now, and stays so if the wrap aborts
+  *info = {kClassSize[r->cls], slots_[r->chunk].reuse_seq, zero};
   return hdr + kBlockHeaderSize;
 }
 

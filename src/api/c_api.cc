@@ -286,7 +286,6 @@ void write_parts(sw_pool* p, ThreadCtx& c, uint64_t off, const void* src, size_t
   const auto* in = static_cast<const unsigned char*>(src);
   for_fresh_parts(c, off, n, [&](uint64_t o, size_t len, bool fresh) {
     if (fresh) {
-      counters().stores.add();
       c.fresh.write(*p->medium, p->file->at(o), in + (o - off), len);
     } else {
       p->engine->write(c, o, in + (o - off), len);
@@ -296,23 +295,16 @@ void write_parts(sw_pool* p, ThreadCtx& c, uint64_t off, const void* src, size_t
 
 // Writes n copies of byte ch at off in the open wrap (no n-byte buffer).
 void fill(sw_pool* p, ThreadCtx& c, uint64_t off, int ch, size_t n) {
+  if (ch == 0) {
+    return for_fresh_parts(c, off, n, [&](uint64_t o, size_t len, bool fresh) {
+      fresh ? c.fresh.write(*p->medium, p->file->at(o), nullptr, len) : p->engine->zero(c, o, len);
+    });
+  }
   unsigned char chunk[4096];
   std::memset(chunk, ch, std::min(n, sizeof chunk));
-  for_fresh_parts(c, off, n, [&](uint64_t o, size_t len, bool fresh) {
-    if (fresh && ch == 0) {
-      counters().stores.add();
-      return c.fresh.zero(*p->medium, p->file->at(o), len);
-    }
-    for (size_t done = 0; done < len && !c.fail_code; done += sizeof chunk) {
-      const size_t k = std::min(sizeof chunk, len - done);
-      if (fresh) {
-        counters().stores.add();
-        c.fresh.write(*p->medium, p->file->at(o + done), chunk, k);
-      } else {
-        p->engine->write(c, o + done, chunk, k);
-      }
-    }
-  });
+  for (size_t done = 0; done < n && !c.fail_code; done += sizeof chunk) {
+    write_parts(p, c, off + done, chunk, std::min(sizeof chunk, n - done));
+  }
 }
 
 // A block the open wrap has just allocated: fresh (written in place until
@@ -324,14 +316,6 @@ void alloc_fresh(sw_pool* p, ThreadCtx& c, uint64_t off, const AllocInfo& info, 
   if (p->engine->writes_fresh_apart() && (info.zero || p->engine->reuse_safe(info.reuse_seq))) {
     c.fresh.add(off, off + info.usable);
     c.counters.fresh_blocks.add();
-  } else if (zero && !info.zero && !p->engine->writes_fresh_apart() && !(p->cfg.flags & SW_CONFIG_WCL)) {
-    // An engine whose stores go home in place (nonatomic): the zeros too,
-    // in one go, flushed for its commit fence.
-    counters().stores.add();
-    counters().home_writes.add();
-    p->medium->zero(p->file->at(off), zero);
-    p->medium->flush(p->file->at(off), zero);
-    return;
   }
   if (zero && !info.zero) fill(p, c, off, 0, zero);
 }
@@ -353,7 +337,6 @@ void store_n(sw_pool* p, void* addr, T v) {
   ThreadCtx& c = ctx_of(p);
   if (c.depth > 0 && c.fail_code == 0 && !p->claims) [[likely]] {  // in a healthy wrap, not strict
     if (c.fresh.contains(off, sizeof(T))) {  // a block this wrap allocated: in place (engine/fresh.h)
-      counters().stores.add();
       return c.fresh.store(*p->medium, addr, v, sizeof(T));
     }
     p->engine->store(c, off, v, sizeof(T));
@@ -373,10 +356,7 @@ void store_n(sw_pool* p, void* addr, T v) {
   }
   if (c.fail_code) return;
   if (p->claims) claim(p, c, "sw_store", off, sizeof(T));
-  if (c.fresh.contains(off, sizeof(T))) {
-    counters().stores.add();
-    return c.fresh.store(*p->medium, addr, v, sizeof(T));
-  }
+  if (c.fresh.contains(off, sizeof(T))) return c.fresh.store(*p->medium, addr, v, sizeof(T));
   p->engine->store(c, off, v, sizeof(T));
   after_mutation(c);
 }
@@ -750,12 +730,11 @@ void* sw_pzalloc_slot(sw_pool* p, uint64_t* slot, size_t n) {
 // may allocate it again (fresh again).
 static bool free_at(sw_pool* p, ThreadCtx& c, uint64_t off) {
   const bool fresh = c.fresh.contains(off, 1);
-  const size_t usable = fresh ? p->alloc->usable_size(c, off) : 0;
   const int rc = p->alloc->free(c, off, fresh);
   if (rc == SW_EINVAL) misuse(p->strict, rc, "%s", std::string(last_error_message()).c_str());
   if (rc == 0 && fresh) {
     c.fresh.remove(off);
-    p->engine->fresh_released(c, off, usable);
+    p->engine->fresh_released(c);
   }
   return rc == 0;
 }

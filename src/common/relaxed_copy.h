@@ -50,6 +50,22 @@ inline void relaxed_copy(void* dst, const void* src, size_t n) {
   for (; n; --n) __atomic_store_n(d++, __atomic_load_n(s++, __ATOMIC_RELAXED), __ATOMIC_RELAXED);
 }
 
+// A relaxed load of the aligned 1/2/4/8-byte value at p.
+inline uint64_t relaxed_load(const void* p, unsigned size) {
+  switch (size) {
+    case 1: return __atomic_load_n(static_cast<const uint8_t*>(p), __ATOMIC_RELAXED);
+    case 2: return __atomic_load_n(static_cast<const uint16_t*>(p), __ATOMIC_RELAXED);
+    case 4: return __atomic_load_n(static_cast<const uint32_t*>(p), __ATOMIC_RELAXED);
+    default: return __atomic_load_n(static_cast<const uint64_t*>(p), __ATOMIC_RELAXED);
+  }
+}
+
+// Whether the aligned `size`-byte value at p already is v (its low bytes):
+// write-combined logging's compare of a store done in place.
+inline bool holds_value(const void* p, uint64_t v, unsigned size) {
+  return relaxed_load(p, size) == (size == 8 ? v : v & ((uint64_t{1} << (8 * size)) - 1));
+}
+
 }  // namespace softwrap
 
 #endif  // SOFTWRAP_COMMON_RELAXED_COPY_H_

@@ -1,6 +1,8 @@
 // engine.cc — engine selection and the thread context's wrap hooks.
 #include "engine/engine.h"
 
+#include <algorithm>
+
 #include "common/error.h"
 #include "medium/medium.h"
 #include "medium/trace_label.h"
@@ -28,6 +30,12 @@ void ThreadCtx::run_abort_actions() {
   }
   abort_actions.clear();
   commit_actions.clear();
+}
+
+void Engine::zero(ThreadCtx& ctx, uint64_t off, size_t n) {
+  for (size_t done = 0; done < n && ctx.fail_code == 0; done += sizeof kZeroPage) {
+    write(ctx, off + done, kZeroPage, std::min(sizeof kZeroPage, n - done));
+  }
 }
 
 std::unique_ptr<Engine> make_engine(const EngineEnv& env) {

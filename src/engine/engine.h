@@ -117,6 +117,9 @@ class Engine {
   virtual void store(ThreadCtx& ctx, uint64_t off, uint64_t v, unsigned size) = 0;
   virtual void read(ThreadCtx& ctx, void* dst, uint64_t off, size_t n) = 0;
   virtual void write(ThreadCtx& ctx, uint64_t off, const void* src, size_t n) = 0;
+  // n zero bytes at off: write() of zeros, a page at a time (an engine
+  // that stores in place does it in one go).
+  virtual void zero(ThreadCtx& ctx, uint64_t off, size_t n);
   // sw_peek: whether read(ctx, ., off, n) would copy exactly the home
   // bytes, i.e. nothing the reader must overlay holds any byte of the
   // range.  May answer false when unsure (the caller then reads); never
@@ -138,10 +141,10 @@ class Engine {
   // store already goes home in place (nonatomic), which then writes them
   // itself (known-zero bytes are still not zeroed).
   virtual bool writes_fresh_apart() const { return true; }
-  // The open wrap stops writing [off, off+n) in place (it freed the block,
-  // which it may allocate again): an engine that remembers values of the
-  // wrap's words outside its tables forgets those.
-  virtual void fresh_released(ThreadCtx& ctx, uint64_t off, uint64_t n) {}
+  // The open wrap stops writing a block in place (it freed it, and may
+  // allocate it again): an engine that remembers values of the wrap's
+  // words outside its tables forgets them.
+  virtual void fresh_released(ThreadCtx& ctx) {}
 
   // REQUIRES: no open wraps.  Retire everything home, durable.
   virtual int quiesce() = 0;

@@ -5,10 +5,10 @@
 #include <cstring>
 
 #include "common/counters.h"
+#include "common/relaxed_copy.h"
 #include "medium/medium.h"
 
 namespace softwrap {
-namespace {
 
 // Fresh bytes go home with temporal stores, each line flushed as the wrap
 // moves on, never streamed.  Streaming large ranges measured faster on x86
@@ -19,15 +19,6 @@ namespace {
 // cannot order (model.h), so those paths could not be checked.  Temporal
 // stores also keep the lines cached for the reads that usually follow (a
 // new B+tree node is read by the next insert).
-
-alignas(64) const unsigned char kZeros[64 << 10] = {};
-
-uint64_t words_of(const void* p, size_t n) {
-  const auto a = reinterpret_cast<uintptr_t>(p);
-  return ((a + n + 7) & ~uintptr_t{7}) / 8 - (a & ~uintptr_t{7}) / 8;
-}
-
-}  // namespace
 
 bool FreshSet::lookup(uint64_t off, uint64_t n) const {
   auto it = ranges_.upper_bound(off);
@@ -68,7 +59,8 @@ void FreshSet::remove(uint64_t lo) {
 }
 
 void FreshSet::clear() {
-  if (!ranges_.empty()) ranges_.clear();
+  if (hi_ == 0 && !written_) return;  // the common wrap: nothing was fresh
+  ranges_.clear();
   lo_ = ~uint64_t{0};
   hi_ = 0;
   last_lo_ = 1;
@@ -77,45 +69,31 @@ void FreshSet::clear() {
   written_ = false;
 }
 
-void FreshSet::note_written(Medium& m, const void* p, size_t n) {
-  written_ = true;
-  counters().fresh_words.add(words_of(p, n));
-  if (!skip_flush) dirty_.add(m, p, n);
-}
-
 void FreshSet::store(Medium& m, void* dst, uint64_t v, unsigned size) {
+  counters().stores.add();
   if (compare) {
     m.load(dst, size);  // a medium that records loads sees the compare's read
-    uint64_t home = 0;
-    switch (size) {
-      case 1: home = __atomic_load_n(static_cast<const uint8_t*>(dst), __ATOMIC_RELAXED); break;
-      case 2: home = __atomic_load_n(static_cast<const uint16_t*>(dst), __ATOMIC_RELAXED); break;
-      case 4: home = __atomic_load_n(static_cast<const uint32_t*>(dst), __ATOMIC_RELAXED); break;
-      default: home = __atomic_load_n(static_cast<const uint64_t*>(dst), __ATOMIC_RELAXED); break;
-    }
-    if (home == (size == 8 ? v : v & ((uint64_t{1} << (8 * size)) - 1))) {
-      counters().wcl_eliminated.add();
-      return;
-    }
+    if (holds_value(dst, v, size)) return counters().wcl_eliminated.add();
   }
   m.store(dst, v, size);
-  note_written(m, dst, size);
+  wrote(m, dst, size);
 }
 
 void FreshSet::write(Medium& m, void* dst, const void* src, size_t n) {
+  counters().stores.add();
   auto* d = static_cast<unsigned char*>(dst);
   const auto* s = static_cast<const unsigned char*>(src);
   if (!compare) return put(m, d, s, n);
   m.load(d, n);
   // Runs of words that differ from home; a word equal to home is skipped.
+  static constexpr unsigned char kZeroWord[8] = {};
   size_t run = 0;
   bool open = false;
   for (size_t i = 0; i < n;) {
     const size_t len = std::min<size_t>(n - i, 8 - (reinterpret_cast<uintptr_t>(d + i) & 7));
-    const bool same = std::memcmp(d + i, s + i, len) == 0;
-    if (same) {
+    if (std::memcmp(d + i, s ? s + i : kZeroWord, len) == 0) {
       counters().wcl_eliminated.add();
-      if (open) put(m, d + run, s + run, i - run);
+      if (open) put(m, d + run, s ? s + run : nullptr, i - run);
       open = false;
     } else if (!open) {
       run = i;
@@ -123,26 +101,22 @@ void FreshSet::write(Medium& m, void* dst, const void* src, size_t n) {
     }
     i += len;
   }
-  if (open) put(m, d + run, s + run, n - run);
+  if (open) put(m, d + run, s ? s + run : nullptr, n - run);
 }
 
 void FreshSet::put(Medium& m, unsigned char* dst, const unsigned char* src, size_t n) {
-  m.write(dst, src, n);
-  note_written(m, dst, n);
+  if (src) {
+    m.write(dst, src, n);
+  } else {
+    m.zero(dst, n);
+  }
+  wrote(m, dst, n);
 }
 
-void FreshSet::zero(Medium& m, void* dst, size_t n) {
-  auto* d = static_cast<unsigned char*>(dst);
-  if (!compare) {
-    m.zero(d, n);  // then every line but the last flushed (write-behind)
-    note_written(m, d, n);
-    return;
-  }
-  for (size_t done = 0; done < n;) {
-    const size_t len = std::min(n - done, sizeof kZeros);
-    write(m, d + done, kZeros, len);
-    done += len;
-  }
+void FreshSet::wrote(Medium& m, const void* p, size_t n) {
+  written_ = true;
+  counters().fresh_words.add(words_touched(p, n));
+  if (!skip_flush) dirty_.add(m, p, n);  // every line but the last flushed now
 }
 
 bool FreshSet::flush(Medium& m) {

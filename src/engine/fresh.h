@@ -53,10 +53,10 @@ class FreshSet {
   // The wrap ended: nothing is fresh, nothing pending.
   void clear();
 
-  // The in-place writes (through m, which counts them).
+  // The in-place writes (through m), each counted as one store; src
+  // nullptr writes zeros.
   void store(Medium& m, void* dst, uint64_t v, unsigned size);
   void write(Medium& m, void* dst, const void* src, size_t n);
-  void zero(Medium& m, void* dst, size_t n);
   // Before the commit fence: flushes what is pending.  Returns whether the
   // wrap wrote fresh bytes (the caller then orders them before its commit
   // record with a fence of its own where nothing else does).
@@ -73,8 +73,8 @@ class FreshSet {
 
  private:
   bool lookup(uint64_t off, uint64_t n) const;
-  void note_written(Medium& m, const void* p, size_t n);
   void put(Medium& m, unsigned char* dst, const unsigned char* src, size_t n);
+  void wrote(Medium& m, const void* p, size_t n);
 
   std::map<uint64_t, uint64_t> ranges_;  // lo -> hi, disjoint
   uint64_t lo_ = ~uint64_t{0}, hi_ = 0;   // bounds of all ranges

@@ -40,6 +40,7 @@
 #include <vector>
 
 #include "common/error.h"
+#include "common/relaxed_copy.h"
 #include "engine/engine.h"
 #include "engine/word_set.h"
 #include "engine/write_behind.h"
@@ -50,15 +51,6 @@
 
 namespace softwrap {
 namespace {
-
-inline uint64_t load_home(const char* p, unsigned size) {
-  switch (size) {
-    case 1: return __atomic_load_n(reinterpret_cast<const uint8_t*>(p), __ATOMIC_RELAXED);
-    case 2: return __atomic_load_n(reinterpret_cast<const uint16_t*>(p), __ATOMIC_RELAXED);
-    case 4: return __atomic_load_n(reinterpret_cast<const uint32_t*>(p), __ATOMIC_RELAXED);
-    default: return __atomic_load_n(reinterpret_cast<const uint64_t*>(p), __ATOMIC_RELAXED);
-  }
-}
 
 struct UndoThread {
   UndoThread(const PoolFile* pool, Medium* medium, Allocator* alloc) : writer(pool, medium, alloc) {}
@@ -156,13 +148,13 @@ class UndoEngine final : public Engine {
   uint64_t load(ThreadCtx&, uint64_t off, unsigned size) override {
     counters().loads.add();
     load_(pool_->at(off), size);
-    return load_home(pool_->at(off), size);
+    return relaxed_load(pool_->at(off), size);
   }
 
   void store(ThreadCtx& ctx, uint64_t off, uint64_t v, unsigned size) override {
     UndoThread& t = *st(ctx);
     counters().stores.add();
-    if (wcl_ && load_home(pool_->at(off), size) == (size == 8 ? v : v & ((uint64_t{1} << (8 * size)) - 1))) {
+    if (wcl_ && holds_value(pool_->at(off), v, size)) {
       counters().wcl_eliminated.add();  // unchanged: no undo record, no fence, no home write
       return;
     }
@@ -306,11 +298,11 @@ class NonatomicEngine final : public Engine {
   uint64_t load(ThreadCtx&, uint64_t off, unsigned size) override {
     counters().loads.add();
     load_(pool_->at(off), size);
-    return load_home(pool_->at(off), size);
+    return relaxed_load(pool_->at(off), size);
   }
   void store(ThreadCtx& ctx, uint64_t off, uint64_t v, unsigned size) override {
     counters().stores.add();
-    if (wcl_ && load_home(pool_->at(off), size) == (size == 8 ? v : v & ((uint64_t{1} << (8 * size)) - 1))) {
+    if (wcl_ && holds_value(pool_->at(off), v, size)) {
       counters().wcl_eliminated.add();  // unchanged: no home write
       return;
     }
@@ -342,6 +334,14 @@ class NonatomicEngine final : public Engine {
       medium_->write(pool_->at(roff), in + (roff - off), rn);
       t.dirty.add(*medium_, pool_->at(roff), rn);
     }
+  }
+  void zero(ThreadCtx& ctx, uint64_t off, size_t n) override {
+    if (wcl_) return Engine::zero(ctx, off, n);  // only the words that are not zero yet
+    counters().stores.add();
+    counters().home_writes.add();
+    SW_TRACE_LABEL_DEFAULT("nonatomic:data");
+    medium_->zero(pool_->at(off), n);
+    st(ctx)->dirty.add(*medium_, pool_->at(off), n);
   }
   int quiesce() override { return 0; }
   int shutdown() override { return 0; }

@@ -22,9 +22,10 @@
 namespace softwrap {
 
 void Medium::zero(void* dst, size_t n) {
-  alignas(64) static const unsigned char kZeros[4096] = {};
   auto* d = static_cast<unsigned char*>(dst);
-  for (size_t done = 0; done < n; done += sizeof kZeros) write(d + done, kZeros, std::min(sizeof kZeros, n - done));
+  for (size_t done = 0; done < n; done += sizeof kZeroPage) {
+    write(d + done, kZeroPage, std::min(sizeof kZeroPage, n - done));
+  }
 }
 
 namespace {

@@ -66,6 +66,15 @@ struct MediumOptions {
   bool scm_shared_queue = false;  // one queue for all threads (else per thread)
 };
 
+// A page of zeros, the source of writes of zeros done a page at a time.
+alignas(64) inline constexpr unsigned char kZeroPage[4096] = {};
+
+// The aligned 8-byte words [p, p+n) touches (the WCL paper's NVRAM writes).
+inline uint64_t words_touched(const void* p, size_t n) {
+  const auto a = reinterpret_cast<uintptr_t>(p);
+  return n == 0 ? 0 : (((a + n + 7) & ~uintptr_t{7}) - (a & ~uintptr_t{7})) / 8;
+}
+
 class Medium {
  public:
   virtual ~Medium() = default;

@@ -120,11 +120,6 @@ X86Medium::X86Medium(FlushInsn insn, bool use_avx, const char* name, bool emulat
 // Pool memory is read concurrently (an alias-table miss reads home while
 // retirement writes other words of the line): relaxed atomic copies, which
 // are plain moves, keep that free of C++ data races.
-// The aligned 8-byte words [p, p+n) touches (the WCL paper's NVRAM writes).
-static inline uint64_t words_touched(const void* p, size_t n) {
-  const auto a = reinterpret_cast<uintptr_t>(p);
-  return n == 0 ? 0 : (((a + n + 7) & ~uintptr_t{7}) - (a & ~uintptr_t{7})) / 8;
-}
 
 void X86Medium::write(void* dst, const void* src, size_t n) {
   relaxed_copy(dst, src, n);

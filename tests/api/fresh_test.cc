@@ -17,46 +17,22 @@
 //     a root as large as the heap's free space succeeds on every engine;
 //   - write-combined logging does not compare fresh words.
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <cstdint>
 #include <cstring>
-#include <ostream>
 #include <string>
 #include <vector>
 
 #include "api/runtime.h"
+#include "engine/engine_test_params.h"
 #include "softwrap/softwrap.h"
 
 namespace {
 
-struct Param {
-  sw_engine_kind engine;
-  const char* name;
-  uint32_t flags;
-};
-void PrintTo(const Param& p, std::ostream* os) { *os << p.name; }
-std::string param_name(const ::testing::TestParamInfo<Param>& info) {
-  std::string n = info.param.name;
-  for (char& c : n) c = c == '-' ? '_' : c;
-  return n;
-}
-
-const Param kAllEngines[] = {
-    {SW_ENGINE_SOFTWRAP, "softwrap", 0},
-    {SW_ENGINE_SOFTWRAP, "softwrap_wcl", SW_CONFIG_WCL},
-    {SW_ENGINE_SOFTWRAP_LOCAL, "softwrap-local", 0},
-    {SW_ENGINE_SOFTWRAP_LOCAL, "softwrap-local_wcl", SW_CONFIG_WCL},
-    {SW_ENGINE_UNDO, "undo", 0},
-    {SW_ENGINE_UNDO, "undo_wcl", SW_CONFIG_WCL},
-    {SW_ENGINE_UNDO_THEMIS, "undo-themis", SW_CONFIG_THEMIS_IDEAL},
-    {SW_ENGINE_NONATOMIC, "nonatomic", 0},
-};
-
-bool atomic_engine(sw_engine_kind e) { return e != SW_ENGINE_NONATOMIC; }
-// nonatomic writes every store home in place already: it keeps no fresh
-// blocks apart (Engine::writes_fresh_apart), only skips zeroing known zeros.
-bool keeps_fresh(sw_engine_kind e) { return e != SW_ENGINE_NONATOMIC; }
+// nonatomic cannot abort, and writes every store home in place already:
+// it keeps no fresh blocks apart (Engine::writes_fresh_apart), it only
+// skips zeroing known zeros.
+bool logs(sw_engine_kind e) { return e != SW_ENGINE_NONATOMIC; }
 
 sw_stats stats(sw_pool* p) {
   sw_stats s{};
@@ -66,61 +42,46 @@ sw_stats stats(sw_pool* p) {
 
 uint64_t value(uint64_t i, uint64_t salt) { return (i + 1) * 0x9E3779B97F4A7C15ull ^ salt; }
 
-class FreshTest : public ::testing::TestWithParam<Param> {
+class FreshTest : public softwrap::testing::ShmPoolTest {
  protected:
-  void SetUp() override {
-    path_ = "/dev/shm/sw_fresh_test_" + std::to_string(getpid()) + "_" + param_name({GetParam(), 0});
-    unlink(path_.c_str());
-  }
-  void TearDown() override {
-    if (p_) {
-      EXPECT_EQ(sw_pool_close(p_), 0) << sw_errormsg();
-    }
-    unlink(path_.c_str());
-  }
   sw_config config(uint64_t max_size = 0) const {
-    sw_config c{};
-    c.engine = GetParam().engine;
-    c.medium = SW_MEDIUM_X86;
-    c.flags = GetParam().flags;
+    sw_config c = ShmPoolTest::config();
     c.max_size = max_size;
     return c;
   }
   void make(size_t size = 32u << 20, uint64_t max_size = 0) {
     const sw_config c = config(max_size);
-    p_ = sw_pool_create(path_.c_str(), size, &c);
-    ASSERT_NE(p_, nullptr) << sw_errormsg();
-    root_ = static_cast<uint64_t*>(sw_pool_root(p_, 4096));
+    pool_ = sw_pool_create(path_.c_str(), size, &c);
+    ASSERT_NE(pool_, nullptr) << sw_errormsg();
+    root_ = static_cast<uint64_t*>(sw_pool_root(pool_, 4096));
     ASSERT_NE(root_, nullptr) << sw_errormsg();
   }
   void reopen() {
-    ASSERT_EQ(sw_pool_close(p_), 0) << sw_errormsg();
+    ASSERT_EQ(sw_pool_close(pool_), 0) << sw_errormsg();
     const sw_config c = config();
-    p_ = sw_pool_open(path_.c_str(), &c);
-    ASSERT_NE(p_, nullptr) << sw_errormsg();
-    root_ = static_cast<uint64_t*>(sw_pool_root(p_, 4096));
+    pool_ = sw_pool_open(path_.c_str(), &c);
+    ASSERT_NE(pool_, nullptr) << sw_errormsg();
+    root_ = static_cast<uint64_t*>(sw_pool_root(pool_, 4096));
     ASSERT_NE(root_, nullptr) << sw_errormsg();
   }
-  softwrap::AllocatorStats heap() const { return p_->alloc->stats(); }
+  softwrap::AllocatorStats heap() const { return pool_->alloc->stats(); }
   // Fills n words of the block with value(i, salt): word stores, then an
   // sw_write of the second half.
   void fill(uint64_t* b, size_t n, uint64_t salt) {
-    for (size_t i = 0; i < n / 2; ++i) sw_store64(p_, b + i, value(i, salt));
+    for (size_t i = 0; i < n / 2; ++i) sw_store64(pool_, b + i, value(i, salt));
     std::vector<uint64_t> rest(n - n / 2);
     for (size_t i = n / 2; i < n; ++i) rest[i - n / 2] = value(i, salt);
-    ASSERT_EQ(sw_write(p_, b + n / 2, rest.data(), rest.size() * 8), 0) << sw_errormsg();
+    ASSERT_EQ(sw_write(pool_, b + n / 2, rest.data(), rest.size() * 8), 0) << sw_errormsg();
   }
   void expect_filled(uint64_t* b, size_t n, uint64_t salt) {
     for (size_t i = 0; i < n; ++i) {
-      ASSERT_EQ(sw_load64(p_, b + i), value(i, salt)) << "word " << i;
+      ASSERT_EQ(sw_load64(pool_, b + i), value(i, salt)) << "word " << i;
     }
     std::vector<uint64_t> got(n);
-    ASSERT_EQ(sw_read(p_, got.data(), b, n * 8), 0);
+    ASSERT_EQ(sw_read(pool_, got.data(), b, n * 8), 0);
     for (size_t i = 0; i < n; ++i) ASSERT_EQ(got[i], value(i, salt)) << "word " << i << " (sw_read)";
   }
 
-  std::string path_;
-  sw_pool* p_ = nullptr;
   uint64_t* root_ = nullptr;
 };
 
@@ -129,15 +90,15 @@ class FreshTest : public ::testing::TestWithParam<Param> {
 TEST_P(FreshTest, FreshBlocksGoHomeWithoutLogRecords) {
   make();
   for (const size_t words : {size_t{32}, size_t{1000}, size_t{40000}}) {
-    ASSERT_EQ(sw_pool_stats_reset(p_), 0);
-    ASSERT_EQ(sw_wrap_open(p_), 0);
-    auto* b = static_cast<uint64_t*>(sw_pmalloc_slot(p_, root_, words * 8));
+    ASSERT_EQ(sw_pool_stats_reset(pool_), 0);
+    ASSERT_EQ(sw_wrap_open(pool_), 0);
+    auto* b = static_cast<uint64_t*>(sw_pmalloc_slot(pool_, root_, words * 8));
     ASSERT_NE(b, nullptr) << sw_errormsg();
     fill(b, words, words);
     expect_filled(b, words, words);  // the wrap reads its fresh bytes
-    ASSERT_EQ(sw_wrap_close(p_), 0) << sw_errormsg();
-    const sw_stats s = stats(p_);
-    const bool fresh = keeps_fresh(GetParam().engine);
+    ASSERT_EQ(sw_wrap_close(pool_), 0) << sw_errormsg();
+    const sw_stats s = stats(pool_);
+    const bool fresh = logs(GetParam().engine);
     EXPECT_EQ(s.fresh_blocks, fresh ? 1u : 0u);
     EXPECT_GE(s.fresh_words, fresh ? words : 0u);
     // The allocation (header, size, the slot) is logged; the block is not.
@@ -147,71 +108,71 @@ TEST_P(FreshTest, FreshBlocksGoHomeWithoutLogRecords) {
     EXPECT_LE(s.wcl_words_eliminated + s.wcl_words_full + s.wcl_words_half, 4u);
     expect_filled(b, words, words);
   }
-  const uint64_t off = sw_load64(p_, root_);
+  const uint64_t off = sw_load64(pool_, root_);
   reopen();
-  ASSERT_EQ(sw_load64(p_, root_), off);
-  expect_filled(static_cast<uint64_t*>(sw_pool_ptr(p_, off)), 40000, 40000);
+  ASSERT_EQ(sw_load64(pool_, root_), off);
+  expect_filled(static_cast<uint64_t*>(sw_pool_ptr(pool_, off)), 40000, 40000);
 }
 
 // An aborted wrap frees its fresh blocks.
 TEST_P(FreshTest, AbortFreesFreshBlocks) {
-  if (!atomic_engine(GetParam().engine)) GTEST_SKIP() << "nonatomic cannot abort";
+  if (!logs(GetParam().engine)) GTEST_SKIP() << "nonatomic cannot abort";
   make();
   const uint64_t blocks = heap().allocated_blocks, extents = heap().allocated_extents;
-  ASSERT_EQ(sw_wrap_open(p_), 0);
-  auto* a = static_cast<uint64_t*>(sw_pmalloc_slot(p_, root_, 256));
-  auto* e = static_cast<uint64_t*>(sw_pmalloc_slot(p_, root_ + 1, 1u << 20));
+  ASSERT_EQ(sw_wrap_open(pool_), 0);
+  auto* a = static_cast<uint64_t*>(sw_pmalloc_slot(pool_, root_, 256));
+  auto* e = static_cast<uint64_t*>(sw_pmalloc_slot(pool_, root_ + 1, 1u << 20));
   ASSERT_NE(a, nullptr);
   ASSERT_NE(e, nullptr);
   fill(a, 32, 1);
   fill(e, 1u << 17, 2);
-  ASSERT_EQ(sw_wrap_abort(p_), 0) << sw_errormsg();
-  EXPECT_EQ(sw_load64(p_, root_), 0u);
-  EXPECT_EQ(sw_load64(p_, root_ + 1), 0u);
+  ASSERT_EQ(sw_wrap_abort(pool_), 0) << sw_errormsg();
+  EXPECT_EQ(sw_load64(pool_, root_), 0u);
+  EXPECT_EQ(sw_load64(pool_, root_ + 1), 0u);
   EXPECT_EQ(heap().allocated_blocks, blocks);
   EXPECT_EQ(heap().allocated_extents, extents);
-  EXPECT_EQ(sw_pusable_size(p_, a), 0u);
-  EXPECT_EQ(sw_pusable_size(p_, e), 0u);
+  EXPECT_EQ(sw_pusable_size(pool_, a), 0u);
+  EXPECT_EQ(sw_pusable_size(pool_, e), 0u);
   // The same sizes again: free, and zeroed by sw_pzalloc (the aborted
   // wrap's bytes are never exposed).
-  ASSERT_EQ(sw_wrap_open(p_), 0);
-  auto* a2 = static_cast<uint64_t*>(sw_pzalloc(p_, 256));
-  auto* e2 = static_cast<uint64_t*>(sw_pzalloc(p_, 1u << 20));
+  ASSERT_EQ(sw_wrap_open(pool_), 0);
+  auto* a2 = static_cast<uint64_t*>(sw_pzalloc(pool_, 256));
+  auto* e2 = static_cast<uint64_t*>(sw_pzalloc(pool_, 1u << 20));
   ASSERT_NE(a2, nullptr);
   ASSERT_NE(e2, nullptr);
-  for (size_t i = 0; i < 32; ++i) ASSERT_EQ(sw_load64(p_, a2 + i), 0u) << i;
-  for (size_t i = 0; i < (1u << 17); i += 97) ASSERT_EQ(sw_load64(p_, e2 + i), 0u) << i;
-  ASSERT_EQ(sw_wrap_close(p_), 0) << sw_errormsg();
+  for (size_t i = 0; i < 32; ++i) ASSERT_EQ(sw_load64(pool_, a2 + i), 0u) << i;
+  for (size_t i = 0; i < (1u << 17); i += 97) ASSERT_EQ(sw_load64(pool_, e2 + i), 0u) << i;
+  ASSERT_EQ(sw_wrap_close(pool_), 0) << sw_errormsg();
 }
 
 // Freeing a fresh block in its own wrap returns it at once: the next
 // allocation of its size is the same block, fresh again.
 TEST_P(FreshTest, FreeingAFreshBlockReturnsItAtOnce) {
   make();
-  ASSERT_EQ(sw_pool_stats_reset(p_), 0);
+  ASSERT_EQ(sw_pool_stats_reset(pool_), 0);
   const uint64_t blocks = heap().allocated_blocks, extents = heap().allocated_extents;
-  ASSERT_EQ(sw_wrap_open(p_), 0);
-  void* a = sw_pmalloc(p_, 200);
-  void* e = sw_pmalloc(p_, 300u << 10);
+  ASSERT_EQ(sw_wrap_open(pool_), 0);
+  void* a = sw_pmalloc(pool_, 200);
+  void* e = sw_pmalloc(pool_, 300u << 10);
   fill(static_cast<uint64_t*>(a), 25, 3);
-  ASSERT_EQ(sw_pfree(p_, a), 0) << sw_errormsg();
-  ASSERT_EQ(sw_pfree(p_, e), 0) << sw_errormsg();
-  EXPECT_EQ(sw_pfree(p_, a), SW_EINVAL) << "a double free is still refused";
-  void* b = sw_pmalloc_slot(p_, root_, 200);
-  void* f = sw_pmalloc_slot(p_, root_ + 1, 256u << 10);  // the front of the freed extent
-  if (keeps_fresh(GetParam().engine)) {
+  ASSERT_EQ(sw_pfree(pool_, a), 0) << sw_errormsg();
+  ASSERT_EQ(sw_pfree(pool_, e), 0) << sw_errormsg();
+  EXPECT_EQ(sw_pfree(pool_, a), SW_EINVAL) << "a double free is still refused";
+  void* b = sw_pmalloc_slot(pool_, root_, 200);
+  void* f = sw_pmalloc_slot(pool_, root_ + 1, 256u << 10);  // the front of the freed extent
+  if (logs(GetParam().engine)) {
     EXPECT_EQ(b, a);
     EXPECT_EQ(f, e);
   }
   fill(static_cast<uint64_t*>(b), 25, 4);
   fill(static_cast<uint64_t*>(f), 32768, 5);
-  ASSERT_EQ(sw_wrap_close(p_), 0) << sw_errormsg();
-  EXPECT_EQ(stats(p_).fresh_blocks, keeps_fresh(GetParam().engine) ? 4u : 0u);
+  ASSERT_EQ(sw_wrap_close(pool_), 0) << sw_errormsg();
+  EXPECT_EQ(stats(pool_).fresh_blocks, logs(GetParam().engine) ? 4u : 0u);
   EXPECT_EQ(heap().allocated_blocks, blocks + 1);
   EXPECT_EQ(heap().allocated_extents, extents + 1);
   reopen();
-  expect_filled(static_cast<uint64_t*>(sw_pool_ptr(p_, sw_load64(p_, root_))), 25, 4);
-  expect_filled(static_cast<uint64_t*>(sw_pool_ptr(p_, sw_load64(p_, root_ + 1))), 32768, 5);
+  expect_filled(static_cast<uint64_t*>(sw_pool_ptr(pool_, sw_load64(pool_, root_))), 25, 4);
+  expect_filled(static_cast<uint64_t*>(sw_pool_ptr(pool_, sw_load64(pool_, root_ + 1))), 32768, 5);
   const softwrap::AllocatorStats h = heap();
   EXPECT_EQ(h.allocated_blocks, blocks + 1);
   EXPECT_EQ(h.allocated_extents, extents + 1);
@@ -223,121 +184,122 @@ TEST_P(FreshTest, FreeingAFreshBlockReturnsItAtOnce) {
 // over it.  Bypassing Engine::reuse_safe fails this on softwrap.
 TEST_P(FreshTest, ReusedBlockWaitsForItsOldValuesToRetire) {
   make();
-  auto* b = static_cast<uint64_t*>(sw_pmalloc_slot(p_, root_, 64));
+  auto* b = static_cast<uint64_t*>(sw_pmalloc_slot(pool_, root_, 64));
   ASSERT_NE(b, nullptr);
-  ASSERT_EQ(sw_pool_quiesce(p_), 0);
-  ASSERT_EQ(sw_wrap_open(p_), 0);  // old data now: logged, aliased
-  for (size_t i = 0; i < 8; ++i) sw_store64(p_, b + i, value(i, 10));
-  ASSERT_EQ(sw_wrap_close(p_), 0);
-  ASSERT_EQ(sw_pfree_slot(p_, root_), 0);
-  ASSERT_EQ(sw_pool_stats_reset(p_), 0);
-  ASSERT_EQ(sw_wrap_open(p_), 0);
-  auto* c = static_cast<uint64_t*>(sw_pmalloc_slot(p_, root_, 64));
+  ASSERT_EQ(sw_pool_quiesce(pool_), 0);
+  ASSERT_EQ(sw_wrap_open(pool_), 0);  // old data now: logged, aliased
+  for (size_t i = 0; i < 8; ++i) sw_store64(pool_, b + i, value(i, 10));
+  ASSERT_EQ(sw_wrap_close(pool_), 0);
+  ASSERT_EQ(sw_pfree_slot(pool_, root_), 0);
+  ASSERT_EQ(sw_pool_stats_reset(pool_), 0);
+  ASSERT_EQ(sw_wrap_open(pool_), 0);
+  auto* c = static_cast<uint64_t*>(sw_pmalloc_slot(pool_, root_, 64));
   ASSERT_EQ(c, b) << "the freed block is the next of its class";
-  for (size_t i = 0; i < 8; ++i) sw_store64(p_, c + i, value(i, 11));
-  ASSERT_EQ(sw_wrap_close(p_), 0);
-  for (size_t i = 0; i < 8; ++i) ASSERT_EQ(sw_load64(p_, c + i), value(i, 11)) << i;
-  ASSERT_EQ(sw_pool_quiesce(p_), 0);
-  for (size_t i = 0; i < 8; ++i) ASSERT_EQ(sw_load64(p_, c + i), value(i, 11)) << i << " after retirement";
+  for (size_t i = 0; i < 8; ++i) sw_store64(pool_, c + i, value(i, 11));
+  ASSERT_EQ(sw_wrap_close(pool_), 0);
+  for (size_t i = 0; i < 8; ++i) ASSERT_EQ(sw_load64(pool_, c + i), value(i, 11)) << i;
+  ASSERT_EQ(sw_pool_quiesce(pool_), 0);
+  for (size_t i = 0; i < 8; ++i) ASSERT_EQ(sw_load64(pool_, c + i), value(i, 11)) << i << " after retirement";
   // Once retired, a block freed by a committed wrap is fresh again.
-  ASSERT_EQ(sw_pfree_slot(p_, root_), 0);
-  ASSERT_EQ(sw_pool_quiesce(p_), 0);
-  ASSERT_EQ(sw_pool_stats_reset(p_), 0);
-  ASSERT_EQ(sw_wrap_open(p_), 0);
-  auto* d = static_cast<uint64_t*>(sw_pmalloc_slot(p_, root_, 64));
+  ASSERT_EQ(sw_pfree_slot(pool_, root_), 0);
+  ASSERT_EQ(sw_pool_quiesce(pool_), 0);
+  ASSERT_EQ(sw_pool_stats_reset(pool_), 0);
+  ASSERT_EQ(sw_wrap_open(pool_), 0);
+  auto* d = static_cast<uint64_t*>(sw_pmalloc_slot(pool_, root_, 64));
   ASSERT_EQ(d, b);
-  for (size_t i = 0; i < 8; ++i) sw_store64(p_, d + i, value(i, 12));
-  ASSERT_EQ(sw_wrap_close(p_), 0);
-  EXPECT_EQ(stats(p_).fresh_blocks, keeps_fresh(GetParam().engine) ? 1u : 0u);
+  for (size_t i = 0; i < 8; ++i) sw_store64(pool_, d + i, value(i, 12));
+  ASSERT_EQ(sw_wrap_close(pool_), 0);
+  EXPECT_EQ(stats(pool_).fresh_blocks, logs(GetParam().engine) ? 1u : 0u);
   reopen();
-  expect_filled(static_cast<uint64_t*>(sw_pool_ptr(p_, sw_load64(p_, root_))), 8, 12);
+  expect_filled(static_cast<uint64_t*>(sw_pool_ptr(pool_, sw_load64(pool_, root_))), 8, 12);
 }
 
 // sw_pzalloc zeroes in place, and not at all where the bytes are known to
 // be zero: a new pool's chunks and a growth's zone.
 TEST_P(FreshTest, ZeroAllocationsWriteOnlyWhatIsNotZero) {
   make(32u << 20, 256u << 20);
-  ASSERT_EQ(sw_pool_stats_reset(p_), 0);
-  auto* z = static_cast<uint64_t*>(sw_pzalloc_slot(p_, root_, 8u << 20));
+  ASSERT_EQ(sw_pool_stats_reset(pool_), 0);
+  auto* z = static_cast<uint64_t*>(sw_pzalloc_slot(pool_, root_, 8u << 20));
   ASSERT_NE(z, nullptr) << sw_errormsg();
-  sw_stats s = stats(p_);
+  sw_stats s = stats(pool_);
   EXPECT_EQ(s.fresh_words, 0u) << "a new pool's chunks are zero: nothing to write";
   EXPECT_LT(s.log_bytes, 512u);
-  for (size_t i = 0; i < (1u << 20); i += 61) ASSERT_EQ(sw_load64(p_, z + i), 0u);
+  for (size_t i = 0; i < (1u << 20); i += 61) ASSERT_EQ(sw_load64(pool_, z + i), 0u);
   // More than the pool has: a growth, whose zone is zero too.
-  const size_t before = sw_pool_size(p_);
-  auto* g = static_cast<uint64_t*>(sw_pzalloc_slot(p_, root_ + 1, 40u << 20));
+  const size_t before = sw_pool_size(pool_);
+  auto* g = static_cast<uint64_t*>(sw_pzalloc_slot(pool_, root_ + 1, 40u << 20));
   ASSERT_NE(g, nullptr) << sw_errormsg();
-  EXPECT_GT(sw_pool_size(p_), before);
-  EXPECT_EQ(stats(p_).fresh_words, 0u);
-  for (size_t i = 0; i < (5u << 20); i += 4093) ASSERT_EQ(sw_load64(p_, g + i), 0u);
+  EXPECT_GT(sw_pool_size(pool_), before);
+  EXPECT_EQ(stats(pool_).fresh_words, 0u);
+  for (size_t i = 0; i < (5u << 20); i += 4093) ASSERT_EQ(sw_load64(pool_, g + i), 0u);
   // Small blocks: zero until handed out once.  Write, free, take again.
-  auto* a = static_cast<uint64_t*>(sw_pzalloc_slot(p_, root_ + 2, 512));
+  auto* a = static_cast<uint64_t*>(sw_pzalloc_slot(pool_, root_ + 2, 512));
   ASSERT_NE(a, nullptr);
-  EXPECT_EQ(stats(p_).fresh_words, 0u);
-  ASSERT_EQ(sw_wrap_open(p_), 0);
+  EXPECT_EQ(stats(pool_).fresh_words, 0u);
+  ASSERT_EQ(sw_wrap_open(pool_), 0);
   fill(a, 64, 7);  // old data now (logged)
-  ASSERT_EQ(sw_wrap_close(p_), 0);
-  ASSERT_EQ(sw_pfree_slot(p_, root_ + 2), 0);
-  ASSERT_EQ(sw_pool_quiesce(p_), 0);
-  ASSERT_EQ(sw_pool_stats_reset(p_), 0);
-  auto* a2 = static_cast<uint64_t*>(sw_pzalloc_slot(p_, root_ + 2, 512));
+  ASSERT_EQ(sw_wrap_close(pool_), 0);
+  ASSERT_EQ(sw_pfree_slot(pool_, root_ + 2), 0);
+  ASSERT_EQ(sw_pool_quiesce(pool_), 0);
+  ASSERT_EQ(sw_pool_stats_reset(pool_), 0);
+  auto* a2 = static_cast<uint64_t*>(sw_pzalloc_slot(pool_, root_ + 2, 512));
   ASSERT_EQ(a2, a);
-  for (size_t i = 0; i < 64; ++i) ASSERT_EQ(sw_load64(p_, a2 + i), 0u) << i;
-  EXPECT_EQ(stats(p_).fresh_words, keeps_fresh(GetParam().engine) ? 64u : 0u) << "zeroed in place";
+  for (size_t i = 0; i < 64; ++i) ASSERT_EQ(sw_load64(pool_, a2 + i), 0u) << i;
+  EXPECT_EQ(stats(pool_).fresh_words, logs(GetParam().engine) ? 64u : 0u) << "zeroed in place";
   reopen();
-  auto* a3 = static_cast<uint64_t*>(sw_pool_ptr(p_, sw_load64(p_, root_ + 2)));
-  for (size_t i = 0; i < 64; ++i) ASSERT_EQ(sw_load64(p_, a3 + i), 0u) << i;
+  auto* a3 = static_cast<uint64_t*>(sw_pool_ptr(pool_, sw_load64(pool_, root_ + 2)));
+  for (size_t i = 0; i < 64; ++i) ASSERT_EQ(sw_load64(pool_, a3 + i), 0u) << i;
 }
 
 // A root as large as the heap's free space, in a pool that cannot grow.
 TEST_P(FreshTest, RootAsLargeAsTheFreeSpace) {
   const sw_config c = config();
-  p_ = sw_pool_create(path_.c_str(), 64u << 20, &c);
-  ASSERT_NE(p_, nullptr) << sw_errormsg();
+  pool_ = sw_pool_create(path_.c_str(), 64u << 20, &c);
+  ASSERT_NE(pool_, nullptr) << sw_errormsg();
   const uint64_t free_bytes = heap().free_chunks * (256u << 10);
   ASSERT_GT(free_bytes, 32u << 20);
-  auto* r = static_cast<unsigned char*>(sw_pool_root(p_, free_bytes));
+  auto* r = static_cast<unsigned char*>(sw_pool_root(pool_, free_bytes));
   ASSERT_NE(r, nullptr) << sw_errormsg();
   for (size_t i = 0; i < free_bytes; i += 4096 - 8) ASSERT_EQ(r[i], 0) << i;
   // Old data now: an ordinary wrap on it still works.
-  ASSERT_EQ(sw_wrap_open(p_), 0);
-  sw_store64(p_, r + 4096, 42);
-  ASSERT_EQ(sw_wrap_close(p_), 0) << sw_errormsg();
+  ASSERT_EQ(sw_wrap_open(pool_), 0);
+  sw_store64(pool_, r + 4096, 42);
+  ASSERT_EQ(sw_wrap_close(pool_), 0) << sw_errormsg();
   reopen();
   root_ = nullptr;
-  auto* r2 = static_cast<unsigned char*>(sw_pool_root(p_, 0));
+  auto* r2 = static_cast<unsigned char*>(sw_pool_root(pool_, 0));
   ASSERT_NE(r2, nullptr) << sw_errormsg();
-  EXPECT_EQ(sw_load64(p_, r2 + 4096), 42u);
-  EXPECT_EQ(sw_load64(p_, r2 + 8192), 0u);
+  EXPECT_EQ(sw_load64(pool_, r2 + 4096), 42u);
+  EXPECT_EQ(sw_load64(pool_, r2 + 8192), 0u);
 }
 
 // A root whose chunks are not known to be zero (written and freed before)
 // is zeroed in place, and only its bytes.
 TEST_P(FreshTest, RootOverUsedChunksIsZeroedInPlace) {
   const sw_config c = config();
-  p_ = sw_pool_create(path_.c_str(), 32u << 20, &c);
-  ASSERT_NE(p_, nullptr) << sw_errormsg();
+  pool_ = sw_pool_create(path_.c_str(), 32u << 20, &c);
+  ASSERT_NE(pool_, nullptr) << sw_errormsg();
   // Scribble over 4 MiB, commit, free it, and let it retire.
   uint64_t slot_holder = 0;
   (void)slot_holder;
-  ASSERT_EQ(sw_wrap_open(p_), 0);
-  auto* junk = static_cast<unsigned char*>(sw_pmalloc(p_, 4u << 20));
+  ASSERT_EQ(sw_wrap_open(pool_), 0);
+  auto* junk = static_cast<unsigned char*>(sw_pmalloc(pool_, 4u << 20));
   ASSERT_NE(junk, nullptr);
   std::vector<unsigned char> ones(4u << 20, 0xA5);
-  ASSERT_EQ(sw_write(p_, junk, ones.data(), ones.size()), 0);
-  ASSERT_EQ(sw_wrap_close(p_), 0);
-  ASSERT_EQ(sw_pfree(p_, junk), 0);
-  ASSERT_EQ(sw_pool_quiesce(p_), 0);
-  ASSERT_EQ(sw_pool_stats_reset(p_), 0);
-  auto* r = static_cast<unsigned char*>(sw_pool_root(p_, 4u << 20));
+  ASSERT_EQ(sw_write(pool_, junk, ones.data(), ones.size()), 0);
+  ASSERT_EQ(sw_wrap_close(pool_), 0);
+  ASSERT_EQ(sw_pfree(pool_, junk), 0);
+  ASSERT_EQ(sw_pool_quiesce(pool_), 0);
+  ASSERT_EQ(sw_pool_stats_reset(pool_), 0);
+  auto* r = static_cast<unsigned char*>(sw_pool_root(pool_, 4u << 20));
   ASSERT_EQ(r, junk) << "best fit takes the freed extent";
   for (size_t i = 0; i < (4u << 20); i += 511) ASSERT_EQ(r[i], 0) << i;
-  const sw_stats s = stats(p_);
-  EXPECT_EQ(s.fresh_words, keeps_fresh(GetParam().engine) ? (4u << 20) / 8 : 0u);
+  const sw_stats s = stats(pool_);
+  EXPECT_EQ(s.fresh_words, logs(GetParam().engine) ? (4u << 20) / 8 : 0u);
   EXPECT_LT(s.log_bytes, 512u);
 }
 
-INSTANTIATE_TEST_SUITE_P(Engines, FreshTest, ::testing::ValuesIn(kAllEngines), param_name);
+INSTANTIATE_TEST_SUITE_P(Engines, FreshTest, ::testing::ValuesIn(softwrap::testing::engines_with_and_without_wcl()),
+                         softwrap::testing::EngineParamName());
 
 }  // namespace

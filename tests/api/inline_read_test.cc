@@ -37,6 +37,7 @@
 #include <thread>
 #include <vector>
 
+#include "engine/engine_test_params.h"
 #include "medium/forwarding_medium.h"
 #include "medium/medium.h"
 #include "medium/trace_medium.h"
@@ -68,58 +69,14 @@ uint64_t home(const void* a) { return __atomic_load_n(static_cast<const uint64_t
 
 bool redo(sw_engine_kind e) { return e == SW_ENGINE_SOFTWRAP || e == SW_ENGINE_SOFTWRAP_LOCAL; }
 
-struct Param {
-  sw_engine_kind engine;
-  const char* name;
-  uint32_t flags;
-};
-
-// gtest prints a parameter with this (test lists show the name, not bytes).
-void PrintTo(const Param& p, std::ostream* os) { *os << p.name; }
-
-std::string param_name(const ::testing::TestParamInfo<Param>& info) {
-  std::string n = info.param.name;
-  for (char& c : n) c = c == '-' ? '_' : c;
-  return n;
-}
-
-// The engines on the tests' x86 pools, with and without write-combined
-// logging (which queues whole-word stores of the redo engines).
-constexpr uint32_t kIdeal = SW_CONFIG_THEMIS_IDEAL;
-const Param kAllEngines[] = {
-    {SW_ENGINE_SOFTWRAP, "softwrap", 0},
-    {SW_ENGINE_SOFTWRAP, "softwrap_wcl", SW_CONFIG_WCL},
-    {SW_ENGINE_SOFTWRAP_LOCAL, "softwrap-local", 0},
-    {SW_ENGINE_SOFTWRAP_LOCAL, "softwrap-local_wcl", SW_CONFIG_WCL},
-    {SW_ENGINE_UNDO, "undo", 0},
-    {SW_ENGINE_UNDO, "undo_wcl", SW_CONFIG_WCL},
-    {SW_ENGINE_UNDO_THEMIS, "undo-themis", kIdeal},
-    {SW_ENGINE_NONATOMIC, "nonatomic", 0},
-    {SW_ENGINE_NONATOMIC, "nonatomic_wcl", SW_CONFIG_WCL},
-};
+using Param = softwrap::testing::EngineFlagsParam;
+const softwrap::testing::EngineParamName param_name;
 
 // A pool on /dev/shm with a region of its own: words a filter slot apart
 // (slot(i): two slots per word, so no range of a test reaches the next
 // word's slot), everything retired (all slots clear) when a test starts.
-class InlineReadTest : public ::testing::TestWithParam<Param> {
+class InlineReadTest : public softwrap::testing::ShmPoolTest {
  protected:
-  void SetUp() override {
-    path_ = "/dev/shm/sw_inline_test_" + std::to_string(getpid()) + "_" + param_name({GetParam(), 0});
-    unlink(path_.c_str());
-  }
-  void TearDown() override {
-    if (pool_) {
-      EXPECT_EQ(sw_pool_close(pool_), 0) << sw_errormsg();
-    }
-    unlink(path_.c_str());
-  }
-  sw_config config() const {
-    sw_config c{};
-    c.engine = GetParam().engine;
-    c.medium = SW_MEDIUM_X86;
-    c.flags = GetParam().flags;
-    return c;
-  }
   void make(sw_config c, size_t size = 16u << 20) {
     pool_ = sw_pool_create(path_.c_str(), size, &c);
     ASSERT_NE(pool_, nullptr) << sw_errormsg();
@@ -152,8 +109,6 @@ class InlineReadTest : public ::testing::TestWithParam<Param> {
     return s.wcl_words_uncompared;
   }
 
-  std::string path_;
-  sw_pool* pool_ = nullptr;
   size_t granule_ = 256;
   size_t region_bytes_ = 0;
   char* region_ = nullptr;
@@ -514,7 +469,7 @@ TEST_P(InlineReadTest, ReadersUnderTheWritersLocksSeeEveryCommittedValue) {
   EXPECT_EQ(errors.load(), 0u) << first_error;
 }
 
-INSTANTIATE_TEST_SUITE_P(Engines, InlineReadTest, ::testing::ValuesIn(kAllEngines), param_name);
+INSTANTIATE_TEST_SUITE_P(Engines, InlineReadTest, ::testing::ValuesIn(softwrap::testing::engines_with_and_without_wcl()), param_name);
 
 // ---- another thread's open wrap
 
@@ -940,7 +895,7 @@ const Param kLibraryPath[] = {
     {SW_ENGINE_UNDO, "undo_strict", SW_CONFIG_STRICT},
     {SW_ENGINE_UNDO, "undo_count_loads", SW_CONFIG_COUNT_LOADS},
     {SW_ENGINE_UNDO, "undo_trace", kTraceMedium},
-    {SW_ENGINE_UNDO_THEMIS, "undo-themis_count_loads", SW_CONFIG_COUNT_LOADS | kIdeal},
+    {SW_ENGINE_UNDO_THEMIS, "undo-themis_count_loads", SW_CONFIG_COUNT_LOADS | SW_CONFIG_THEMIS_IDEAL},
     {SW_ENGINE_NONATOMIC, "nonatomic_strict", SW_CONFIG_STRICT},
     {SW_ENGINE_NONATOMIC, "nonatomic_count_loads", SW_CONFIG_COUNT_LOADS},
 };

@@ -24,6 +24,7 @@
 #include <tuple>
 
 #include "crash_workload.h"
+#include "crashsim/sim_test_util.h"
 #include "crashsim/simulator.h"
 #include "pool/pool.h"
 
@@ -81,8 +82,6 @@ Outcome run(const Workload& w, sw_engine_kind e, Persistency p, uint64_t seeds, 
   }
   return out;
 }
-
-std::string first(const SimResult& r) { return r.reports.empty() ? "" : r.reports[0]; }
 
 class SqliteCrashTest : public ::testing::TestWithParam<std::tuple<sw_engine_kind, Persistency>> {};
 

@@ -14,30 +14,12 @@
 #include <tuple>
 
 #include "crashsim/fresh_workload.h"
+#include "crashsim/sim_test_util.h"
 #include "crashsim/simulator.h"
 #include "pool/pool.h"
 
 namespace softwrap::crashsim {
 namespace {
-
-SimResult run(const std::string& name, sw_engine_kind e, Persistency p, uint64_t stop_after = 0,
-              bool fresh_skip_flush = false, std::initializer_list<uint64_t> seeds = {1, 2}) {
-  SimOptions o;
-  o.engine = e;
-  o.model = p;
-  o.en.max_exhaustive = 256;
-  o.stop_after_failures = stop_after;
-  o.fresh_skip_flush = fresh_skip_flush;
-  Simulator sim(o);
-  SimResult r;
-  const Workload* w = find_workload(name);
-  EXPECT_NE(w, nullptr) << name;
-  if (!w) return r;
-  for (uint64_t seed : seeds) sim.run(*w, seed, 8, &r);
-  return r;
-}
-
-std::string first(const SimResult& r) { return r.reports.empty() ? "" : r.reports[0]; }
 
 std::vector<std::string> names() {
   std::vector<std::string> out;
@@ -45,18 +27,11 @@ std::vector<std::string> names() {
   return out;
 }
 
-// GoogleTest names allow no '-' ("softwrap-local").
-std::string test_name(std::string name) {
-  for (char& c : name) c = c == '-' ? '_' : c;
-  return name;
-}
-
-using Case = std::tuple<std::string, sw_engine_kind, Persistency>;
-class FreshCrashTest : public ::testing::TestWithParam<Case> {};
+class FreshCrashTest : public ::testing::TestWithParam<NamedCase> {};
 
 TEST_P(FreshCrashTest, EveryImageRecoversToBeforeOrAfter) {
   const auto [name, e, p] = GetParam();
-  const SimResult r = run(name, e, p, 0, false, {1});
+  const SimResult r = run_named(name, e, p, 0, {1});
   EXPECT_EQ(r.failures, 0u) << first(r);
   EXPECT_EQ(r.runs, 1u);
   EXPECT_GT(r.crash_points, 16u);
@@ -69,16 +44,13 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Combine(::testing::ValuesIn(names()),
                        ::testing::Values(SW_ENGINE_SOFTWRAP, SW_ENGINE_SOFTWRAP_LOCAL, SW_ENGINE_UNDO),
                        ::testing::Values(Persistency::kX86, Persistency::kThemis)),
-    [](const ::testing::TestParamInfo<Case>& i) {
-      return std::get<0>(i.param) + "_" + test_name(engine_kind_name(std::get<1>(i.param))) + "_" +
-             persistency_name(std::get<2>(i.param));
-    });
+    case_name);
 
 // The cases the workloads exist for are reached: aborted wraps, a wrap the
 // trace ends inside (fresh_abort's last), retirement between a free and
 // the next allocation (fresh_reuse's small tables).
 TEST(FreshCrashCoverage, AbortsOpenWrapsAndRetirementAreCrashPoints) {
-  const SimResult abort = run("fresh_abort", SW_ENGINE_SOFTWRAP, Persistency::kX86);
+  const SimResult abort = run_named("fresh_abort", SW_ENGINE_SOFTWRAP, Persistency::kX86);
   EXPECT_GT(abort.points_by_label.count("wrap-abort"), 0u);
   // Each run ends inside a wrap: one more wrap-open than wrap-close and
   // wrap-abort together.
@@ -86,23 +58,23 @@ TEST(FreshCrashCoverage, AbortsOpenWrapsAndRetirementAreCrashPoints) {
     return abort.points_by_label.count(l) ? abort.points_by_label.at(l) : uint64_t{0};
   };
   EXPECT_EQ(count("wrap-open"), count("wrap-close") + count("wrap-abort") + 2);
-  const SimResult reuse = run("fresh_reuse", SW_ENGINE_SOFTWRAP, Persistency::kX86);
+  const SimResult reuse = run_named("fresh_reuse", SW_ENGINE_SOFTWRAP, Persistency::kX86);
   EXPECT_GT(reuse.points_by_label.count("retire:home"), 0u);
 }
 
 class FreshUndoThemisTest : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(FreshUndoThemisTest, PassesUnderThemisAndIsCaughtUnderX86) {
-  const SimResult themis = run(GetParam(), SW_ENGINE_UNDO_THEMIS, Persistency::kThemis);
+  const SimResult themis = run_named(GetParam(), SW_ENGINE_UNDO_THEMIS, Persistency::kThemis);
   EXPECT_EQ(themis.failures, 0u) << first(themis);
   EXPECT_GT(themis.images, 200u);
-  const SimResult x86 = run(GetParam(), SW_ENGINE_UNDO_THEMIS, Persistency::kX86, 1);
+  const SimResult x86 = run_named(GetParam(), SW_ENGINE_UNDO_THEMIS, Persistency::kX86, 1);
   EXPECT_GT(x86.failures, 0u) << "undo-themis was not caught under the x86 model";
 }
 
 TEST_P(FreshUndoThemisTest, NonatomicIsCaught) {
-  EXPECT_GT(run(GetParam(), SW_ENGINE_NONATOMIC, Persistency::kX86, 1).failures, 0u);
-  EXPECT_GT(run(GetParam(), SW_ENGINE_NONATOMIC, Persistency::kThemis, 1).failures, 0u);
+  EXPECT_GT(run_named(GetParam(), SW_ENGINE_NONATOMIC, Persistency::kX86, 1).failures, 0u);
+  EXPECT_GT(run_named(GetParam(), SW_ENGINE_NONATOMIC, Persistency::kThemis, 1).failures, 0u);
 }
 
 INSTANTIATE_TEST_SUITE_P(Fresh, FreshUndoThemisTest, ::testing::ValuesIn(names()),
@@ -118,7 +90,7 @@ class FreshSkipFlushControlTest : public ::testing::TestWithParam<ControlCase> {
 TEST_P(FreshSkipFlushControlTest, IsCaught) {
   const auto [e, p] = GetParam();
   for (const char* name : {"fresh_alloc", "fresh_commit"}) {
-    const SimResult r = run(name, e, p, 1, true);
+    const SimResult r = run_named(name, e, p, 1, {1, 2}, true);
     EXPECT_GT(r.failures, 0u) << name << ": fresh blocks unflushed at the commit were not caught";
     EXPECT_NE(first(r).find("variant=fresh-skip-flush"), std::string::npos) << first(r);
   }

@@ -17,6 +17,7 @@
 #include <tuple>
 
 #include "crashsim/paper_workloads.h"
+#include "crashsim/sim_test_util.h"
 #include "crashsim/simulator.h"
 #include "pool/pool.h"
 #include "workloads/registry.h"
@@ -36,44 +37,15 @@ std::vector<std::string> ci_workloads() {
   return out;
 }
 
-SimResult run(const std::string& name, sw_engine_kind e, Persistency p, uint64_t stop_after = 0) {
-  SimOptions o;
-  o.engine = e;
-  o.model = p;
-  o.en.max_exhaustive = 256;
-  o.stop_after_failures = stop_after;
-  Simulator sim(o);
-  SimResult r;
-  const Workload* w = find_workload(name);
-  EXPECT_NE(w, nullptr) << name;
-  if (!w) return r;
-  for (uint64_t seed : {1, 2}) sim.run(*w, seed, 8, &r);
-  return r;
-}
-
-std::string first(const SimResult& r) { return r.reports.empty() ? "" : r.reports[0]; }
-
-using Case = std::tuple<std::string, sw_engine_kind, Persistency>;
-class PaperWorkloadCrashTest : public ::testing::TestWithParam<Case> {};
+class PaperWorkloadCrashTest : public ::testing::TestWithParam<NamedCase> {};
 
 TEST_P(PaperWorkloadCrashTest, EveryImageRecoversToBeforeOrAfter) {
   const auto [name, e, p] = GetParam();
-  const SimResult r = run(name, e, p);
+  const SimResult r = run_named(name, e, p);
   EXPECT_EQ(r.failures, 0u) << first(r);
   EXPECT_EQ(r.runs, 2u);
   EXPECT_GT(r.crash_points, 16u);
   EXPECT_GT(r.images, 50u);
-}
-
-// GoogleTest names allow no '-' ("undo-themis", "stmb7-s").
-std::string test_name(std::string name) {
-  for (char& c : name) c = c == '-' ? '_' : c;
-  return name;
-}
-
-std::string case_name(const ::testing::TestParamInfo<Case>& i) {
-  return test_name(std::get<0>(i.param)) + "_" + test_name(engine_kind_name(std::get<1>(i.param))) + "_" +
-         persistency_name(std::get<2>(i.param));
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -86,10 +58,10 @@ INSTANTIATE_TEST_SUITE_P(
 class UndoThemisCrashTest : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(UndoThemisCrashTest, PassesUnderThemisAndIsCaughtUnderX86) {
-  const SimResult themis = run(GetParam(), SW_ENGINE_UNDO_THEMIS, Persistency::kThemis);
+  const SimResult themis = run_named(GetParam(), SW_ENGINE_UNDO_THEMIS, Persistency::kThemis);
   EXPECT_EQ(themis.failures, 0u) << first(themis);
   EXPECT_GT(themis.images, 50u);
-  const SimResult x86 = run(GetParam(), SW_ENGINE_UNDO_THEMIS, Persistency::kX86, 1);
+  const SimResult x86 = run_named(GetParam(), SW_ENGINE_UNDO_THEMIS, Persistency::kX86, 1);
   if (GetParam() == "tatp") {  // one store per transaction: nothing to catch (see above)
     EXPECT_EQ(x86.failures, 0u) << first(x86);
     return;
@@ -116,7 +88,7 @@ TEST(PaperWorkloads, EveryRegistryWorkloadIsACrashWorkload) {
 }
 
 TEST(PaperWorkloads, NonatomicIsCaught) {
-  const SimResult r = run(ci_workloads()[0], SW_ENGINE_NONATOMIC, Persistency::kX86, 1);
+  const SimResult r = run_named(ci_workloads()[0], SW_ENGINE_NONATOMIC, Persistency::kX86, 1);
   EXPECT_GT(r.failures, 0u);
 }
 

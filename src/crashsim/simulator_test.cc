@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "crashsim/sim_test_util.h"
 #include "crashsim/suite.h"
 
 namespace softwrap::crashsim {
@@ -24,8 +25,6 @@ SimResult run_all(sw_engine_kind e, Persistency p, uint32_t size, bool skip = fa
   for (const Workload& w : workloads()) sim.run(w, 3, size, &r);
   return r;
 }
-
-std::string first(const SimResult& r) { return r.reports.empty() ? "" : r.reports[0]; }
 
 class EngineCrashTest : public ::testing::TestWithParam<std::tuple<sw_engine_kind, Persistency>> {};
 

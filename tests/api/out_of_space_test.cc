@@ -38,7 +38,7 @@
 #include <string>
 #include <vector>
 
-#include "pool/allocator.h"
+#include "pool/heap_check_test_util.h"
 #include "pool/pool.h"
 #include "softwrap/btree_map.hpp"
 #include "softwrap/persistent_hash_map.hpp"
@@ -200,15 +200,6 @@ class OutOfSpaceTest : public ::testing::TestWithParam<Param> {
       FAIL() << "close: " << e.what();
     }
   }
-  // Allocator::check on the closed pool; the live allocations.
-  uint64_t check_heap() {
-    auto file = softwrap::PoolFile::open(path_);
-    EXPECT_NE(file, nullptr) << sw_errormsg();
-    if (file == nullptr) return 0;
-    softwrap::AllocatorStats st;
-    EXPECT_EQ(softwrap::Allocator::check(*file, &st), 0) << sw_errormsg();
-    return st.allocated_blocks + st.allocated_extents;
-  }
 
   // Commits what the failure must leave intact: the home block (words,
   // marker), kObjects objects, for the stores/write ways the big block, for
@@ -264,7 +255,7 @@ class OutOfSpaceTest : public ::testing::TestWithParam<Param> {
       });
     }
     close();
-    live_before_ = check_heap();
+    live_before_ = softwrap::testing::checked_live_allocations(path_);
     open();
   }
 
@@ -349,6 +340,18 @@ class OutOfSpaceTest : public ::testing::TestWithParam<Param> {
     EXPECT_EQ(sw_wrap_depth(p), 0);
   }
 
+  // An explicit wrap that stores the marker first (a failure must take it
+  // back with the rest).
+  void open_marked() {
+    ASSERT_EQ(sw_wrap_open(h()), 0);
+    sw_store64(h(), &home()->marker, 1);
+  }
+  // The call that ran out returned `code` in the open wrap.
+  void failed_in_wrap(int code) {
+    expect_failure(code, sw_errormsg());
+    end_failed_wrap(code);
+  }
+
   // Checks what the call that ran out returned.
   void expect_failure(int code, const std::string& msg) {
     failed_ = true;
@@ -365,52 +368,37 @@ class OutOfSpaceTest : public ::testing::TestWithParam<Param> {
     switch (GetParam().way) {
       case Way::kStores: {
         auto* big = at<uint64_t>(sw_load64(p, &hb->big));
-        ASSERT_EQ(sw_wrap_open(p), 0);
-        sw_store64(p, &hb->marker, 1);
+        ASSERT_NO_FATAL_FAILURE(open_marked());
         for (size_t i = 0; i < kBig / 8; ++i) sw_store64(p, &big[i], big_store_value(i));
         if (!atomic()) {  // no log: nothing to run out of
           EXPECT_EQ(sw_wrap_close(p), 0) << sw_errormsg();
           return;
         }
-        const int code = sw_errno();
-        expect_failure(code, sw_errormsg());
-        end_failed_wrap(code);
-        return;
+        return failed_in_wrap(sw_errno());
       }
       case Way::kWrite: {
         std::vector<unsigned char> buf(kBig);
         for (size_t i = 0; i < kBig; ++i) buf[i] = static_cast<unsigned char>(i * 13 + 1);
-        ASSERT_EQ(sw_wrap_open(p), 0);
-        sw_store64(p, &hb->marker, 1);
+        ASSERT_NO_FATAL_FAILURE(open_marked());
         const int rc = sw_write(p, at<void>(sw_load64(p, &hb->big)), buf.data(), kBig);
         if (!atomic()) {
           EXPECT_EQ(rc, 0) << sw_errormsg();
           EXPECT_EQ(sw_wrap_close(p), 0) << sw_errormsg();
           return;
         }
-        expect_failure(rc, sw_errormsg());
-        end_failed_wrap(rc);
-        return;
+        return failed_in_wrap(rc);
       }
       case Way::kZallocHuge: {
-        ASSERT_EQ(sw_wrap_open(p), 0);
-        sw_store64(p, &hb->marker, 1);
+        ASSERT_NO_FATAL_FAILURE(open_marked());
         EXPECT_EQ(sw_pzalloc(p, far_too_big), nullptr);
-        const int code = sw_errno();
-        expect_failure(code, sw_errormsg());
-        end_failed_wrap(code);
-        return;
+        return failed_in_wrap(sw_errno());
       }
       case Way::kZallocLoop: {
-        ASSERT_EQ(sw_wrap_open(p), 0);
-        sw_store64(p, &hb->marker, 1);
+        ASSERT_NO_FATAL_FAILURE(open_marked());
         size_t n = 0;
         while (n < 2 * kGrownMax / kMiB && sw_pzalloc(p, kMiB) != nullptr) ++n;
         ASSERT_LT(n, 2 * kGrownMax / kMiB) << "the pool never ran out";
-        const int code = sw_errno();
-        expect_failure(code, sw_errormsg());
-        end_failed_wrap(code);
-        return;
+        return failed_in_wrap(sw_errno());
       }
       case Way::kRootHuge:
       case Way::kRootLarge: {
@@ -492,7 +480,7 @@ TEST_P(OutOfSpaceTest, FailsCleanly) {
   ASSERT_EQ(sw_wrap_close(p), 0) << sw_errormsg();
 
   ASSERT_NO_FATAL_FAILURE(close());
-  const uint64_t live = check_heap();
+  const uint64_t live = softwrap::testing::checked_live_allocations(path_);
   if (atomic()) {
     EXPECT_EQ(live, live_before_ + 1 + (root_made_ ? 1 : 0)) << "allocations of the failed wrap remain";
   }

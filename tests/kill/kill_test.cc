@@ -49,7 +49,7 @@
 
 #include <gtest/gtest.h>
 
-#include "pool/allocator.h"
+#include "pool/heap_check_test_util.h"
 #include "pool/pool.h"
 #include "pool/pool_format.h"
 #include "softwrap/softwrap.h"
@@ -366,14 +366,7 @@ class KillTestBase : public ::testing::Test {
   }
 
   // Allocator::check on the closed pool file; returns live allocations.
-  uint64_t live_allocations() {
-    auto file = softwrap::PoolFile::open(path_);
-    EXPECT_NE(file, nullptr) << sw_errormsg();
-    if (file == nullptr) return 0;
-    softwrap::AllocatorStats stats;
-    EXPECT_EQ(softwrap::Allocator::check(*file, &stats), 0) << sw_errormsg();
-    return stats.allocated_blocks + stats.allocated_extents;
-  }
+  uint64_t live_allocations() { return softwrap::testing::checked_live_allocations(path_); }
 
   // Waits for the child to die; returns its status.
   int reap(pid_t pid) {

@@ -70,8 +70,8 @@ sw_engine_kind engine_of(const std::string& e) {
   std::exit(2);
 }
 
-// Touches every page of [p, p+n) (reads: tmpfs maps the zero page... so
-// write one byte of each page, which is what a fault costs).
+// Faults in every page of [p, p+n) for writing: rewrites one byte of each
+// page with its own value (a read alone could map a shared zero page).
 void touch(void* p, size_t n) {
   auto* c = static_cast<volatile unsigned char*>(p);
   for (size_t i = 0; i < n; i += 4096) c[i] = c[i];

@@ -18,12 +18,15 @@
 // (the same flush instruction).  Medians of --reps runs; each case is timed
 // side by side with its limit (interleaved).  The closing lines print
 // PASS/FAIL for the bar: every case at most 1.2x its limit (exit
-// status 1 on a FAIL).
+// status 1 on a FAIL).  --csv FILE also writes the table's rows at full
+// precision (one per engine and case, with the bar's verdict, also under
+// --quick) and the run's parameters, for bench/suite/make-results.
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -55,7 +58,10 @@ struct Options {
   std::string dir = "/dev/shm";
   std::vector<std::string> engines = {"softwrap", "softwrap-local", "undo", "undo-themis", "nonatomic"};
   bool quick = false;
+  std::string csv;
 };
+
+constexpr double kBar = 1.2;  // the bar: at most 1.2x memset + flush
 
 sw_engine_kind engine_of(const std::string& e) {
   if (e == "softwrap-local") return SW_ENGINE_SOFTWRAP_LOCAL;
@@ -127,6 +133,27 @@ sw_config config_of(const std::string& e) {
   c.medium = SW_MEDIUM_X86;
   if (c.engine == SW_ENGINE_UNDO_THEMIS) c.flags |= SW_CONFIG_THEMIS_IDEAL;  // x86 does not keep the Themis rule
   return c;
+}
+
+// One line per cell: the printed columns at full precision, the bar's
+// verdict (also under --quick) and the run's parameters.
+bool write_csv(const Options& o, const std::vector<Cell>& cells) {
+  FILE* f = std::fopen(o.csv.c_str(), "w");
+  if (!f) {
+    std::fprintf(stderr, "cannot write %s: %s\n", o.csv.c_str(), std::strerror(errno));
+    return false;
+  }
+  std::fprintf(f, "engine,case,bytes,ms,baseline_ms,ratio,bar,result,fresh_words,log_bytes,reps,pool_mib,root_mib\n");
+  for (const Cell& c : cells) {
+    const double t = median(c.t), l = median(c.limit), r = t / l;
+    std::fprintf(f, "%s,%s,%llu,%.6f,%.6f,%.6f,%.1f,%s,%llu,%llu,%d,%llu,%llu\n", c.engine.c_str(), c.kase.c_str(),
+                 static_cast<unsigned long long>(c.bytes), t * 1e3, l * 1e3, r, kBar, r <= kBar ? "PASS" : "FAIL",
+                 static_cast<unsigned long long>(c.fresh_words), static_cast<unsigned long long>(c.log_bytes), o.reps,
+                 static_cast<unsigned long long>(o.pool >> 20), static_cast<unsigned long long>(o.root >> 20));
+  }
+  const bool ok = std::fclose(f) == 0;
+  if (!ok) std::fprintf(stderr, "cannot write %s: %s\n", o.csv.c_str(), std::strerror(errno));
+  return ok;
 }
 
 uint64_t free_heap(sw_pool* p) { return p->alloc->stats().free_chunks * (256u << 10); }
@@ -210,6 +237,8 @@ int main(int argc, char** argv) {
       o.reps = std::stoi(next());
     } else if (a == "--dir") {
       o.dir = next();
+    } else if (a == "--csv") {
+      o.csv = next();
     } else if (a == "--engines") {
       o.engines.clear();
       std::string s = next();
@@ -221,8 +250,10 @@ int main(int argc, char** argv) {
     } else {
       std::fprintf(stderr,
                    "usage: %s [--quick] [--pool MiB] [--root MiB] [--reps N] [--engines LIST] [--dir D]\n"
+                   "          [--csv FILE]\n"
                    "  a root (--root, default 512 MiB) and sw_pzalloc of the whole free heap in new pools of\n"
-                   "  --pool MiB (default 768), and sw_pzalloc after the heap was used, against memset + flush\n",
+                   "  --pool MiB (default 768), and sw_pzalloc after the heap was used, against memset + flush\n"
+                   "  --csv FILE   also write the rows as CSV (with the bar's verdict, reps, pool and root MiB)\n",
                    argv[0]);
       return 2;
     }
@@ -252,15 +283,16 @@ int main(int argc, char** argv) {
     std::printf("%-15s %-8s %10.1f %10.2f %10.2f %6.2fx %12llu %9llu\n", c.engine.c_str(), c.kase.c_str(),
                 c.bytes / 1048576.0, t * 1e3, l * 1e3, r, static_cast<unsigned long long>(c.fresh_words),
                 static_cast<unsigned long long>(c.log_bytes));
-    if (!o.quick && r > 1.2) ok = false;
+    if (!o.quick && r > kBar) ok = false;
   }
   std::printf("\n");
+  const bool csv_ok = o.csv.empty() || write_csv(o, cells);
   if (!o.quick) {
     for (const Cell& c : cells) {
       const double r = median(c.t) / median(c.limit);
-      std::printf("%s  %s %s: %.2fx memset + flush (bar: at most 1.2x)\n", r <= 1.2 ? "PASS" : "FAIL",
+      std::printf("%s  %s %s: %.2fx memset + flush (bar: at most 1.2x)\n", r <= kBar ? "PASS" : "FAIL",
                   c.engine.c_str(), c.kase.c_str(), r);
     }
   }
-  return ok ? 0 : 1;
+  return ok && csv_ok ? 0 : 1;
 }

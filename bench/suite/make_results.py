@@ -22,6 +22,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import paper  # noqa: E402
+import results_fill  # noqa: E402
 import results_kv  # noqa: E402
 import results_limit  # noqa: E402
 import results_themis  # noqa: E402
@@ -157,7 +158,7 @@ def header():
     w()
     loads = []
     for exp in ("fig4", "table2", "fig6", "fig7", "fig8", "fig9", "fig10", "fig11", "fig12", "workshop", "pmdk",
-                "btree", "kv", "fig16", "speedtest1", "themis", "themis-sim", "wcl", "limit"):
+                "btree", "kv", "fill", "fig16", "speedtest1", "themis", "themis-sim", "wcl", "limit"):
         mm = meta(exp)
         if "loadavg_start" in mm:
             loads.append(f"{exp} {mm['loadavg_start'].split()[0]}")
@@ -223,7 +224,8 @@ def checks():
         w()
     more = []
     for exp, what in (("btree", "the B+tree benchmark"), ("kv", "the key-value benchmark"),
-                      ("fig16", "the TPC-C script"), ("speedtest1", "SQLite's speedtest1")):
+                      ("fill", "the fresh fills"), ("fig16", "the TPC-C script"),
+                      ("speedtest1", "SQLite's speedtest1")):
         s = meta(exp).get("seconds")
         if s:
             more.append(f"{what} {float(s) / 60:.1f} minutes")
@@ -1407,7 +1409,8 @@ def main():
     header()
     at = len(OUT)
     for fn in (fig4, table2, fig6, fig7, fig8, fig9, fig10, fig11, fig12, workshop, pmdk, btree,
-               lambda: results_kv.kv(sys.modules[__name__]), fig16, speedtest1):
+               lambda: results_kv.kv(sys.modules[__name__]), lambda: results_fill.fill(sys.modules[__name__]),
+               fig16, speedtest1):
         fn()
     results_themis.themis(sys.modules[__name__])
     results_themis_sim.themis_sim(sys.modules[__name__])

@@ -24,7 +24,11 @@
 //                 or two where the first links the second) and one link
 //                 word, small enough that every crash point's images are
 //                 enumerated, among them those between the blocks' flush
-//                 and the commit record.
+//                 and the commit record;
+//   fresh_small   wraps whose fresh blocks are few bytes (logged in the
+//                 redo engines' frames instead of fenced), with tiny alias
+//                 tables that retire those frames while the blocks stay
+//                 linked.
 // The API semantics do not change, so engines that log every byte run them
 // too and must pass.
 //
@@ -375,6 +379,40 @@ void run_fresh_reuse(std::vector<Driver*>& dv, Rng& rng, uint32_t size) {
   }
 }
 
+// ------------------------------------------------------------ fresh_small
+
+// Wraps whose fresh blocks hold at most FreshSet::kLogMax bytes in all:
+// the redo engines log them in the frame (no fence of their own) and flush
+// their lines for the commit fence.  Tiny alias tables retire often, so
+// the frames of many such wraps become unreplayable while their blocks
+// stay linked: from then on only the flushed home lines hold the bytes.
+constexpr size_t kLogged[] = {16, 40, 64, 120};  // two of them: at most 240 bytes
+
+void run_fresh_small(std::vector<Driver*>& dv, Rng& rng, uint32_t size) {
+  Driver& d = *dv[0];
+  char* r = root(d);
+  for (uint32_t w = 0; w < size; ++w) {
+    d.open();
+    const uint64_t kind = rng.below(4);
+    if (kind < 2 && linked(d, r) < kSlots - 1) {
+      for (uint64_t k = 1 + rng.below(2); k-- > 0;) {
+        const size_t n = kLogged[rng.below(std::size(kLogged))];
+        alloc_into(d, rng, r, n, rng.chance(30));
+      }
+    } else if (char* s = kind == 2 ? find_slot(d, rng, r, true) : nullptr) {
+      // Allocating a block a committed wrap freed asks the engine whether
+      // its frames are out of replay's reach (softwrap-local then moves its
+      // watermark: the frames of earlier wraps become unreplayable).
+      unlink_free(d, s);
+    } else {  // old words fill the tables: retirement
+      for (uint64_t k = 4 + rng.below(8); k-- > 0;) {
+        d.store(r + kScratch + 8 * rng.below((kRootSize - kScratch) / 8), rng.next(), 8);
+      }
+    }
+    d.close();
+  }
+}
+
 // ----------------------------------------------------------- fresh_commit
 
 // 32 one-word slots, each the offset of a block A or 0.  A's first word is
@@ -454,6 +492,9 @@ const std::vector<Workload>& fresh_workloads() {
        64, 2, 128, 8, 1, own_root, run_fresh_reuse, check_root_slots},
       {"fresh_commit", "wraps storing only to 1-2 fresh blocks of 16-256 B and one link word", 1024, 8, 1024, 8, 1,
        own_root, run_fresh_commit, check_fresh_commit},
+      {"fresh_small",
+       "wraps of 1-2 fresh blocks of at most 240 B in all (logged in the frame), tiny tables retiring them", 64, 2,
+       1024, 8, 1, own_root, run_fresh_small, check_root_slots},
   };
   return w;
 }

@@ -4,7 +4,7 @@
 // linked into owned data and committed, aborted, freed and allocated again
 // in the same wrap, or left in a wrap the trace ends inside.  Not in
 // workloads() (the suite's default set): `softwrap crashtest --workload
-// fresh` runs all four, `--workload NAME` one; crashsim_fresh_test (CTest,
+// fresh` runs all five, `--workload NAME` one; crashsim_fresh_test (CTest,
 // label crash) runs them small.
 #ifndef SOFTWRAP_CRASHSIM_FRESH_WORKLOAD_H_
 #define SOFTWRAP_CRASHSIM_FRESH_WORKLOAD_H_
@@ -15,7 +15,8 @@
 
 namespace softwrap::crashsim {
 
-// fresh_alloc, fresh_abort, fresh_reuse, fresh_commit (fresh_workload.cc).
+// fresh_alloc, fresh_abort, fresh_reuse, fresh_commit, fresh_small
+// (fresh_workload.cc).
 const std::vector<Workload>& fresh_workloads();
 
 }  // namespace softwrap::crashsim

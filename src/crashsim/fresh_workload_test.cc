@@ -2,9 +2,10 @@
 // under the crash simulator, small (seeds of 8 wraps each):
 // softwrap, softwrap-local and undo recover every crash image under the x86
 // and Themis models; undo-themis does under Themis and is caught under x86;
-// nonatomic is caught under both.  The control variant that leaves fresh
-// blocks unflushed at the commit (ResolvedConfig::fresh_skip_flush) must be
-// caught on every redo and undo engine.  Longer:
+// nonatomic is caught under both.  The control variants
+// (ResolvedConfig::fresh_control: fresh blocks unflushed at the commit; on
+// the redo engines, a small wrap's blocks unlogged, or logged and left
+// unflushed) must be caught.  Longer:
 //   softwrap crashtest --full --workload fresh --images 1000000
 #include <gtest/gtest.h>
 
@@ -84,29 +85,54 @@ INSTANTIATE_TEST_SUITE_P(Fresh, FreshUndoThemisTest, ::testing::ValuesIn(names()
 // fresh_commit commit fresh bytes in their first wrap, so a crash right
 // after that commit may find the commit durable and the bytes not.  Each
 // engine under the model it is correct under (undo-themis: Themis).
-using ControlCase = std::tuple<sw_engine_kind, Persistency>;
-class FreshSkipFlushControlTest : public ::testing::TestWithParam<ControlCase> {};
+// kSkipFlush: nothing flushed, on every engine.  The redo engines log a
+// wrap's fresh blocks of at most FreshSet::kLogMax bytes in its frame
+// instead of fencing them: kSkipLog (not logged) is caught at the commit,
+// kSkipLoggedFlush (logged, the last line never flushed) once retirement
+// has made the frame unreplayable while the block is still linked.
+using ControlCase = std::tuple<sw_engine_kind, Persistency, FreshControl>;
+class FreshControlTest : public ::testing::TestWithParam<ControlCase> {};
 
-TEST_P(FreshSkipFlushControlTest, IsCaught) {
-  const auto [e, p] = GetParam();
-  for (const char* name : {"fresh_alloc", "fresh_commit"}) {
-    const SimResult r = run_named(name, e, p, 1, {1, 2}, true);
-    EXPECT_GT(r.failures, 0u) << name << ": fresh blocks unflushed at the commit were not caught";
-    EXPECT_NE(first(r).find("variant=fresh-skip-flush"), std::string::npos) << first(r);
+const char* variant(FreshControl c) {
+  switch (c) {
+    case FreshControl::kSkipFlush: return "variant=fresh-skip-flush";
+    case FreshControl::kSkipLog: return "variant=fresh-skip-log";
+    case FreshControl::kSkipLoggedFlush: return "variant=fresh-skip-logged-flush";
+    case FreshControl::kNone: break;
+  }
+  return "";
+}
+
+TEST_P(FreshControlTest, IsCaught) {
+  const auto [e, p, c] = GetParam();
+  std::vector<const char*> names = {"fresh_alloc", "fresh_commit"};
+  if (c == FreshControl::kSkipLoggedFlush) names = {"fresh_small"};  // seen once a frame retired
+  for (const char* name : names) {
+    const SimResult r = run_named(name, e, p, 1, {1, 2}, c);
+    EXPECT_GT(r.failures, 0u) << name << ": " << variant(c) << " was not caught";
+    EXPECT_NE(first(r).find(variant(c)), std::string::npos) << first(r);
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Engines, FreshSkipFlushControlTest,
-                         ::testing::Values(ControlCase{SW_ENGINE_SOFTWRAP, Persistency::kX86},
-                                           ControlCase{SW_ENGINE_SOFTWRAP, Persistency::kThemis},
-                                           ControlCase{SW_ENGINE_SOFTWRAP_LOCAL, Persistency::kX86},
-                                           ControlCase{SW_ENGINE_SOFTWRAP_LOCAL, Persistency::kThemis},
-                                           ControlCase{SW_ENGINE_UNDO, Persistency::kX86},
-                                           ControlCase{SW_ENGINE_UNDO, Persistency::kThemis},
-                                           ControlCase{SW_ENGINE_UNDO_THEMIS, Persistency::kThemis}),
+std::vector<ControlCase> control_cases() {
+  std::vector<ControlCase> v;
+  for (Persistency p : {Persistency::kX86, Persistency::kThemis}) {
+    for (sw_engine_kind e : {SW_ENGINE_SOFTWRAP, SW_ENGINE_SOFTWRAP_LOCAL}) {
+      for (FreshControl c : {FreshControl::kSkipFlush, FreshControl::kSkipLog, FreshControl::kSkipLoggedFlush}) {
+        v.emplace_back(e, p, c);
+      }
+    }
+    v.emplace_back(SW_ENGINE_UNDO, p, FreshControl::kSkipFlush);
+  }
+  v.emplace_back(SW_ENGINE_UNDO_THEMIS, Persistency::kThemis, FreshControl::kSkipFlush);
+  return v;
+}
+
+INSTANTIATE_TEST_SUITE_P(Engines, FreshControlTest, ::testing::ValuesIn(control_cases()),
                          [](const ::testing::TestParamInfo<ControlCase>& i) {
                            return test_name(engine_kind_name(std::get<0>(i.param))) + "_" +
-                                  persistency_name(std::get<1>(i.param));
+                                  persistency_name(std::get<1>(i.param)) + "_" +
+                                  test_name(variant(std::get<2>(i.param)) + 8);
                          });
 
 }  // namespace

@@ -315,7 +315,9 @@ struct Simulator::Impl {
       << " workload=" << w->name << " seed=" << seed << " size=" << size;
     if (opt.redo_skip_commit_validation) s << " variant=redo-skip-commit-validation";
     if (opt.wcl_misread_pairs) s << " variant=wcl-misread-pairs";
-    if (opt.fresh_skip_flush) s << " variant=fresh-skip-flush";
+    if (opt.fresh_control == FreshControl::kSkipFlush) s << " variant=fresh-skip-flush";
+    if (opt.fresh_control == FreshControl::kSkipLog) s << " variant=fresh-skip-log";
+    if (opt.fresh_control == FreshControl::kSkipLoggedFlush) s << " variant=fresh-skip-logged-flush";
     s << "\n  crash point: event " << at.event << " of " << at.events << ", " << at.what << " \"" << at.label
       << "\"";
     if (at.thread >= 0) s << " (thread " << at.thread << ")";
@@ -496,7 +498,7 @@ void Simulator::run(const Workload& w, uint64_t seed, uint32_t size, SimResult* 
   cfg.engine = I.opt.engine;  // over any SOFTWRAP_ENGINE in the environment
   cfg.redo_skip_commit_validation = I.opt.redo_skip_commit_validation;
   cfg.grow_skip_zone_fence = I.opt.grow_skip_zone_fence;
-  cfg.fresh_skip_flush = I.opt.fresh_skip_flush;
+  cfg.fresh_control = I.opt.fresh_control;
   cfg.max_size = w.max_size;
   cfg.wcl_misread_pairs = I.opt.wcl_misread_pairs;
   if (w.spill_bytes >= 0) cfg.spill_bytes = static_cast<uint64_t>(w.spill_bytes);

@@ -43,6 +43,7 @@
 
 #include "crashsim/model.h"
 #include "crashsim/workload.h"
+#include "pool/pool.h"
 #include "softwrap/softwrap.h"
 
 namespace softwrap::crashsim {
@@ -58,7 +59,7 @@ struct SimOptions {
   uint32_t max_reports = 2;          // failure reports kept (shrunk)
   uint64_t stop_after_failures = 0;  // 0: never stop early
   bool grow_skip_zone_fence = false;  // control variant (pool.h)
-  bool fresh_skip_flush = false;      // control variant (pool.h)
+  FreshControl fresh_control = FreshControl::kNone;  // control variants (pool.h)
 };
 
 struct SimResult {

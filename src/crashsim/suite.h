@@ -12,8 +12,9 @@
 // can fail: `nonatomic` (both models) must fail; the undo engine without its
 // log-order fence must fail under x86 and pass under Themis; recovery that
 // does not validate redo commit trailers must fail (softwrap and
-// softwrap-local); engines that do not flush fresh blocks before the commit
-// (ResolvedConfig::fresh_skip_flush) must fail; and the others in
+// softwrap-local); engines that do not flush fresh blocks before the commit,
+// or do not log or do not flush the small ones they log
+// (ResolvedConfig::fresh_control) must fail; and the others in
 // docs/crash-simulator.md.
 #ifndef SOFTWRAP_CRASHSIM_SUITE_H_
 #define SOFTWRAP_CRASHSIM_SUITE_H_

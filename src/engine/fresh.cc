@@ -41,7 +41,9 @@ bool FreshSet::first_overlap(uint64_t off, uint64_t end, uint64_t* lo, uint64_t*
 }
 
 void FreshSet::add(uint64_t lo, uint64_t hi) {
-  ranges_[lo] = hi;
+  uint64_t& end = ranges_[lo];
+  bytes_ += (hi - lo) - (end ? end - lo : 0);
+  end = hi;
   lo_ = std::min(lo_, lo);
   hi_ = std::max(hi_, hi);
 }
@@ -50,6 +52,7 @@ void FreshSet::remove(uint64_t lo) {
   auto it = ranges_.find(lo);
   if (it == ranges_.end()) return;
   if (last_lo_ == it->first) last_lo_ = 1, last_hi_ = 0;
+  bytes_ -= it->second - it->first;
   ranges_.erase(it);
   if (ranges_.empty()) {
     lo_ = ~uint64_t{0};
@@ -61,6 +64,7 @@ void FreshSet::remove(uint64_t lo) {
 void FreshSet::clear() {
   if (hi_ == 0 && !written_) return;  // the common wrap: nothing was fresh
   ranges_.clear();
+  bytes_ = 0;
   lo_ = ~uint64_t{0};
   hi_ = 0;
   last_lo_ = 1;

@@ -63,9 +63,41 @@ class FreshSet {
   bool flush(Medium& m);
   bool written() const { return written_; }
 
-  // Crash-simulator control (ResolvedConfig::fresh_skip_flush): nothing is
-  // flushed — a deliberately broken variant.
+  // Redo engines, before the commit record: the wrap's fresh bytes must be
+  // recoverable once the record is durable.  Blocks of at most kLogMax
+  // bytes in all are logged instead — one range record each, made with
+  // log_range(off, n) (false: the log is full), replayed like any record
+  // and never aliased — and their lines flushed for the commit fence to
+  // order: no fence of their own, which on x86 costs more than streaming a
+  // few lines of log (genome, vacation: 2 fences per transaction instead
+  // of 1).  Replay rewrites bytes home already holds, and cannot reach a
+  // block freed since (Engine::reuse_safe keeps such a block out of fresh
+  // reuse until no replayable frame holds it).  Returns whether the caller
+  // must fence before its record (larger blocks: flushed only); *ok is
+  // false if the log was full.
+  static constexpr uint64_t kLogMax = 256;
+  template <class LogRange>
+  bool before_commit(Medium& m, LogRange&& log_range, bool* ok) {
+    *ok = true;
+    if (!written_) return false;
+    if (bytes_ > kLogMax) return flush(m);
+    for (const auto& [lo, hi] : ranges_) {
+      if (!skip_log && !log_range(lo, hi - lo)) {
+        *ok = false;
+        return false;
+      }
+    }
+    if (skip_logged_flush) dirty_.clear();  // the control: the lines stay unflushed
+    flush(m);
+    return false;
+  }
+
+  // Crash-simulator controls (ResolvedConfig::fresh_control): nothing is
+  // flushed; a small wrap's blocks are not logged; they are logged but not
+  // flushed — broken variants.
   bool skip_flush = false;
+  bool skip_log = false;
+  bool skip_logged_flush = false;
   // SW_CONFIG_WCL: words equal to what home holds are not written (a block
   // freed and allocated again often gets much the same bytes: a SQLite
   // journal's pages).  No log or alias is involved: the compare reads home.
@@ -77,6 +109,7 @@ class FreshSet {
   void wrote(Medium& m, const void* p, size_t n);
 
   std::map<uint64_t, uint64_t> ranges_;  // lo -> hi, disjoint
+  uint64_t bytes_ = 0;                   // their sizes
   uint64_t lo_ = ~uint64_t{0}, hi_ = 0;   // bounds of all ranges
   mutable uint64_t last_lo_ = 1, last_hi_ = 0;  // last hit (empty)
   WriteBehind dirty_;

@@ -65,6 +65,9 @@ struct PoolGeometry {
 // Resolved configuration: sw_config with defaults filled in and environment
 // overrides applied (SOFTWRAP_ENGINE, SOFTWRAP_MEDIUM, SOFTWRAP_SCM_*,
 // SOFTWRAP_THEMIS_IDEAL, ...).
+// Crash-simulator controls of fresh blocks (ResolvedConfig::fresh_control).
+enum class FreshControl : uint8_t { kNone, kSkipFlush, kSkipLog, kSkipLoggedFlush };
+
 struct ResolvedConfig {
   sw_engine_kind engine = SW_ENGINE_SOFTWRAP;
   sw_medium_kind medium = SW_MEDIUM_AUTO;
@@ -108,10 +111,12 @@ struct ResolvedConfig {
   // or the environment): growth skips the fence between formatting a zone
   // and persisting the size that covers it — a deliberately broken variant.
   bool grow_skip_zone_fence = false;
-  // Internal knob for a crash simulator control (never set from sw_config
-  // or the environment): a wrap's fresh blocks (written in place) are not
-  // flushed before its commit — a deliberately broken variant.
-  bool fresh_skip_flush = false;
+  // Internal knob for crash simulator controls (never set from sw_config
+  // or the environment): a wrap's fresh blocks (written in place, fresh.h)
+  // are not flushed (kSkipFlush); where the redo engines log them in the
+  // frame, not logged (kSkipLog) or logged but not flushed
+  // (kSkipLoggedFlush) — deliberately broken variants.
+  FreshControl fresh_control = FreshControl::kNone;
 };
 // Returns 0 or SW_EINVAL (with message) for a bad value in cfg or the
 // environment.

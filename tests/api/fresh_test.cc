@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "api/runtime.h"
+#include "engine/fresh.h"
 #include "engine/engine_test_params.h"
 #include "softwrap/softwrap.h"
 
@@ -86,10 +87,11 @@ class FreshTest : public softwrap::testing::ShmPoolTest {
 };
 
 // A block allocated and filled in one wrap: no log record of its bytes,
-// read back, durable.  Small blocks and an extent (> 64 KiB).
+// read back, durable.  Blocks larger than FreshSet::kLogMax and an extent
+// (> 64 KiB); smaller ones are the next test's.
 TEST_P(FreshTest, FreshBlocksGoHomeWithoutLogRecords) {
   make();
-  for (const size_t words : {size_t{32}, size_t{1000}, size_t{40000}}) {
+  for (const size_t words : {size_t{40}, size_t{1000}, size_t{40000}}) {
     ASSERT_EQ(sw_pool_stats_reset(pool_), 0);
     ASSERT_EQ(sw_wrap_open(pool_), 0);
     auto* b = static_cast<uint64_t*>(sw_pmalloc_slot(pool_, root_, words * 8));
@@ -212,6 +214,60 @@ TEST_P(FreshTest, ReusedBlockWaitsForItsOldValuesToRetire) {
   EXPECT_EQ(stats(pool_).fresh_blocks, logs(GetParam().engine) ? 1u : 0u);
   reopen();
   expect_filled(static_cast<uint64_t*>(sw_pool_ptr(pool_, sw_load64(pool_, root_))), 8, 12);
+}
+
+// The redo engines log a wrap's fresh blocks of at most FreshSet::kLogMax
+// bytes in all in its frame, which saves the data fence that orders larger
+// ones before the commit record; either way the bytes go home in place
+// (fresh_words), are read back and survive a reopen.  The undo engines
+// order fresh bytes with the data fence they have anyway.
+TEST_P(FreshTest, SmallFreshWrapsAreLoggedLargeOnesFenced) {
+  make();
+  const sw_engine_kind e = GetParam().engine;
+  const bool redo = e == SW_ENGINE_SOFTWRAP || e == SW_ENGINE_SOFTWRAP_LOCAL;
+  struct Case {
+    std::vector<size_t> words;  // the blocks one wrap allocates and fills
+  };
+  const Case cases[] = {{{2}}, {{5, 15}}, {{32}}, {{33}}, {{20, 20}}, {{512}}};
+  uint64_t salt = 100;
+  bool saw_small = false, saw_large = false;
+  for (const Case& k : cases) {
+    ASSERT_EQ(sw_pool_stats_reset(pool_), 0);
+    ASSERT_EQ(sw_wrap_open(pool_), 0);
+    std::vector<uint64_t*> blocks;
+    size_t bytes = 0;
+    for (const size_t words : k.words) {
+      auto* b = static_cast<uint64_t*>(sw_pmalloc_slot(pool_, root_ + blocks.size(), words * 8));
+      ASSERT_NE(b, nullptr) << sw_errormsg();
+      bytes += sw_pusable_size(pool_, b);
+      fill(b, words, salt + blocks.size());
+      blocks.push_back(b);
+    }
+    ASSERT_EQ(sw_wrap_close(pool_), 0) << sw_errormsg();
+    const sw_stats s = stats(pool_);
+    const bool small = bytes <= softwrap::FreshSet::kLogMax;
+    (small ? saw_small : saw_large) = true;
+    if (redo) {
+      EXPECT_EQ(s.fresh_blocks, k.words.size());
+      EXPECT_EQ(s.fences_data, small ? 0u : 1u) << bytes << " fresh bytes";
+      if (small) {
+        EXPECT_GE(s.log_bytes, bytes) << "the blocks are in the frame";
+      } else {
+        EXPECT_LT(s.log_bytes, 512u) << "the blocks are not in the frame";
+      }
+    }
+    for (size_t i = 0; i < blocks.size(); ++i) expect_filled(blocks[i], k.words[i], salt + i);
+    ASSERT_EQ(sw_pool_quiesce(pool_), 0);
+    reopen();
+    for (size_t i = 0; i < blocks.size(); ++i) {
+      expect_filled(static_cast<uint64_t*>(sw_pool_ptr(pool_, sw_load64(pool_, root_ + i))), k.words[i], salt + i);
+    }
+    ASSERT_EQ(sw_wrap_open(pool_), 0);
+    for (size_t i = 0; i < blocks.size(); ++i) ASSERT_EQ(sw_pfree_slot(pool_, root_ + i), 0) << sw_errormsg();
+    ASSERT_EQ(sw_wrap_close(pool_), 0) << sw_errormsg();
+    salt += 10;
+  }
+  EXPECT_TRUE(saw_small && saw_large);
 }
 
 // sw_pzalloc zeroes in place, and not at all where the bytes are known to

@@ -41,7 +41,7 @@ void crashtest_usage(FILE* out) {
           "                     (default 16384); otherwise sample\n"
           "  --workload W       one of the workloads listed below (default: the simulator's\n"
           "                     own), a shared one (docs/workloads.md), themis: the\n"
-          "                     Themis paper's nine shared workloads, or fresh: the four\n"
+          "                     Themis paper's nine shared workloads, or fresh: the five\n"
           "                     fresh-memory workloads (issue 23)\n"
           "  --size N           wraps per workload run (default 12 quick, 40 full)\n"
           "  --images N         image target instead of the level's\n"
@@ -53,7 +53,7 @@ void crashtest_usage(FILE* out) {
           "\n"
           "Workloads:\n");
   for (const crashsim::Workload& w : crashsim::workloads()) fprintf(out, "  %-12s %s\n", w.name, w.what);
-  fprintf(out, "Fresh-memory workloads (--workload fresh: all four):\n");
+  fprintf(out, "Fresh-memory workloads (--workload fresh: all five):\n");
   for (const crashsim::Workload& w : crashsim::fresh_workloads()) fprintf(out, "  %-12s %s\n", w.name, w.what);
   fprintf(out, "Shared workloads (workloads/):\n");
   for (const crashsim::Workload& w : crashsim::registry_workloads()) fprintf(out, "  %-12s %s\n", w.name, w.what);

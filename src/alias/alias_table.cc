@@ -62,6 +62,7 @@ AliasTable::AliasTable(uint32_t capacity, size_t page_size, bool keep_base)
       filter_mask_(std::max<uint64_t>(uint64_t{capacity} * 4, 4096) - 1),
       filter_(new std::atomic<uint64_t>[(filter_mask_ + 1) / 64]),
       word_filter_(new std::atomic<uint64_t>[(filter_mask_ + 1) / 64]),
+      granule_filter_(new std::atomic<uint64_t>[(filter_mask_ + 1) / 64]),
       entries_(new AliasEntry[capacity]),
       used_(new std::atomic<uint32_t>[capacity]),
       base_(keep_base ? new uint64_t[capacity] : nullptr),
@@ -73,6 +74,7 @@ void AliasTable::filter_clear_all() {
   for (uint64_t i = 0; i < (filter_mask_ + 1) / 64; ++i) {
     filter_[i].store(0, std::memory_order_relaxed);
     word_filter_[i].store(0, std::memory_order_relaxed);
+    granule_filter_[i].store(0, std::memory_order_relaxed);
   }
 }
 
@@ -92,7 +94,10 @@ AliasEntry* AliasTable::find_or_insert(uint64_t key, bool* inserted) {
         // Before the key is visible, so find() never skips it.
         const uint64_t hint = page_hint(key_page(key));
         filter_add(filter_, hint);
-        if (!(key & 1)) filter_add(word_filter_, hint);
+        if (!(key & 1)) {
+          filter_add(word_filter_, hint);
+          filter_add(granule_filter_, granule_hint(key & ~uint64_t{63}));
+        }
         filtered = true;
       }
       if (e.key.compare_exchange_strong(k, key, std::memory_order_acq_rel)) {
@@ -128,9 +133,12 @@ void AliasTable::clear() {
     for (uint32_t k = 0; k < n; ++k) {
       AliasEntry& e = entries_[used_[k].load(std::memory_order_relaxed)];
       if (by_key) {
-        const uint64_t b = (page_hint(key_page(e.key.load(std::memory_order_relaxed))) >> 32) & filter_mask_;
+        const uint64_t key = e.key.load(std::memory_order_relaxed);
+        const uint64_t b = (page_hint(key_page(key)) >> 32) & filter_mask_;
         filter_[b >> 6].store(0, std::memory_order_relaxed);  // only keys set bits
         word_filter_[b >> 6].store(0, std::memory_order_relaxed);
+        const uint64_t g = (granule_hint(key & ~uint64_t{63}) >> 32) & filter_mask_;
+        granule_filter_[g >> 6].store(0, std::memory_order_relaxed);
       }
       e.key.store(0, std::memory_order_relaxed);
       e.value.store(0, std::memory_order_relaxed);
@@ -198,12 +206,15 @@ void overlay_table(AliasTable& t, uint64_t off, size_t n, size_t page_size, uint
     }
   }
   if (t.may_hold_words(hint)) {
-    for (uint64_t w = off & ~uint64_t{7}; w < off + n; w += 8) {
-      AliasEntry* e = t.probe(w);
-      if (!e || !(e->meta.load(std::memory_order_acquire) & kMetaValid)) continue;
-      const uint64_t v = e->value.load(std::memory_order_relaxed);
-      const uint64_t lo = std::max(w, off), hi = std::min(w + 8, off + n);
-      std::memcpy(out + (lo - off), reinterpret_cast<const char*>(&v) + (lo - w), hi - lo);
+    for (uint64_t g = off & ~uint64_t{63}; g < off + n; g += 64) {
+      if (!t.may_hold_granule(g)) continue;
+      for (uint64_t w = std::max(g, off & ~uint64_t{7}); w < std::min(g + 64, off + n); w += 8) {
+        AliasEntry* e = t.probe(w);
+        if (!e || !(e->meta.load(std::memory_order_acquire) & kMetaValid)) continue;
+        const uint64_t v = e->value.load(std::memory_order_relaxed);
+        const uint64_t lo = std::max(w, off), hi = std::min(w + 8, off + n);
+        std::memcpy(out + (lo - off), reinterpret_cast<const char*>(&v) + (lo - w), hi - lo);
+      }
     }
   }
 }

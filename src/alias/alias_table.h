@@ -90,6 +90,13 @@ class AliasTable {
   // word keys): writers and readers of a page that has a shadow page but no
   // word entries skip probing for each of its words.
   bool may_hold_words(uint64_t hint) const { return filter_has(word_filter_, hint); }
+  // Whether word keys of the 64-byte granule at g (64-aligned) may be here
+  // (a third filter, set only by word keys): a reader overlaying a range
+  // probes only the words of granules that may hold some.  A B+tree node
+  // read whole (~280 bytes) shares its shadow page with other nodes whose
+  // counts were stored as words; without this it probed every word of it.
+  static uint64_t granule_hint(uint64_t g) { return mix64(g ^ 0x5bd1e995); }
+  bool may_hold_granule(uint64_t g) const { return filter_has(granule_filter_, granule_hint(g)); }
 
   // Entry for key or nullptr.  Lock-free.
   AliasEntry* find(uint64_t key) {
@@ -179,6 +186,7 @@ class AliasTable {
   uint64_t filter_mask_;
   Filter filter_;       // pages of all keys
   Filter word_filter_;  // pages of word keys
+  Filter granule_filter_;  // 64-byte granules of word keys
   std::unique_ptr<AliasEntry[]> entries_;
   // Slots in insertion order: used_[i] is the slot of the i-th key, so
   // retirement and recycling visit only the keys, not the whole array.

@@ -1199,6 +1199,33 @@ def btree():
               "DRAM (`GLIBC_TUNABLES=glibc.malloc.hugetlb=1`), and inline retirement in smaller "
               "generations. For the bar, softwrap's cost over the non-atomic tree (about 0.5 µs per insert) "
               "would have to fall to about 0.2 µs; this design does not get there on this machine.")
+            w("  Issue 23 (fresh blocks; two sessions of profile-driven work). A split's new node is now written "
+              "home in place, neither aliased nor logged, and flushed before the commit record: the log per random "
+              "insert fell from 253.7 to 233.0 bytes (undo, which writes in place anyway, 280.3 to 257.3: its "
+              "new nodes are no longer snapshotted), callgrind's instructions per insert from 10,230 to 9,879, and "
+              "a Bloom filter per 64-byte granule of word entries, so that a node read whole probes only the words "
+              "that may be aliased, took another 3 % off (1,223 M to 1,182 M instructions for 100,000 random "
+              "inserts, retirement included). Wall time moved within the noise (1.14x-1.41x PMDK in this "
+              "issue's runs). Where the instructions still go, per random insert after the change: reads of "
+              "aliased nodes 31 % (`sw_peek`'s slow path overlays shadow-page masks and word entries from about "
+              "1.65 tables per node read), the write path about 30 % (a leaf shift is a shadow-page write and a "
+              "redo range record; each word store, such as a node's count, about 470 instructions: filter raise, "
+              "table insert, log record), retirement 9 % (on the other vCPU). A split is one insert in about "
+              "eight; the other seven shift keys inside an old leaf, which fresh blocks cannot help. The bar "
+              "needs softwrap's cost over nonatomic to fall from about 0.9 to about 0.4 µs per insert here. "
+              "The design change that would reach it: shadow whole objects instead of pages and words — the "
+              "container names the node it writes (one call per node per wrap), the engine keeps one DRAM copy "
+              "of the node per wrap and table, a read of an aliased node is one probe and one copy, and a shift "
+              "is a memmove in that copy plus the redo record of the bytes that changed — so that an access to "
+              "an aliased node costs what an access to a plain node costs plus one lookup.")
+            w("  On scm-emu the same change cost the 3x-undo bar: a split's new node is now flushed home in the "
+              "foreground (5 lines, then a data fence) where it was streamed into the log (about 4.4 lines) and "
+              "written home by retirement in the background: per sequential insert, flushed lines 0.75 to 1.28, "
+              "fences 1.00 to 1.13, softwrap 5.17 to 5.31 µs, while undo, whose new nodes are no longer "
+              "snapshotted, went from 16.09 to 15.51 µs — undo/softwrap 3.11x to 2.92x sequential, 2.90x to 2.78x "
+              "random (before: the results of the session before issue 23). What would win it back: keep a "
+              "wrap's fresh blocks of a few lines in DRAM with one alias entry per block (not per word), logged "
+              "as now, and leave their home write and flush to retirement.")
     lc = us_of("scm-emu", sq, "softwrap-local")
     if lc and sw:
         w(f"- **softwrap-local** (no paper value): {lc:.2f} µs per sequential insert on scm-emu, "

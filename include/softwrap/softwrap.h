@@ -582,10 +582,11 @@ static inline const void *sw_peek(sw_pool *pool, const void *addr, size_t n, voi
  * has failed.
  *
  * Until the wrap ends the block is "fresh": no committed state can reach
- * it, so the wrap's stores and writes to it go home in place (no log
- * record, no alias; flushed and fenced before the commit), on every
- * engine that logs — a new node or record costs what writing it to memory
- * costs.
+ * it, so the wrap's stores and writes to it go home in place (no alias;
+ * flushed and fenced before the commit, no log record — except that a
+ * redo wrap whose fresh blocks hold at most 256 bytes in all copies them
+ * into its log instead of paying a fence of their own), on every engine
+ * that logs — a new node or record costs what writing it to memory costs.
  * sw_stats.fresh_blocks / fresh_words count them.  (A block freed by a
  * committed wrap becomes fresh for a later one once the redo engines have
  * retired the freeing wrap's log; until then it is logged as before.) */

@@ -102,9 +102,7 @@ ThreadCtx& slow_ctx(sw_pool* p) {
       ctx = p->ctxs.back().get();
       ctx->engine = p->engine.get();
       ctx->preferred_lane = static_cast<uint32_t>((p->ctxs.size() - 1) % p->lanes->count());
-      ctx->fresh.skip_flush = p->cfg.fresh_control == FreshControl::kSkipFlush;
-      ctx->fresh.skip_log = p->cfg.fresh_control == FreshControl::kSkipLog;
-      ctx->fresh.skip_logged_flush = p->cfg.fresh_control == FreshControl::kSkipLoggedFlush;
+      ctx->fresh.control = p->cfg.fresh_control;
       ctx->fresh.compare = (p->cfg.flags & SW_CONFIG_WCL) != 0;
       p->engine->attach(*ctx);
     }

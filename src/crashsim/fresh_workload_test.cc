@@ -93,15 +93,7 @@ INSTANTIATE_TEST_SUITE_P(Fresh, FreshUndoThemisTest, ::testing::ValuesIn(names()
 using ControlCase = std::tuple<sw_engine_kind, Persistency, FreshControl>;
 class FreshControlTest : public ::testing::TestWithParam<ControlCase> {};
 
-const char* variant(FreshControl c) {
-  switch (c) {
-    case FreshControl::kSkipFlush: return "variant=fresh-skip-flush";
-    case FreshControl::kSkipLog: return "variant=fresh-skip-log";
-    case FreshControl::kSkipLoggedFlush: return "variant=fresh-skip-logged-flush";
-    case FreshControl::kNone: break;
-  }
-  return "";
-}
+std::string variant(FreshControl c) { return std::string("variant=") + fresh_control_name(c); }
 
 TEST_P(FreshControlTest, IsCaught) {
   const auto [e, p, c] = GetParam();
@@ -132,7 +124,7 @@ INSTANTIATE_TEST_SUITE_P(Engines, FreshControlTest, ::testing::ValuesIn(control_
                          [](const ::testing::TestParamInfo<ControlCase>& i) {
                            return test_name(engine_kind_name(std::get<0>(i.param))) + "_" +
                                   persistency_name(std::get<1>(i.param)) + "_" +
-                                  test_name(variant(std::get<2>(i.param)) + 8);
+                                  test_name(fresh_control_name(std::get<2>(i.param)));
                          });
 
 }  // namespace

@@ -315,9 +315,7 @@ struct Simulator::Impl {
       << " workload=" << w->name << " seed=" << seed << " size=" << size;
     if (opt.redo_skip_commit_validation) s << " variant=redo-skip-commit-validation";
     if (opt.wcl_misread_pairs) s << " variant=wcl-misread-pairs";
-    if (opt.fresh_control == FreshControl::kSkipFlush) s << " variant=fresh-skip-flush";
-    if (opt.fresh_control == FreshControl::kSkipLog) s << " variant=fresh-skip-log";
-    if (opt.fresh_control == FreshControl::kSkipLoggedFlush) s << " variant=fresh-skip-logged-flush";
+    if (opt.fresh_control != FreshControl::kNone) s << " variant=" << fresh_control_name(opt.fresh_control);
     s << "\n  crash point: event " << at.event << " of " << at.events << ", " << at.what << " \"" << at.label
       << "\"";
     if (at.thread >= 0) s << " (thread " << at.thread << ")";

@@ -4,6 +4,9 @@
 #include <chrono>
 #include <cstdlib>
 #include <memory>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "crashsim/simulator.h"
 #include "pool/pool.h"
@@ -139,24 +142,17 @@ SuiteResult run_suite(const SuiteOptions& so) {
     // fresh_control), on every redo and undo engine; and, on the redo
     // engines, a wrap's few fresh bytes not logged in its frame, or logged
     // and never flushed (seen once the frame is out of replay's reach).
-    for (sw_engine_kind e : {SW_ENGINE_SOFTWRAP, SW_ENGINE_SOFTWRAP_LOCAL, SW_ENGINE_UNDO}) {
-      const ControlSpec c{"", e, Persistency::kX86, false, true, {"fresh_commit", "fresh_alloc"},
-                          false, false, FreshControl::kSkipFlush};
+    auto fresh = [&](const char* what, sw_engine_kind e, FreshControl fc, std::vector<const char*> workloads) {
+      const ControlSpec c{"", e, Persistency::kX86, false, true, std::move(workloads), false, false, fc};
       res.controls.push_back(run_control(c, so, size, &res));
-      res.controls.back().name =
-          std::string("fresh blocks unflushed at the commit caught (") + engine_kind_name(e) + ")";
+      res.controls.back().name = std::string(what) + " caught (" + engine_kind_name(e) + ")";
+    };
+    for (sw_engine_kind e : {SW_ENGINE_SOFTWRAP, SW_ENGINE_SOFTWRAP_LOCAL, SW_ENGINE_UNDO}) {
+      fresh("fresh blocks unflushed at the commit", e, FreshControl::kSkipFlush, {"fresh_commit", "fresh_alloc"});
     }
     for (sw_engine_kind e : {SW_ENGINE_SOFTWRAP, SW_ENGINE_SOFTWRAP_LOCAL}) {
-      const ControlSpec c{"", e, Persistency::kX86, false, true, {"fresh_commit", "fresh_alloc"},
-                          false, false, FreshControl::kSkipLog};
-      res.controls.push_back(run_control(c, so, size, &res));
-      res.controls.back().name =
-          std::string("small fresh blocks unlogged in the frame caught (") + engine_kind_name(e) + ")";
-      const ControlSpec f{"", e, Persistency::kX86, false, true, {"fresh_small"},
-                          false, false, FreshControl::kSkipLoggedFlush};
-      res.controls.push_back(run_control(f, so, size, &res));
-      res.controls.back().name =
-          std::string("small fresh blocks logged but unflushed caught (") + engine_kind_name(e) + ")";
+      fresh("small fresh blocks unlogged in the frame", e, FreshControl::kSkipLog, {"fresh_commit", "fresh_alloc"});
+      fresh("small fresh blocks logged but unflushed", e, FreshControl::kSkipLoggedFlush, {"fresh_small"});
     }
   }
   res.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

@@ -6,6 +6,7 @@
 
 #include "common/counters.h"
 #include "common/relaxed_copy.h"
+#include "log/redo_log.h"
 #include "medium/medium.h"
 
 namespace softwrap {
@@ -120,13 +121,28 @@ void FreshSet::put(Medium& m, unsigned char* dst, const unsigned char* src, size
 void FreshSet::wrote(Medium& m, const void* p, size_t n) {
   written_ = true;
   counters().fresh_words.add(words_touched(p, n));
-  if (!skip_flush) dirty_.add(m, p, n);  // every line but the last flushed now
+  if (control != FreshControl::kSkipFlush) dirty_.add(m, p, n);  // every line but the last flushed now
 }
 
-bool FreshSet::flush(Medium& m) {
-  if (!skip_flush) dirty_.flush(m);
+void FreshSet::flush(Medium& m) {
+  if (control != FreshControl::kSkipFlush) dirty_.flush(m);
   dirty_.clear();
-  return written_;
+}
+
+bool FreshSet::order_written(Medium& m, RedoWriter& log, const PoolFile& pool) {
+  if (bytes_ > kLogMax) {
+    flush(m);
+    m.fence(FenceKind::kDataOrder);
+    return true;
+  }
+  if (control != FreshControl::kSkipLog) {
+    for (const auto& [lo, hi] : ranges_) {
+      if (!log.append_range(lo, pool.at(lo), hi - lo)) return false;
+    }
+  }
+  if (control == FreshControl::kSkipLoggedFlush) dirty_.clear();  // the last line stays unflushed
+  flush(m);
+  return true;
 }
 
 }  // namespace softwrap

@@ -9,8 +9,10 @@
 // zero-fill of fresh bytes straight home through the medium — temporal
 // stores, each line flushed as the wrap moves on (WriteBehind; fresh.cc
 // says why not streamed) — and never to the engine; the engine's commit
-// flushes the last line and fences before its commit record (redo) or its
-// commit mark (undo): Engine::commit calls FreshSet::flush.
+// flushes the last line and orders the bytes before its commit record
+// (redo: FreshSet::before_commit, a fence or, for a few bytes, range
+// records in the frame) or its commit mark (undo: FreshSet::flush, then
+// the data fence it has anyway).
 //
 // Which allocations are fresh is decided at allocation (alloc_fresh() in
 // c_api.cc): the block must be one no replayable log frame and no alias
@@ -28,10 +30,12 @@
 #include <map>
 
 #include "engine/write_behind.h"
+#include "pool/pool.h"
 
 namespace softwrap {
 
 class Medium;
+class RedoWriter;
 
 class FreshSet {
  public:
@@ -57,47 +61,30 @@ class FreshSet {
   // nullptr writes zeros.
   void store(Medium& m, void* dst, uint64_t v, unsigned size);
   void write(Medium& m, void* dst, const void* src, size_t n);
-  // Before the commit fence: flushes what is pending.  Returns whether the
-  // wrap wrote fresh bytes (the caller then orders them before its commit
-  // record with a fence of its own where nothing else does).
-  bool flush(Medium& m);
-  bool written() const { return written_; }
+  // Before the commit fence: flushes what is pending (the undo engines'
+  // data fence then orders it; the redo engines call before_commit()).
+  void flush(Medium& m);
 
-  // Redo engines, before the commit record: the wrap's fresh bytes must be
+  // Redo engines, before the commit record: makes the wrap's fresh bytes
   // recoverable once the record is durable.  Blocks of at most kLogMax
-  // bytes in all are logged instead — one range record each, made with
-  // log_range(off, n) (false: the log is full), replayed like any record
-  // and never aliased — and their lines flushed for the commit fence to
-  // order: no fence of their own, which on x86 costs more than streaming a
-  // few lines of log (genome, vacation: 2 fences per transaction instead
-  // of 1).  Replay rewrites bytes home already holds, and cannot reach a
-  // block freed since (Engine::reuse_safe keeps such a block out of fresh
-  // reuse until no replayable frame holds it).  Returns whether the caller
-  // must fence before its record (larger blocks: flushed only); *ok is
-  // false if the log was full.
+  // bytes in all are logged in the frame instead — one range record each,
+  // replayed like any record and never aliased — and their lines flushed
+  // for the commit fence to order: no fence of their own, which on x86
+  // costs more than streaming a few lines of log (genome, vacation: 2
+  // fences per transaction instead of 1).  Replay rewrites bytes home
+  // already holds, and cannot reach a block freed since (Engine::reuse_safe
+  // keeps such a block out of fresh reuse until no replayable frame holds
+  // it).  Larger blocks are flushed and fenced (kDataOrder).  False if the
+  // log is full.
   static constexpr uint64_t kLogMax = 256;
-  template <class LogRange>
-  bool before_commit(Medium& m, LogRange&& log_range, bool* ok) {
-    *ok = true;
-    if (!written_) return false;
-    if (bytes_ > kLogMax) return flush(m);
-    for (const auto& [lo, hi] : ranges_) {
-      if (!skip_log && !log_range(lo, hi - lo)) {
-        *ok = false;
-        return false;
-      }
-    }
-    if (skip_logged_flush) dirty_.clear();  // the control: the lines stay unflushed
-    flush(m);
-    return false;
+  bool before_commit(Medium& m, RedoWriter& log, const PoolFile& pool) {
+    return !written_ || order_written(m, log, pool);  // the common wrap wrote nothing fresh
   }
 
   // Crash-simulator controls (ResolvedConfig::fresh_control): nothing is
-  // flushed; a small wrap's blocks are not logged; they are logged but not
-  // flushed — broken variants.
-  bool skip_flush = false;
-  bool skip_log = false;
-  bool skip_logged_flush = false;
+  // flushed; a small wrap's blocks are not logged; they are logged but
+  // their last line is not flushed — broken variants.
+  FreshControl control = FreshControl::kNone;
   // SW_CONFIG_WCL: words equal to what home holds are not written (a block
   // freed and allocated again often gets much the same bytes: a SQLite
   // journal's pages).  No log or alias is involved: the compare reads home.
@@ -105,6 +92,7 @@ class FreshSet {
 
  private:
   bool lookup(uint64_t off, uint64_t n) const;
+  bool order_written(Medium& m, RedoWriter& log, const PoolFile& pool);
   void put(Medium& m, unsigned char* dst, const unsigned char* src, size_t n);
   void wrote(Medium& m, const void* p, size_t n);
 

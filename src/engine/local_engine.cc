@@ -133,12 +133,7 @@ class LocalEngine final : public Engine {
     const uint64_t seq = seq_.fetch_add(1) + 1;
     if (t.spill.active()) t.spill.flush();  // durable with the commit fence
     // Fresh blocks (fresh.h) before the commit record (softwrap_engine.cc).
-    bool logged = true;
-    if (ctx.fresh.before_commit(
-            *medium_, [&](uint64_t o, size_t n) { return t.writer.append_range(o, pool_->at(o), n); }, &logged)) {
-      medium_->fence(FenceKind::kDataOrder);
-    }
-    if (!logged || !t.writer.commit(seq)) {
+    if (!ctx.fresh.before_commit(*medium_, t.writer, *pool_) || !t.writer.commit(seq)) {
       flight.store(0);
       const std::string why = space_reason();
       rollback(ctx);

@@ -171,12 +171,7 @@ class SoftwrapEngine final : public Engine {
     // more are flushed and must be durable before the commit record can
     // be, which its own fence does not order (a torn frame is caught by its
     // checksum, torn fresh bytes would not be).
-    bool logged = true;
-    if (ctx.fresh.before_commit(
-            *medium_, [&](uint64_t o, size_t n) { return t.writer.append_range(o, pool_->at(o), n); }, &logged)) {
-      medium_->fence(FenceKind::kDataOrder);
-    }
-    if (!logged || !t.writer.commit(seq)) {
+    if (!ctx.fresh.before_commit(*medium_, t.writer, *pool_) || !t.writer.commit(seq)) {
       const std::string why = space_reason();
       rollback(ctx);
       return set_error(SW_ETOOBIG, "the pool has no free space left for the wrap's redo log; the wrap was "

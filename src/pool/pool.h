@@ -62,12 +62,22 @@ struct PoolGeometry {
   uint64_t lane_size = 0;  // 0 = default for the pool size
 };
 
+// Crash-simulator controls of fresh blocks (ResolvedConfig::fresh_control)
+// and their names in failure reports ("" for none).
+enum class FreshControl : uint8_t { kNone, kSkipFlush, kSkipLog, kSkipLoggedFlush };
+inline const char* fresh_control_name(FreshControl c) {
+  switch (c) {
+    case FreshControl::kSkipFlush: return "fresh-skip-flush";
+    case FreshControl::kSkipLog: return "fresh-skip-log";
+    case FreshControl::kSkipLoggedFlush: return "fresh-skip-logged-flush";
+    case FreshControl::kNone: break;
+  }
+  return "";
+}
+
 // Resolved configuration: sw_config with defaults filled in and environment
 // overrides applied (SOFTWRAP_ENGINE, SOFTWRAP_MEDIUM, SOFTWRAP_SCM_*,
 // SOFTWRAP_THEMIS_IDEAL, ...).
-// Crash-simulator controls of fresh blocks (ResolvedConfig::fresh_control).
-enum class FreshControl : uint8_t { kNone, kSkipFlush, kSkipLog, kSkipLoggedFlush };
-
 struct ResolvedConfig {
   sw_engine_kind engine = SW_ENGINE_SOFTWRAP;
   sw_medium_kind medium = SW_MEDIUM_AUTO;

@@ -157,7 +157,9 @@ typedef enum sw_medium_kind {
  * default 64), SOFTWRAP_STRICT (1|0: set or clear
  * SW_CONFIG_STRICT), SOFTWRAP_REQUIRE_WRAP (1|0: SW_CONFIG_REQUIRE_WRAP),
  * SOFTWRAP_THEMIS_IDEAL (1|0: SW_CONFIG_THEMIS_IDEAL), SOFTWRAP_COUNT_LOADS
- * (1|0: SW_CONFIG_COUNT_LOADS). */
+ * (1|0: SW_CONFIG_COUNT_LOADS), SOFTWRAP_RETIRE_HELP (1|0: clear or set
+ * SW_CONFIG_NO_RETIRE_HELP), SOFTWRAP_RETIRE_THREADS (softwrap: threads
+ * that write retired alias tables home, 1..8; default 1). */
 typedef struct sw_config {
   sw_engine_kind engine;
   sw_medium_kind medium;
@@ -224,6 +226,11 @@ typedef struct sw_config {
                                            power failure may then leave a wrap
                                            half done.  Without the flag such
                                            an open fails with SW_ENOTSUP. */
+#define SW_CONFIG_NO_RETIRE_HELP 0x100u /* softwrap: wraps never write
+                                           home lines for retirement (by
+                                           default they do when it falls
+                                           behind: see "Wraps and
+                                           retirement" below) */
 #define SW_CONFIG_COUNT_LOADS 0x80u     /* count every load in sw_stats.loads
                                            (and the alias hits and misses of
                                            every load): inline loads then
@@ -318,6 +325,19 @@ SW_API const char *sw_pool_engine_name(sw_pool *pool);
 SW_API const char *sw_pool_medium_name(sw_pool *pool);
 
 /* ----------------------------------------------------------------- wraps */
+
+/* Wraps and retirement (softwrap engine).  A committed wrap's values wait in
+ * DRAM alias tables until a background thread writes them home.  When that
+ * thread falls behind — the table going home has more entries left than
+ * the active table has room for before its next switch — the outermost
+ * sw_wrap_close also writes home about as many entries of that table as its
+ * wrap aliased, before its commit fence (so the close takes longer by
+ * those home lines, and no extra fence), and a sw_wrap_open that must wait
+ * for retirement (its table far past its threshold) writes home while it
+ * waits.  Either way the crash contract is unchanged: no home location ever
+ * holds a value of a wrap before that wrap is durable, nor an older value
+ * after a newer one.  SW_CONFIG_NO_RETIRE_HELP turns the helping off;
+ * sw_stats.help_entries and throttle_waits count it. */
 
 /* Opens a wrap (or a nested level of the calling thread's open wrap). */
 SW_API int sw_wrap_open(sw_pool *pool);
@@ -703,6 +723,13 @@ typedef struct sw_stats {
   uint64_t fresh_words;    /* 8-byte words those wraps wrote home in place
                               (not compared under SW_CONFIG_WCL: there is
                               nothing to compare against) */
+  /* Retirement that falls behind (softwrap; added in SOVERSION 3): */
+  uint64_t help_entries;   /* alias entries that committing wraps wrote home
+                              for retirement (also in home_writes and
+                              retired_entries) */
+  uint64_t throttle_waits; /* wraps that waited at open for retirement to
+                              free a table (the last resort when helping
+                              does not keep up) */
 } sw_stats;
 
 /* Smallest distance counted in bucket b of the removable_gap_* histograms

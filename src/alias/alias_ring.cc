@@ -39,7 +39,9 @@ AliasRing::AliasRing(const ResolvedConfig& cfg, PoolFile* pool, Medium* medium, 
       inline_retire_(cfg.flags & SW_CONFIG_NO_RETIRE_THREAD),
       strict_(cfg.flags & SW_CONFIG_STRICT),
       slots_(new std::atomic<AliasTable*>[ring_]),
-      colours_(new Colour[size_t{ring_} * ring_]) {
+      colours_(new Colour[size_t{ring_} * ring_]),
+      help_(!(cfg.flags & SW_CONFIG_NO_RETIRE_HELP)),
+      retire_stepwise_(inline_retire_ && cfg.retire_stepwise) {
   for (uint32_t i = 0; i < 2; ++i) tables_.push_back(std::make_unique<AliasTable>(cfg.alias_entries, page_size_, strict_));
   for (uint32_t i = 0; i < ring_; ++i) slots_[i].store(nullptr);
   slots_[0].store(tables_[0].get());
@@ -50,7 +52,14 @@ AliasRing::AliasRing(const ResolvedConfig& cfg, PoolFile* pool, Medium* medium, 
   home_seq_.store(s);
   tables_[0]->gen = 0;
   tables_[0]->state.store(TableState::kActive);
-  if (!inline_retire_) thread_ = std::thread([this] { retirer_main(); });
+  if (!inline_retire_) {
+    thread_ = std::thread([this] { retirer_main(); });
+    for (uint32_t i = 1; i < cfg.retire_threads; ++i) {
+      helper_counters_.push_back(std::make_unique<Counters>());
+      Counters* c = helper_counters_.back().get();
+      helpers_.emplace_back([this, c] { helper_main(c); });
+    }
+  }
 }
 
 AliasRing::~AliasRing() { stop(); }
@@ -62,6 +71,11 @@ void AliasRing::stop() {
   }
   cv_.notify_all();
   if (thread_.joinable()) thread_.join();
+  stop_requested_.store(true);
+  phase_serial_.fetch_add(1);
+  phase_serial_.notify_all();
+  for (std::thread& h : helpers_) h.join();
+  helpers_.clear();
 }
 
 WrapTag AliasRing::enter() {
@@ -245,6 +259,14 @@ bool AliasRing::try_switch_locked(bool overflow) {
 
 void AliasRing::after_commit(bool pressure) {
   const uint64_t a = active_gen_.load();
+  if (retire_stepwise_ && oldest_gen_.load() != a) {
+    // Inline stepping: a few more chunks of the table going home.
+    std::unique_lock<std::mutex> lk(mu_);
+    stepping_ = true;
+    while (step_locked(lk)) {
+    }
+    stepping_ = false;
+  }
   if (!pressure && !past_threshold(table(a), 1)) return;
   if (oldest_gen_.load() != a) return;  // other table still draining
   // A commit does not wait for the lock: if the retirer (or another
@@ -258,8 +280,10 @@ void AliasRing::after_commit(bool pressure) {
   }
   try_switch_locked(false);
   if (inline_retire_) {
+    stepping_ = retire_stepwise_;
     while (step_locked(lk)) {
     }
+    stepping_ = false;
   }
 }
 
@@ -292,9 +316,16 @@ void AliasRing::throttle(bool pressure) {
   // the extra tables of the ring absorb what a stalled retirement leaves.
   const uint64_t deadline = now_ns() + kThrottleWaitNs;
   std::unique_lock<std::mutex> lk(mu_);
+  if (oldest_gen_.load() != active_gen_.load()) counters().throttle_waits.add();
   while (oldest_gen_.load() != active_gen_.load()) {
     if (inline_retire_) {
       if (!step_locked(lk)) break;
+      continue;
+    }
+    if (help_ && unclaimed()) {  // write home beside the retirer instead of sleeping
+      lk.unlock();
+      help_while_waiting();
+      lk.lock();
       continue;
     }
     wake();
@@ -335,9 +366,14 @@ bool AliasRing::step_locked(std::unique_lock<std::mutex>& lk) {
     }
     if (s == TableState::kClosed) {
       retiring_.store(true);
+      const bool stepping = stepping_;
       lk.unlock();
-      retire(t);
+      const bool done = retire(t, stepping);
       lk.lock();
+      if (!done) {  // inline stepping: the rest at the next step
+        retiring_.store(false);
+        return false;
+      }
       t.state.store(TableState::kRetired);
       readable_gen_.store(g + 1);
       filter_.publish_oldest(g + 1);  // after the home writes of g and older (retire() fenced them)
@@ -405,46 +441,198 @@ void AliasRing::check_home_unchanged(AliasTable& t) {
   });
 }
 
-void AliasRing::retire(AliasTable& t) {
-  if (strict_) check_home_unchanged(t);
-  CountersScope scope(&retire_counters_);
-  SW_TRACE_LABEL("retire:home");
-  const uint64_t t0 = now_ns();
-  HomeWriter home(pool_, medium_, /*skip_unchanged=*/true);  // the retirer is home's only writer
-  // Home locations are scattered, and comparing before writing makes each
-  // a load that must complete before the store is decided, so the home of
-  // an entry a few places ahead is prefetched (for writing): the misses
-  // overlap instead of queuing one behind another: each() visits the valid
-  // entries of one kind (pages or words) in insertion order, prefetching
-  // the home of the entry `ahead` places on.
-  const uint32_t n = t.count();
-  auto each = [&](bool pages, uint32_t ahead, auto&& f) {
-    for (uint32_t i = 0; i < n; ++i) {
-      if (i + ahead < n) {
-        const uint64_t k = t.inserted(i + ahead).key.load(std::memory_order_relaxed);
-        if (((k & 1) != 0) == pages) __builtin_prefetch(pool_->at(k & ~uint64_t{1}), 1);
-      }
-      AliasEntry& e = t.inserted(i);
-      const uint64_t k = e.key.load(std::memory_order_relaxed);
-      if (((k & 1) != 0) != pages || !(e.meta.load(std::memory_order_acquire) & kMetaValid)) continue;
-      f(k & ~uint64_t{1}, e.value.load(std::memory_order_relaxed));
+bool AliasRing::claim(uint32_t want, uint32_t* first, uint32_t* k) {
+  uint64_t c = job_.claim.load(std::memory_order_acquire);
+  for (;;) {
+    const auto total = static_cast<uint32_t>(c >> 32), next = static_cast<uint32_t>(c);
+    if (next >= total) return false;
+    const uint32_t take = std::min(want, total - next);
+    // Success means chunks [next, next + take) of the phase published now
+    // are this writer's, whichever phase it is (the words read before the
+    // CAS are never trusted: the job's fields are read after it).
+    if (job_.claim.compare_exchange_weak(c, c + take, std::memory_order_acq_rel, std::memory_order_acquire)) {
+      *first = next;
+      *k = take;
+      return true;
     }
-  };
-  // Pages first: a word entry shadows the page of its own table.  A page
-  // writes several runs, so its prefetch needs less distance.
-  if (t.has_pages.load(std::memory_order_acquire)) {
-    each(true, 4, [&](uint64_t po, uint64_t v) {
+  }
+}
+
+// Home locations are scattered, and comparing before writing makes each a
+// load that must complete before the store is decided, so the home of an
+// entry a few places ahead is prefetched (for writing): the misses overlap
+// instead of queuing one behind another.  Entries [first, first + k) chunks
+// of the table's insertion order, of one kind (pages or words).
+void AliasRing::write_chunks(AliasTable& t, bool pages, uint32_t entries, uint32_t first, uint32_t k,
+                             HomeWriter& home) {
+  const uint32_t lo = first * kChunk, hi = std::min<uint64_t>(uint64_t{first + k} * kChunk, entries);
+  const uint32_t ahead = pages ? 4 : 16;  // a page writes several runs: less distance
+  for (uint32_t i = lo; i < hi; ++i) {
+    if (i + ahead < hi) {
+      const uint64_t key = t.inserted(i + ahead).key.load(std::memory_order_relaxed);
+      if (((key & 1) != 0) == pages) __builtin_prefetch(pool_->at(key & ~uint64_t{1}), 1);
+    }
+    AliasEntry& e = t.inserted(i);
+    const uint64_t key = e.key.load(std::memory_order_relaxed);
+    if (((key & 1) != 0) != pages || !(e.meta.load(std::memory_order_acquire) & kMetaValid)) continue;
+    const uint64_t v = e.value.load(std::memory_order_relaxed);
+    if (pages) {
+      const uint64_t po = key & ~uint64_t{1};
       const char* page = reinterpret_cast<const char*>(v);
       page_dirty_runs(page, page_size_, [&](size_t off, size_t len) { home.bytes(po + off, page + off, len); });
-    });
+    } else {
+      home.word(key, v);
+    }
   }
-  each(false, 16, [&](uint64_t w, uint64_t v) { home.word(w, v); });
-  const uint64_t entries = home.finish();
-  medium_->fence(FenceKind::kRetire);
+}
+
+bool AliasRing::run_phase(AliasTable& t, bool pages, HomeWriter& home, uint32_t budget) {
+  const uint32_t entries = t.count();
+  const uint32_t total = (entries + kChunk - 1) / kChunk;
+  if (phase_ != (pages ? 1u : 2u)) {  // publish the phase
+    phase_ = pages ? 1 : 2;
+    job_.table.store(&t, std::memory_order_relaxed);
+    job_.pages.store(pages, std::memory_order_relaxed);
+    job_.entries.store(entries, std::memory_order_relaxed);
+    job_.done.store(0, std::memory_order_relaxed);
+    job_.claim.store(uint64_t{total} << 32, std::memory_order_release);
+    done_cv_.notify_all();  // wraps waiting at open (throttle) help
+    if (!helpers_.empty()) {
+      phase_serial_.fetch_add(1, std::memory_order_release);
+      phase_serial_.notify_all();
+    }
+  }
+  uint32_t mine = 0, first, k;
+  // The retirer claims a few chunks at a time and flushes them before it
+  // claims more: the flushes are what takes time on a slow medium (a full
+  // device queue waits), so the chunks not yet claimed are the work still
+  // to do, which a helping commit can take.
+  uint64_t n = 0;
+  while (budget > 0 && claim(std::min<uint32_t>(budget, 4), &first, &k)) {
+    write_chunks(t, pages, entries, first, k, home);
+    n += home.finish();
+    mine += k;
+    budget -= k;
+  }
+  if (mine != 0) {
+    counters().home_writes.add(n);
+    counters().retired_entries.add(n);
+    medium_->fence(FenceKind::kRetire);
+    job_.done.fetch_add(mine, std::memory_order_release);
+  }
+  if (static_cast<uint32_t>(job_.claim.load(std::memory_order_acquire)) < total) return false;  // stepping
+  // Every chunk is claimed; wait for the writers that have not reported
+  // (a committing wrap between its home writes and its fence, an extra
+  // retirement thread), then close the phase.
+  for (unsigned spins = 0; job_.done.load(std::memory_order_acquire) < total; ++spins) {
+    if (spins < 64) {
+      __builtin_ia32_pause();
+    } else {
+      sched_yield();
+    }
+  }
+  job_.claim.store(0, std::memory_order_relaxed);
+  return true;
+}
+
+bool AliasRing::retire(AliasTable& t, bool stepping) {
+  CountersScope scope(&retire_counters_);
+  SW_TRACE_LABEL("retire:home");
+  if (phase_ == 0) {
+    if (strict_) check_home_unchanged(t);
+    retire_t0_ = now_ns();
+  }
+  // Inline stepping (crash simulator): a seeded budget of chunks per step,
+  // so that commits between the steps claim the others.
+  uint32_t budget = ~uint32_t{0};
+  if (stepping) budget = static_cast<uint32_t>((++step_count_ * 0x9E3779B97F4A7C15ull) >> 61);  // 0..7
+  HomeWriter home(pool_, medium_, /*skip_unchanged=*/true);  // home's writers never write one key twice
+  if (phase_ < 2 && t.has_pages.load(std::memory_order_acquire) && !run_phase(t, true, home, budget)) return false;
+  if (!run_phase(t, false, home, budget)) return false;
+  phase_ = 0;
   persist_retired_seq(t.seq_boundary);
-  counters().home_writes.add(entries);
-  counters().retired_entries.add(entries);
-  counters().retire_ns.add(now_ns() - t0);
+  counters().retire_ns.add(now_ns() - retire_t0_);
+  return true;
+}
+
+void AliasRing::help_slow(Help* h, uint64_t entries) {
+  // Behind: the table going home has more entries left unclaimed than the
+  // active table has room for before its next switch is due — at one
+  // entry written home per entry aliased, retirement would not be done by
+  // then.
+  const uint64_t c = job_.claim.load(std::memory_order_relaxed);
+  const uint64_t left = ((c >> 32) - std::min<uint64_t>(c >> 32, static_cast<uint32_t>(c))) * kChunk;
+  const AliasTable& act = table(active_gen_.load(std::memory_order_relaxed));
+  const uint64_t room = past_shadow_budget(act, 1) ? 0 : threshold_ - std::min<uint64_t>(threshold_, act.count());
+  // (The crash simulator's stepping helps whenever it can.)
+  if (left <= room && !retire_stepwise_) return;
+  const uint32_t want = static_cast<uint32_t>(std::min<uint64_t>((entries + kChunk - 1) / kChunk, 1u << 20));
+  uint32_t first, k;
+  if (!claim(std::max<uint32_t>(want, 1), &first, &k)) return;
+  SW_TRACE_LABEL("help:home");
+  AliasTable& t = *job_.table.load(std::memory_order_relaxed);
+  HomeWriter home(pool_, medium_, /*skip_unchanged=*/true);
+  write_chunks(t, job_.pages.load(std::memory_order_relaxed), job_.entries.load(std::memory_order_relaxed), first,
+               k, home);
+  h->entries = home.finish();
+  h->chunks = k;
+}
+
+void AliasRing::help_while_waiting() {
+  SW_TRACE_LABEL("help:home");
+  HomeWriter home(pool_, medium_, /*skip_unchanged=*/true);
+  uint32_t first, k, mine = 0;
+  uint64_t n = 0;
+  // The phase cannot end (nor the next start) before this thread reports
+  // the chunks it claimed, so every claim of the loop is of one phase.
+  while (claim(2, &first, &k)) {
+    write_chunks(*job_.table.load(std::memory_order_relaxed), job_.pages.load(std::memory_order_relaxed),
+                 job_.entries.load(std::memory_order_relaxed), first, k, home);
+    n += home.finish();
+    mine += k;
+  }
+  if (mine == 0) return;
+  medium_->fence(FenceKind::kRetire);
+  job_.done.fetch_add(mine, std::memory_order_release);
+  counters().home_writes.add(n);
+  counters().retired_entries.add(n);
+  counters().help_entries.add(n);
+}
+
+void AliasRing::help_done_slow(Help* h) {
+  job_.done.fetch_add(h->chunks, std::memory_order_release);
+  counters().home_writes.add(h->entries);
+  counters().retired_entries.add(h->entries);
+  counters().help_entries.add(h->entries);
+  h->chunks = 0;
+  h->entries = 0;
+}
+
+// An extra retirement thread: claims chunks of each phase the retirer
+// publishes, beside it.
+void AliasRing::helper_main(Counters* mine_counters) {
+  uint64_t seen = 0;
+  CountersScope scope(mine_counters);
+  HomeWriter home(pool_, medium_, /*skip_unchanged=*/true);
+  for (;;) {
+    phase_serial_.wait(seen, std::memory_order_acquire);
+    seen = phase_serial_.load(std::memory_order_acquire);
+    if (stop_requested_.load(std::memory_order_acquire)) return;
+    uint32_t first, k, mine = 0;
+    uint64_t n = 0;
+    while (claim(2, &first, &k)) {
+      write_chunks(*job_.table.load(std::memory_order_relaxed), job_.pages.load(std::memory_order_relaxed),
+                   job_.entries.load(std::memory_order_relaxed), first, k, home);
+      n += home.finish();
+      mine += k;
+    }
+    if (mine != 0) {
+      counters().home_writes.add(n);
+      counters().retired_entries.add(n);
+      medium_->fence(FenceKind::kRetire);
+      job_.done.fetch_add(mine, std::memory_order_release);
+    }
+  }
 }
 
 void AliasRing::persist_retired_seq(uint64_t s) {
@@ -499,6 +687,16 @@ void AliasRing::idle_switch_locked(uint64_t* last_seq, uint64_t* since) {
   if (now - *since < kIdleSwitchNs || oldest_gen_.load() != a || !has_aliases(a)) return;
   if (try_switch_locked(false)) work_.store(true);
   *since = now;
+}
+
+void AliasRing::add_stats(sw_stats* out) const {
+  retire_counters_.add_to(out);
+  for (const auto& c : helper_counters_) c->add_to(out);
+}
+
+void AliasRing::reset_stats() {
+  retire_counters_.reset();
+  for (const auto& c : helper_counters_) c->reset();
 }
 
 int AliasRing::quiesce() {

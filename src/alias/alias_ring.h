@@ -27,6 +27,25 @@
 // lines written, flushed, fenced) the ring persists PoolMeta::retired_seq =
 // S; recovery replays only frames above it, and lanes reuse the space of
 // frames at or below it.
+//
+// Retirement in chunks, and commits that help (issue 24).  A Closed table
+// goes home in phases (its page entries, then its word entries: a word
+// entry shadows the page of its own table), each published as chunks of
+// kChunk entries that any writer may claim with one CAS: the retirement
+// thread, the extra retirement threads (SOFTWRAP_RETIRE_THREADS), wraps
+// waiting at open for retirement (throttle: they write home instead of
+// sleeping, then fence), and committing wraps when retirement is behind:
+// when the table going home has more entries left unclaimed than the
+// active table has room for before its next switch is due.  A committing
+// wrap claims as many entries as it aliased itself, stores and flushes
+// their home lines before its commit fence, which then makes them durable
+// too (no fence of its own), and reports them done after it.  A phase ends when every chunk is done (each writer
+// fenced its own); only then does the next phase start, or the table's
+// retired_seq get persisted.  So the writers of one phase write distinct
+// keys, a word written home by two phases or tables is written in their
+// order, and the compare before writing (HomeWriter skip_unchanged) only
+// ever sees bytes that another writer of the same table stored and will
+// have fenced before the table counts as retired.
 #ifndef SOFTWRAP_ALIAS_ALIAS_RING_H_
 #define SOFTWRAP_ALIAS_ALIAS_RING_H_
 
@@ -40,6 +59,7 @@
 
 #include "alias/alias_filter.h"
 #include "alias/alias_table.h"
+#include "alias/home_writer.h"
 #include "common/counters.h"
 #include "medium/medium.h"
 #include "pool/pool.h"
@@ -117,13 +137,36 @@ class AliasRing {
   // switch first.  False on timeout.
   bool wait_retired(uint64_t seq);
 
+  // ---- commits that help retire (see the top of this file)
+  // What a committing wrap claimed: chunks of the phase being retired.
+  struct Help {
+    uint32_t chunks = 0;
+    uint64_t entries = 0;
+  };
+  // Before a commit's fence: if retirement is behind, claims about
+  // `entries` entries (at least one chunk) of the table going home, stores
+  // and flushes their home lines.  The caller then fences and calls
+  // help_done() — also when its commit failed.  Inline: one load and a
+  // compare when there is nothing to help with.
+  void help(Help* h, uint64_t entries) {
+    if (help_ && job_.claim.load(std::memory_order_relaxed) != 0) help_slow(h, entries);
+  }
+  void help_done(Help* h) {
+    if (h->chunks != 0) help_done_slow(h);
+  }
+  // Whether a table is going home with chunks left to claim (for the crash
+  // simulator's control, HelpControl).
+  bool helping() const { return job_.claim.load(std::memory_order_relaxed) != 0; }
+
   // REQUIRES: no open wraps.  Retires every table; afterwards home holds
   // every committed value and retired_seq() covers every commit.
   int quiesce();
   // Stops the retirement thread (after quiesce).
   void stop();
 
-  Counters& retire_counters() { return retire_counters_; }
+  // The counters of the retirement threads.
+  void add_stats(sw_stats* out) const;
+  void reset_stats();
 
  private:
   static constexpr int kMaxRing = 64;
@@ -147,11 +190,41 @@ class AliasRing {
     return t.count() >= x * threshold_ || past_shadow_budget(t, x);
   }
   bool try_switch_locked(bool overflow);
+  // Retirement in chunks.  job_.claim: total << 32 | next chunk of the
+  // published phase (0: none).  A writer that claims chunks writes them,
+  // fences (or lets its commit fence), then adds them to job_.done.
+  static constexpr uint32_t kChunk = 8;
+  struct alignas(64) Job {
+    std::atomic<uint64_t> claim{0};
+    std::atomic<uint32_t> done{0};
+    std::atomic<AliasTable*> table{nullptr};
+    std::atomic<bool> pages{false};
+    std::atomic<uint32_t> entries{0};
+  };
+  bool claim(uint32_t want, uint32_t* first, uint32_t* k);
+  void write_chunks(AliasTable& t, bool pages, uint32_t entries, uint32_t first, uint32_t k, HomeWriter& home);
+  // Publishes one phase of t, writes chunks until none is left (at most
+  // `budget` chunks when stepping inline: returns false with the phase
+  // still open), fences and waits for the chunks others claimed.
+  bool run_phase(AliasTable& t, bool pages, HomeWriter& home, uint32_t budget);
+  void help_slow(Help* h, uint64_t entries);
+  // A wrap waiting at open for retirement (throttle): claims chunks until
+  // none is left, writes them, fences and reports them.
+  void help_while_waiting();
+  bool unclaimed() const {
+    const uint64_t c = job_.claim.load(std::memory_order_acquire);
+    return static_cast<uint32_t>(c) < (c >> 32);
+  }
+  void help_done_slow(Help* h);
+  void helper_main(Counters* mine);
   // Whether table gen (the active one) has anything to retire: entries, or
   // filter slots raised in its generation without one.
   bool has_aliases(uint64_t gen) { return table(gen).count() > 0 || filter_.newest_raise() > gen; }
   bool step_locked(std::unique_lock<std::mutex>& lk);
-  void retire(AliasTable& t);
+  // Writes t home (all its phases) and persists its seq_boundary.  When
+  // `stepping` (inline, retire_stepwise_) it writes a seeded budget of
+  // chunks and may return false with a phase still open: call again.
+  bool retire(AliasTable& t, bool stepping);
   void check_home_unchanged(AliasTable& t);
   void persist_retired_seq(uint64_t s);
   void retirer_main();
@@ -198,6 +271,19 @@ class AliasRing {
   void idle_switch_locked(uint64_t* last_seq, uint64_t* since);
   bool stop_ = false;
   std::atomic<bool> retiring_{false};
+  bool help_;             // committing wraps help (not SW_CONFIG_NO_RETIRE_HELP)
+  bool retire_stepwise_;  // inline: a few chunks per step (crash simulator)
+  bool stepping_ = false;    // inline stepping: this step writes a budget of chunks (under mu_)
+  uint32_t step_count_ = 0;  // inline stepping: steps so far (picks each step's budget)
+  alignas(64) Job job_;
+  // Retirement-only state (the retirer, or the inline caller, under retiring_).
+  uint32_t phase_ = 0;  // 0: not started, 1: pages published, 2: words published
+  std::vector<std::thread> helpers_;  // extra retirement threads
+  std::vector<std::unique_ptr<Counters>> helper_counters_;  // one block each
+  std::atomic<bool> stop_requested_{false};
+  uint64_t retire_t0_ = 0;  // when the table being retired started
+  std::atomic<uint64_t> phase_serial_{0};  // bumped at each publish (wakes helpers_)
+
   Counters retire_counters_;
   std::thread thread_;
 };

@@ -79,6 +79,8 @@ void Counters::add_to(sw_stats* out) const {
   out->nvram_words += nvram_words.get();
   out->fresh_words += fresh_words.get();
   out->fresh_blocks += fresh_blocks.get();
+  out->help_entries += help_entries.get();
+  out->throttle_waits += throttle_waits.get();
   out->nvram_lines += streamed_lines.get() + flushes.get();
 }
 
@@ -87,7 +89,7 @@ void Counters::reset() {
                      &home_writes, &alias_hits, &alias_misses, &table_switches, &retire_ns,
                      &retired_entries, &wcl_full, &wcl_half, &wcl_paired, &wcl_eliminated, &log_words_saved,
                      &log_lines_saved, &wcl_allowed2, &wcl_uncompared, &nvram_words, &fences_elided, &gaps, &last_ticks, &last_events, &fresh_words,
-                     &fresh_blocks}) {
+                     &fresh_blocks, &help_entries, &throttle_waits}) {
     c->reset();
   }
   for (Counter& f : fences) f.reset();

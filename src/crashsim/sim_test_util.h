@@ -18,17 +18,18 @@ namespace softwrap::crashsim {
 
 // Runs workload `name` (8 wraps per seed) on engine e under model p,
 // enumerating up to 256 pending items exhaustively; stops after
-// stop_after failures (0: never).  fresh: a control variant
-// (ResolvedConfig::fresh_control).
+// stop_after failures (0: never).  fresh, help: control variants
+// (ResolvedConfig::fresh_control, help_control).
 inline SimResult run_named(const std::string& name, sw_engine_kind e, Persistency p, uint64_t stop_after = 0,
                            std::initializer_list<uint64_t> seeds = {1, 2},
-                           FreshControl fresh = FreshControl::kNone) {
+                           FreshControl fresh = FreshControl::kNone, HelpControl help = HelpControl::kNone) {
   SimOptions o;
   o.engine = e;
   o.model = p;
   o.en.max_exhaustive = 256;
   o.stop_after_failures = stop_after;
   o.fresh_control = fresh;
+  o.help_control = help;
   Simulator sim(o);
   SimResult r;
   const Workload* w = find_workload(name);

@@ -316,6 +316,7 @@ struct Simulator::Impl {
     if (opt.redo_skip_commit_validation) s << " variant=redo-skip-commit-validation";
     if (opt.wcl_misread_pairs) s << " variant=wcl-misread-pairs";
     if (opt.fresh_control != FreshControl::kNone) s << " variant=" << fresh_control_name(opt.fresh_control);
+    if (opt.help_control != HelpControl::kNone) s << " variant=" << help_control_name(opt.help_control);
     s << "\n  crash point: event " << at.event << " of " << at.events << ", " << at.what << " \"" << at.label
       << "\"";
     if (at.thread >= 0) s << " (thread " << at.thread << ")";
@@ -497,6 +498,8 @@ void Simulator::run(const Workload& w, uint64_t seed, uint32_t size, SimResult* 
   cfg.redo_skip_commit_validation = I.opt.redo_skip_commit_validation;
   cfg.grow_skip_zone_fence = I.opt.grow_skip_zone_fence;
   cfg.fresh_control = I.opt.fresh_control;
+  cfg.help_control = I.opt.help_control;
+  cfg.retire_stepwise = w.retire_stepwise;
   cfg.max_size = w.max_size;
   cfg.wcl_misread_pairs = I.opt.wcl_misread_pairs;
   if (w.spill_bytes >= 0) cfg.spill_bytes = static_cast<uint64_t>(w.spill_bytes);

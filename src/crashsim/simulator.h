@@ -60,6 +60,7 @@ struct SimOptions {
   uint64_t stop_after_failures = 0;  // 0: never stop early
   bool grow_skip_zone_fence = false;  // control variant (pool.h)
   FreshControl fresh_control = FreshControl::kNone;  // control variants (pool.h)
+  HelpControl help_control = HelpControl::kNone;     // control variant (pool.h)
 };
 
 struct SimResult {

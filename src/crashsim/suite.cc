@@ -31,6 +31,7 @@ struct ControlSpec {
   bool misread_pairs = false;
   bool skip_zone_fence = false;
   FreshControl fresh_control = FreshControl::kNone;
+  HelpControl help_control = HelpControl::kNone;
 };
 
 ControlResult run_control(const ControlSpec& c, const SuiteOptions& so, uint32_t size, SuiteResult* total) {
@@ -42,6 +43,7 @@ ControlResult run_control(const ControlSpec& c, const SuiteOptions& so, uint32_t
   o.wcl_misread_pairs = c.misread_pairs;
   o.grow_skip_zone_fence = c.skip_zone_fence;
   o.fresh_control = c.fresh_control;
+  o.help_control = c.help_control;
   o.max_reports = 1;
   o.stop_after_failures = c.must_fail ? 1 : 0;
   Simulator sim(o);
@@ -153,6 +155,14 @@ SuiteResult run_suite(const SuiteOptions& so) {
     for (sw_engine_kind e : {SW_ENGINE_SOFTWRAP, SW_ENGINE_SOFTWRAP_LOCAL}) {
       fresh("small fresh blocks unlogged in the frame", e, FreshControl::kSkipLog, {"fresh_commit", "fresh_alloc"});
       fresh("small fresh blocks logged but unflushed", e, FreshControl::kSkipLoggedFlush, {"fresh_small"});
+    }
+    // A committing wrap that helps retirement and also writes its own
+    // words home before its commit fence (ResolvedConfig::help_control).
+    for (const auto& [model, name] : {std::pair{Persistency::kX86, "x86"}, std::pair{Persistency::kThemis, "themis"}}) {
+      ControlSpec c{"", SW_ENGINE_SOFTWRAP, model, false, true, {"help_words", "help_wcl"}};
+      c.help_control = HelpControl::kOwnBeforeCommit;
+      res.controls.push_back(run_control(c, so, size, &res));
+      res.controls.back().name = std::string("helping commit writing its own words home early caught (") + name + ")";
     }
   }
   res.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

@@ -17,6 +17,7 @@
 
 #include "common/error.h"
 #include "crashsim/fresh_workload.h"
+#include "crashsim/help_workload.h"
 #include "crashsim/paper_workloads.h"
 
 namespace softwrap::crashsim {
@@ -734,6 +735,8 @@ const Workload* find_workload(const std::string& name) {
   for (const Workload& w : workloads())
     if (name == w.name) return &w;
   for (const Workload& w : fresh_workloads())
+    if (name == w.name) return &w;
+  for (const Workload& w : help_workloads())
     if (name == w.name) return &w;
   for (const Workload& w : registry_workloads())
     if (name == w.name) return &w;

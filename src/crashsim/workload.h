@@ -188,6 +188,9 @@ struct Workload {
   // The pool's maximum size (sw_config.max_size; at most 64 MiB): it starts
   // at 8 MiB and grows up to this.  0: it does not grow.
   uint64_t max_size = 0;
+  // Inline retirement writes a seeded few chunks per step and committing
+  // wraps claim the rest (ResolvedConfig::retire_stepwise; help_workload.h).
+  bool retire_stepwise = false;
 };
 
 // The simulator's own workloads (the suite's default set).

@@ -85,7 +85,8 @@ class SoftwrapEngine final : public Engine {
   explicit SoftwrapEngine(const EngineEnv& env)
       : pool_(env.pool), medium_(env.medium), load_(env.medium), lanes_(env.lanes), alloc_(env.alloc),
         ring_(*env.cfg, env.pool, env.medium, env.filter_live), page_size_(env.cfg->shadow_page_size),
-        spill_bytes_(env.cfg->spill_bytes), wcl_((env.cfg->flags & SW_CONFIG_WCL) != 0) {
+        spill_bytes_(env.cfg->spill_bytes), wcl_((env.cfg->flags & SW_CONFIG_WCL) != 0),
+        help_control_(env.cfg->help_control) {
     // Frames at or below the watermark are already home: lanes start empty.
     for (uint32_t i = 0; i < lanes_->count(); ++i) {
       Lane& l = lanes_->lane(i);
@@ -171,13 +172,23 @@ class SoftwrapEngine final : public Engine {
     // more are flushed and must be durable before the commit record can
     // be, which its own fence does not order (a torn frame is caught by its
     // checksum, torn fresh bytes would not be).
+    if (help_control_ == HelpControl::kOwnBeforeCommit && ring_.helping()) write_own_home_early(t);
     if (!ctx.fresh.before_commit(*medium_, t.writer, *pool_) || !t.writer.commit(seq)) {
       const std::string why = space_reason();
       rollback(ctx);
       return set_error(SW_ETOOBIG, "the pool has no free space left for the wrap's redo log; the wrap was "
                                    "rolled back%s", why.c_str());
     }
-    medium_->fence(FenceKind::kCommit);
+    // Retirement fallen a table behind: the wrap writes home a share of the
+    // table going home (as many entries as it aliased), which its commit
+    // fence makes durable (alias_ring.h).
+    AliasRing::Help help;
+    ring_.help(&help, t.undo.size() + t.page_undo.size());
+    {
+      TraceLabel label(help.chunks != 0 ? "help:commit" : "redo:commit");  // the crash simulator's point
+      medium_->fence(FenceKind::kCommit);
+    }
+    ring_.help_done(&help);
     ctx.commit_seq_ = seq;
     if (t.spill.active()) t.spill.finish_commit();  // before leave(): see spill.h
     if (std::vector<LogExtent> ex = t.writer.take_extents(); !ex.empty()) {
@@ -193,6 +204,18 @@ class SoftwrapEngine final : public Engine {
     t.lane = nullptr;
     ring_.after_commit(pressure);
     return 0;
+  }
+
+  // Crash-simulator control (HelpControl::kOwnBeforeCommit), deliberately
+  // broken: while commits help retirement, a wrap's own words go home
+  // before its commit record is even written.
+  void write_own_home_early(SwThread& t) {
+    for (const WordUndo& u : t.undo) {
+      const uint64_t k = u.e->key.load(std::memory_order_relaxed);
+      if (k & 1) continue;
+      medium_->store(pool_->at(k), u.e->value.load(std::memory_order_relaxed), 8);
+      medium_->flush(pool_->at(k), 8);
+    }
   }
 
   int rollback(ThreadCtx& ctx) override {
@@ -489,8 +512,8 @@ class SoftwrapEngine final : public Engine {
     release_extents(ring_.retired_seq());
     return rc;
   }
-  void add_stats(sw_stats* out) override { ring_.retire_counters().add_to(out); }
-  void reset_stats() override { ring_.retire_counters().reset(); }
+  void add_stats(sw_stats* out) override { ring_.add_stats(out); }
+  void reset_stats() override { ring_.reset_stats(); }
 
  private:
   static SwThread* st(ThreadCtx& ctx) { return static_cast<SwThread*>(ctx.engine_state); }
@@ -707,6 +730,7 @@ class SoftwrapEngine final : public Engine {
   size_t page_size_;
   uint64_t spill_bytes_;
   bool wcl_;  // write-combined logging (SW_CONFIG_WCL)
+  HelpControl help_control_;  // crash-simulator control (pool.h)
   std::atomic<uint64_t> thread_ids_{0};
 };
 

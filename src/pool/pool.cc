@@ -367,6 +367,16 @@ int resolve_config(const sw_config* cfg, ResolvedConfig* out) {
   if (int rc = env_flag("SOFTWRAP_REQUIRE_WRAP", SW_CONFIG_REQUIRE_WRAP, &r.flags)) return rc;
   if (int rc = env_flag("SOFTWRAP_THEMIS_IDEAL", SW_CONFIG_THEMIS_IDEAL, &r.flags)) return rc;
   if (int rc = env_flag("SOFTWRAP_COUNT_LOADS", SW_CONFIG_COUNT_LOADS, &r.flags)) return rc;
+  {  // SOFTWRAP_RETIRE_HELP=0 sets SW_CONFIG_NO_RETIRE_HELP, =1 clears it
+    uint32_t help = r.flags & SW_CONFIG_NO_RETIRE_HELP ? 0 : 1;
+    if (int rc = env_flag("SOFTWRAP_RETIRE_HELP", 1, &help)) return rc;
+    r.flags = help ? r.flags & ~SW_CONFIG_NO_RETIRE_HELP : r.flags | SW_CONFIG_NO_RETIRE_HELP;
+  }
+  if (int rc = env_u32("SOFTWRAP_RETIRE_THREADS", &r.retire_threads)) return rc;
+  if (r.retire_threads < 1 || r.retire_threads > 8) {
+    return set_error(SW_EINVAL, "environment variable SOFTWRAP_RETIRE_THREADS=%u must be from 1 to 8",
+                     r.retire_threads);
+  }
   if (int rc = env_u32("SOFTWRAP_ALIAS_FILTER_GRANULE", &r.filter_granule)) return rc;
   if (!is_pow2(r.filter_granule) || r.filter_granule < 64 || r.filter_granule > 65536) {
     return set_error(SW_EINVAL, "environment variable SOFTWRAP_ALIAS_FILTER_GRANULE=%u must be a power of two "

@@ -65,6 +65,12 @@ struct PoolGeometry {
 // Crash-simulator controls of fresh blocks (ResolvedConfig::fresh_control)
 // and their names in failure reports ("" for none).
 enum class FreshControl : uint8_t { kNone, kSkipFlush, kSkipLog, kSkipLoggedFlush };
+// Crash-simulator control of commits that help retire
+// (ResolvedConfig::help_control).
+enum class HelpControl : uint8_t { kNone, kOwnBeforeCommit };
+inline const char* help_control_name(HelpControl c) {
+  return c == HelpControl::kOwnBeforeCommit ? "help-own-before-commit" : "";
+}
 inline const char* fresh_control_name(FreshControl c) {
   switch (c) {
     case FreshControl::kSkipFlush: return "fresh-skip-flush";
@@ -127,6 +133,18 @@ struct ResolvedConfig {
   // frame, not logged (kSkipLog) or logged but not flushed
   // (kSkipLoggedFlush) — deliberately broken variants.
   FreshControl fresh_control = FreshControl::kNone;
+  // softwrap: threads that write retired tables home (SOFTWRAP_RETIRE_THREADS,
+  // 1..8): the retirement thread and retire_threads - 1 more that claim
+  // chunks beside it (alias_ring.h).
+  uint32_t retire_threads = 1;
+  // Internal knobs for the crash simulator (never set from sw_config or
+  // the environment): inline retirement (SW_CONFIG_NO_RETIRE_THREAD)
+  // writes a seeded few chunks per step, so that committing wraps help
+  // with the rest (retire_stepwise); and a deliberately broken variant in
+  // which a helping commit also writes its own wrap's words home before its
+  // commit fence (HelpControl::kOwnBeforeCommit).
+  bool retire_stepwise = false;
+  HelpControl help_control = HelpControl::kNone;
 };
 // Returns 0 or SW_EINVAL (with message) for a bad value in cfg or the
 // environment.

@@ -14,6 +14,7 @@
 
 #include "cli.h"
 #include "crashsim/fresh_workload.h"
+#include "crashsim/help_workload.h"
 #include "crashsim/paper_workloads.h"
 #include "crashsim/suite.h"
 
@@ -41,8 +42,9 @@ void crashtest_usage(FILE* out) {
           "                     (default 16384); otherwise sample\n"
           "  --workload W       one of the workloads listed below (default: the simulator's\n"
           "                     own), a shared one (docs/workloads.md), themis: the\n"
-          "                     Themis paper's nine shared workloads, or fresh: the five\n"
-          "                     fresh-memory workloads (issue 23)\n"
+          "                     Themis paper's nine shared workloads, fresh: the five\n"
+          "                     fresh-memory workloads (issue 23), or help: the three\n"
+          "                     workloads of commits that help retirement (issue 24)\n"
           "  --size N           wraps per workload run (default 12 quick, 40 full)\n"
           "  --images N         image target instead of the level's\n"
           "  --no-controls      skip the controls (then controls=0/0)\n"
@@ -55,6 +57,8 @@ void crashtest_usage(FILE* out) {
   for (const crashsim::Workload& w : crashsim::workloads()) fprintf(out, "  %-12s %s\n", w.name, w.what);
   fprintf(out, "Fresh-memory workloads (--workload fresh: all five):\n");
   for (const crashsim::Workload& w : crashsim::fresh_workloads()) fprintf(out, "  %-12s %s\n", w.name, w.what);
+  fprintf(out, "Workloads of commits that help retirement (--workload help: all three):\n");
+  for (const crashsim::Workload& w : crashsim::help_workloads()) fprintf(out, "  %-12s %s\n", w.name, w.what);
   fprintf(out, "Shared workloads (workloads/):\n");
   for (const crashsim::Workload& w : crashsim::registry_workloads()) fprintf(out, "  %-12s %s\n", w.name, w.what);
 }
@@ -95,6 +99,8 @@ int crashtest_command(const std::vector<std::string>& args) {
     so.workloads = crashsim::themis_workloads();
   } else if (opts.has("workload") && opts.get("workload") == "fresh") {
     for (const crashsim::Workload& w : crashsim::fresh_workloads()) so.workloads.push_back(&w);
+  } else if (opts.has("workload") && opts.get("workload") == "help") {
+    for (const crashsim::Workload& w : crashsim::help_workloads()) so.workloads.push_back(&w);
   } else if (opts.has("workload")) {
     const crashsim::Workload* w = crashsim::find_workload(opts.get("workload"));
     if (!w) return usage_error("unknown workload '" + opts.get("workload") + "'", "crashtest");

@@ -578,9 +578,7 @@ void AliasRing::help_slow(Help* h, uint64_t entries) {
   h->chunks = k;
 }
 
-void AliasRing::help_while_waiting() {
-  SW_TRACE_LABEL("help:home");
-  HomeWriter home(pool_, medium_, /*skip_unchanged=*/true);
+uint64_t AliasRing::write_claimed(HomeWriter& home) {
   uint32_t first, k, mine = 0;
   uint64_t n = 0;
   // The phase cannot end (nor the next start) before this thread reports
@@ -591,12 +589,18 @@ void AliasRing::help_while_waiting() {
     n += home.finish();
     mine += k;
   }
-  if (mine == 0) return;
-  medium_->fence(FenceKind::kRetire);
-  job_.done.fetch_add(mine, std::memory_order_release);
+  if (mine == 0) return 0;
   counters().home_writes.add(n);
   counters().retired_entries.add(n);
-  counters().help_entries.add(n);
+  medium_->fence(FenceKind::kRetire);
+  job_.done.fetch_add(mine, std::memory_order_release);
+  return n;
+}
+
+void AliasRing::help_while_waiting() {
+  SW_TRACE_LABEL("help:home");
+  HomeWriter home(pool_, medium_, /*skip_unchanged=*/true);
+  counters().help_entries.add(write_claimed(home));
 }
 
 void AliasRing::help_done_slow(Help* h) {
@@ -618,20 +622,7 @@ void AliasRing::helper_main(Counters* mine_counters) {
     phase_serial_.wait(seen, std::memory_order_acquire);
     seen = phase_serial_.load(std::memory_order_acquire);
     if (stop_requested_.load(std::memory_order_acquire)) return;
-    uint32_t first, k, mine = 0;
-    uint64_t n = 0;
-    while (claim(2, &first, &k)) {
-      write_chunks(*job_.table.load(std::memory_order_relaxed), job_.pages.load(std::memory_order_relaxed),
-                   job_.entries.load(std::memory_order_relaxed), first, k, home);
-      n += home.finish();
-      mine += k;
-    }
-    if (mine != 0) {
-      counters().home_writes.add(n);
-      counters().retired_entries.add(n);
-      medium_->fence(FenceKind::kRetire);
-      job_.done.fetch_add(mine, std::memory_order_release);
-    }
+    write_claimed(home);
   }
 }
 

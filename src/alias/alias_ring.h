@@ -211,6 +211,10 @@ class AliasRing {
   // A wrap waiting at open for retirement (throttle): claims chunks until
   // none is left, writes them, fences and reports them.
   void help_while_waiting();
+  // Claims chunks of the published phase until none is left, writes them,
+  // fences and reports them; returns the values written (extra retirement
+  // threads, wraps waiting at open).
+  uint64_t write_claimed(HomeWriter& home);
   bool unclaimed() const {
     const uint64_t c = job_.claim.load(std::memory_order_acquire);
     return static_cast<uint32_t>(c) < (c >> 32);

@@ -578,7 +578,8 @@ void AliasRing::help_slow(Help* h, uint64_t entries) {
   h->chunks = k;
 }
 
-uint64_t AliasRing::write_claimed(HomeWriter& home) {
+uint64_t AliasRing::write_claimed() {
+  HomeWriter home(pool_, medium_, /*skip_unchanged=*/true);
   uint32_t first, k, mine = 0;
   uint64_t n = 0;
   // The phase cannot end (nor the next start) before this thread reports
@@ -599,8 +600,7 @@ uint64_t AliasRing::write_claimed(HomeWriter& home) {
 
 void AliasRing::help_while_waiting() {
   SW_TRACE_LABEL("help:home");
-  HomeWriter home(pool_, medium_, /*skip_unchanged=*/true);
-  counters().help_entries.add(write_claimed(home));
+  counters().help_entries.add(write_claimed());
 }
 
 void AliasRing::help_done_slow(Help* h) {
@@ -617,12 +617,11 @@ void AliasRing::help_done_slow(Help* h) {
 void AliasRing::helper_main(Counters* mine_counters) {
   uint64_t seen = 0;
   CountersScope scope(mine_counters);
-  HomeWriter home(pool_, medium_, /*skip_unchanged=*/true);
   for (;;) {
     phase_serial_.wait(seen, std::memory_order_acquire);
     seen = phase_serial_.load(std::memory_order_acquire);
     if (stop_requested_.load(std::memory_order_acquire)) return;
-    write_claimed(home);
+    write_claimed();
   }
 }
 

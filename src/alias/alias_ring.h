@@ -213,8 +213,10 @@ class AliasRing {
   void help_while_waiting();
   // Claims chunks of the published phase until none is left, writes them,
   // fences and reports them; returns the values written (extra retirement
-  // threads, wraps waiting at open).
-  uint64_t write_claimed(HomeWriter& home);
+  // threads, wraps waiting at open).  Not inlined: its HomeWriter's
+  // vector-register stores must not straddle the caller's thread-local
+  // reads (tests/api/tlsdesc_check.py).
+  [[gnu::noinline]] uint64_t write_claimed();
   bool unclaimed() const {
     const uint64_t c = job_.claim.load(std::memory_order_acquire);
     return static_cast<uint32_t>(c) < (c >> 32);

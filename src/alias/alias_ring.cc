@@ -515,8 +515,7 @@ bool AliasRing::run_phase(AliasTable& t, bool pages, HomeWriter& home, uint32_t 
     budget -= k;
   }
   if (mine != 0) {
-    counters().home_writes.add(n);
-    counters().retired_entries.add(n);
+    count_home(n);
     medium_->fence(FenceKind::kRetire);
     job_.done.fetch_add(mine, std::memory_order_release);
   }
@@ -560,8 +559,7 @@ void AliasRing::help_slow(Help* h, uint64_t entries) {
   // active table has room for before its next switch is due — at one
   // entry written home per entry aliased, retirement would not be done by
   // then.
-  const uint64_t c = job_.claim.load(std::memory_order_relaxed);
-  const uint64_t left = ((c >> 32) - std::min<uint64_t>(c >> 32, static_cast<uint32_t>(c))) * kChunk;
+  const uint64_t left = uint64_t{unclaimed()} * kChunk;
   const AliasTable& act = table(active_gen_.load(std::memory_order_relaxed));
   const uint64_t room = past_shadow_budget(act, 1) ? 0 : threshold_ - std::min<uint64_t>(threshold_, act.count());
   // (The crash simulator's stepping helps whenever it can.)
@@ -591,8 +589,7 @@ uint64_t AliasRing::write_claimed() {
     mine += k;
   }
   if (mine == 0) return 0;
-  counters().home_writes.add(n);
-  counters().retired_entries.add(n);
+  count_home(n);
   medium_->fence(FenceKind::kRetire);
   job_.done.fetch_add(mine, std::memory_order_release);
   return n;
@@ -605,8 +602,7 @@ void AliasRing::help_while_waiting() {
 
 void AliasRing::help_done_slow(Help* h) {
   job_.done.fetch_add(h->chunks, std::memory_order_release);
-  counters().home_writes.add(h->entries);
-  counters().retired_entries.add(h->entries);
+  count_home(h->entries);
   counters().help_entries.add(h->entries);
   h->chunks = 0;
   h->entries = 0;

@@ -49,6 +49,7 @@
 #ifndef SOFTWRAP_ALIAS_ALIAS_RING_H_
 #define SOFTWRAP_ALIAS_ALIAS_RING_H_
 
+#include <algorithm>
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
@@ -149,7 +150,7 @@ class AliasRing {
   // help_done() — also when its commit failed.  Inline: one load and a
   // compare when there is nothing to help with.
   void help(Help* h, uint64_t entries) {
-    if (help_ && job_.claim.load(std::memory_order_relaxed) != 0) help_slow(h, entries);
+    if (help_ && unclaimed() != 0) help_slow(h, entries);
   }
   void help_done(Help* h) {
     if (h->chunks != 0) help_done_slow(h);
@@ -217,9 +218,15 @@ class AliasRing {
   // vector-register stores must not straddle the caller's thread-local
   // reads (tests/api/tlsdesc_check.py).
   [[gnu::noinline]] uint64_t write_claimed();
-  bool unclaimed() const {
+  // Chunks of the published phase nobody has claimed yet.
+  uint32_t unclaimed() const {
     const uint64_t c = job_.claim.load(std::memory_order_acquire);
-    return static_cast<uint32_t>(c) < (c >> 32);
+    return static_cast<uint32_t>(c >> 32) - std::min(static_cast<uint32_t>(c), static_cast<uint32_t>(c >> 32));
+  }
+  // Values a writer wrote home for retirement.
+  static void count_home(uint64_t n) {
+    counters().home_writes.add(n);
+    counters().retired_entries.add(n);
   }
   void help_done_slow(Help* h);
   void helper_main(Counters* mine);

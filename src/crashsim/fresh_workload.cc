@@ -53,18 +53,15 @@
 namespace softwrap::crashsim {
 namespace {
 
-constexpr size_t kRootSize = 4096;
 constexpr uint64_t kSlots = 16;                  // two words each: offset, size
 constexpr uint64_t kScratch = kSlots * 16;       // root words old-data writes go to
 constexpr size_t kSmall[] = {16, 40, 64, 120, 200, 1000, 3000};
 constexpr size_t kExtents[] = {70000, 300000};  // one 256 KiB chunk; two
 constexpr uint64_t kMaxExtents = 2;              // linked at a time (the pool is 8 MiB)
 
-char* root(Driver& d) { return static_cast<char*>(sw_pool_root(d.pool(), kRootSize)); }
 char* ptr(Driver& d, uint64_t off) { return static_cast<char*>(sw_pool_ptr(d.pool(), off)); }
 uint64_t off(Driver& d, const void* a) { return sw_pool_offset(d.pool(), a); }
 
-void own_root(std::vector<Driver*>& d, Rng&) { d[0]->own(root(*d[0]), kRootSize); }
 void own_nothing(std::vector<Driver*>&, Rng&) {}
 
 struct Part {

@@ -20,11 +20,7 @@
 namespace softwrap::crashsim {
 namespace {
 
-constexpr size_t kRootSize = 4096;
 constexpr uint64_t kHot = 48;  // words 0..47 of the root: six lines
-
-char* root(Driver& d) { return static_cast<char*>(sw_pool_root(d.pool(), kRootSize)); }
-void own_root(std::vector<Driver*>& d, Rng&) { d[0]->own(root(*d[0]), kRootSize); }
 
 char* pick_word(Rng& rng, char* data) {
   // Three in four stores hit the hot words; the rest spread over the root.

@@ -288,16 +288,11 @@ void Driver::free_slot(void* slot) {
 
 // --------------------------------------------------------------- workloads
 
-namespace {
-
-constexpr size_t kRootSize = 4096;
-
 char* root(Driver& d) { return static_cast<char*>(sw_pool_root(d.pool(), kRootSize)); }
 
-void own_root(std::vector<Driver*>& d, Rng&) {
-  char* r = root(*d[0]);
-  d[0]->own(r, kRootSize);
-}
+void own_root(std::vector<Driver*>& d, Rng&) { d[0]->own(root(*d[0]), kRootSize); }
+
+namespace {
 
 unsigned pick_size(Rng& rng) {
   static constexpr unsigned kSizes[] = {8, 8, 8, 4, 2, 1};

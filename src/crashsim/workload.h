@@ -193,6 +193,12 @@ struct Workload {
   bool retire_stepwise = false;
 };
 
+// The root most workloads use: kRootSize bytes, all owned by driver 0
+// (own_root, a Workload::setup).
+inline constexpr size_t kRootSize = 4096;
+char* root(Driver& d);
+void own_root(std::vector<Driver*>& d, Rng& rng);
+
 // The simulator's own workloads (the suite's default set).
 const std::vector<Workload>& workloads();
 // By name: these, then the fresh-memory workloads (fresh_workload.h), then

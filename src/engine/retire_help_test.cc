@@ -27,6 +27,18 @@ constexpr int kWraps = 1000;
 #endif
 constexpr int kWriters = 3, kReaders = 2, kWords = 96;  // per writer: 12 lines
 
+// softwrap on scm-emu where home lines cost more than a wrap (retirement
+// falls behind) and tables switch every few dozen wraps.
+sw_config slow_home_config() {
+  sw_config c{};
+  c.engine = SW_ENGINE_SOFTWRAP;
+  c.medium = SW_MEDIUM_SCM_EMU;
+  c.scm_write_ns = 1500;
+  c.alias_entries = 256;
+  c.retire_divisor = 4;
+  return c;
+}
+
 struct Case {
   const char* name;
   uint32_t retire_threads;
@@ -44,15 +56,6 @@ class RetireHelpTest : public ::testing::TestWithParam<Case> {
     unsetenv("SOFTWRAP_RETIRE_THREADS");
     unlink(path_.c_str());
   }
-  sw_config cfg() const {
-    sw_config c{};
-    c.engine = SW_ENGINE_SOFTWRAP;
-    c.medium = SW_MEDIUM_SCM_EMU;
-    c.scm_write_ns = 1500;  // home lines cost more than a wrap: retirement falls behind
-    c.alias_entries = 256;  // a switch every few dozen wraps
-    c.retire_divisor = 4;
-    return c;
-  }
   std::string path_;
 };
 
@@ -60,7 +63,7 @@ class RetireHelpTest : public ::testing::TestWithParam<Case> {
 uint64_t value(int w, int i, uint64_t n) { return n << 16 | static_cast<uint64_t>(w) << 8 | static_cast<uint64_t>(i); }
 
 TEST_P(RetireHelpTest, WordsNeverGoBackAndCommitsHelp) {
-  sw_config c = cfg();
+  sw_config c = slow_home_config();
   sw_pool* p = sw_pool_create(path_.c_str(), 32 << 20, &c);
   ASSERT_NE(p, nullptr) << sw_errormsg();
   auto* words = static_cast<uint64_t*>(sw_pool_root(p, kWriters * kWords * 8));
@@ -141,12 +144,7 @@ INSTANTIATE_TEST_SUITE_P(Retire, RetireHelpTest,
 TEST(RetireHelpConfig, HelpingOffLeavesEverythingToRetirement) {
   const std::string path = "/dev/shm/sw_help_off_" + std::to_string(getpid());
   unlink(path.c_str());
-  sw_config c{};
-  c.engine = SW_ENGINE_SOFTWRAP;
-  c.medium = SW_MEDIUM_SCM_EMU;
-  c.scm_write_ns = 1500;
-  c.alias_entries = 256;
-  c.retire_divisor = 4;
+  sw_config c = slow_home_config();
   c.flags = SW_CONFIG_NO_RETIRE_HELP;
   sw_pool* p = sw_pool_create(path.c_str(), 16 << 20, &c);
   ASSERT_NE(p, nullptr) << sw_errormsg();

@@ -184,11 +184,13 @@ class SoftwrapEngine final : public Engine {
     // fence makes durable (alias_ring.h).
     AliasRing::Help help;
     ring_.help(&help, t.undo.size() + t.page_undo.size());
-    {
-      TraceLabel label(help.chunks != 0 ? "help:commit" : "redo:commit");  // the crash simulator's point
+    if (help.chunks == 0) {
       medium_->fence(FenceKind::kCommit);
+    } else {
+      SW_TRACE_LABEL("help:commit");  // the crash simulator's name for this point
+      medium_->fence(FenceKind::kCommit);
+      ring_.help_done(&help);
     }
-    ring_.help_done(&help);
     ctx.commit_seq_ = seq;
     if (t.spill.active()) t.spill.finish_commit();  // before leave(): see spill.h
     if (std::vector<LogExtent> ex = t.writer.take_extents(); !ex.empty()) {

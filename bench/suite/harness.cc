@@ -367,6 +367,11 @@ ArrayWorkload::ArrayWorkload(uint64_t* base, uint64_t words, unsigned n, uint64_
   buf_.resize(n);
 }
 
+void ArrayWorkload::set_stride(unsigned k) {
+  if (pattern_ != Pattern::kRandom || k == 0) fail("workload: a stride needs the random pattern");
+  stride_ = k;
+}
+
 void ArrayWorkload::next_indexes(Rng& rng, std::vector<uint64_t>& recent, size_t& recent_at,
                                  std::vector<uint64_t>& out) const {
   out.clear();
@@ -399,7 +404,7 @@ void ArrayWorkload::wrap(sw_pool* p) {
     for (unsigned i = 0; i < n_; i++) buf_[i] = value_of(seq_, i, salt_);
     if (sw_write(p, base_ + idx_[0], buf_.data(), n_ * sizeof(uint64_t)) != 0) fail_sw("sw_write");
   } else {
-    for (unsigned i = 0; i < n_; i++) sw_store64(p, base_ + idx_[i], value_of(seq_, i, salt_));
+    for (unsigned i = 0; i < n_; i++) sw_store64(p, base_ + idx_[i] * stride_, value_of(seq_, i, salt_));
   }
   if (sw_wrap_close(p) != 0) fail_sw("sw_wrap_close");
   ++seq_;
@@ -423,7 +428,7 @@ void ArrayWorkload::verify(sw_pool* p, bool raw) const {
     }
   }
   for (const auto& [w, v] : expect) {
-    uint64_t got = raw ? base_[w] : sw_load64(p, base_ + w);
+    uint64_t got = raw ? base_[w * stride_] : sw_load64(p, base_ + w * stride_);
     if (got != v) {
       fail(fmt("verify (%s): word %llu holds %016llx, expected %016llx after %llu wraps", raw ? "raw" : "sw_load64",
                static_cast<unsigned long long>(w), static_cast<unsigned long long>(got),

@@ -145,6 +145,11 @@ class ArrayWorkload {
   // by a sampled wrap, through sw_load64 (raw=false, pool open) or in the
   // mapping (raw=true, after quiesce).  Fails the run on a mismatch.
   void verify(sw_pool* p, bool raw) const;
+  // Random pattern only: word i of this workload is base[i * k] (words
+  // counts this workload's words), so that k workloads with bases base,
+  // base + 1, ... share one array, each spread over all of it, without
+  // ever writing each other's words.
+  void set_stride(unsigned k);
 
  private:
   struct Gen;
@@ -155,6 +160,7 @@ class ArrayWorkload {
   double reuse_;
   Pattern pattern_;
   uint64_t seq_ = 0;
+  uint64_t stride_ = 1;
   uint64_t salt_;  // distinct per workload object (value_of)
   Rng rng_;
   std::vector<uint64_t> recent_;  // ring of recently written word indexes

@@ -174,18 +174,23 @@ def wcl(mr):
           f"{home * p['tw_ns'] / 1000:.1f} µs of that thread's time per transaction, so retirement, not the "
           "foreground's log, sets the pace, and WCL removes log lines, not home lines (a half-changed word still "
           "changes its line). softwrap-local, whose "
-          f"commits write home in the foreground, gains {f(loc, 'speedup'):.3f}x. Reaching the bar on softwrap needs "
+          f"commits write home in the foreground, runs at {f(loc, 'speedup'):.3f}x with WCL. Reaching the bar on softwrap needs "
           "retirement to take less time per transaction than the foreground with WCL (about a quarter fewer home "
           "lines for ssca2), and nothing in write-combined logging removes a changed word's home line. Two ways we "
           "measured (ssca2, probe runs on the same image) do not get there: alias tables 4x and 16x the default "
           "absorb more repeated stores before retirement but cut its home lines only from 15.1 to 12.7 and 12.3 "
           "per transaction; and with one device queue shared by all threads (`SOFTWRAP_SCM_QUEUE=shared`, where "
           "every saved line is saved device time) WCL saves 1.2 of 21.3 lines per transaction, at most 1.06x "
-          "(1.039x measured). What would reach it is a change to when softwrap writes home, not to its log: commits "
-          "that write their own wrap's home lines while retirement is behind (the foreground helps retire, as "
-          "softwrap-local's commits always do), so that retirement stops setting the pace and the log lines WCL "
-          "saves become foreground time saved; fewer home lines alone do not get there (merging a backlog of "
-          "closed tables into one retirement pass absorbs about what the larger tables above do).")
+          "(1.039x measured). Commits that help retirement (issue 24: a wrap that commits while the table going "
+          "home is behind writes a share of it before its commit fence) took retirement off the pace, as Fig. 10 "
+          "shows, but they do so by putting home lines into the committing wraps' own device queues: the "
+          "foreground then pays for most of the transaction's lines, home lines included, and WCL's saving stays "
+          "the same small share of them as with the shared queue above. The bar needs a change that takes home "
+          "lines off the foreground without a second CPU busy-waiting on the emulated device: retirement on "
+          "device queues of its own with CPUs to drive them (`SOFTWRAP_RETIRE_THREADS` > 1 on a machine with "
+          "more than this one's 2 vCPUs, where the emulator's Tw is a busy-wait that takes a CPU per queue), "
+          "or fewer home lines per transaction than WCL's log saving (merging tables absorbs about what the "
+          "larger tables above do, and our ring never holds more than one table going home in steady state).")
         w()
     slow = []
     for r in tm:
@@ -226,12 +231,23 @@ def wcl(mr):
           "with home directly instead of looking the word up through every table (ssca2 22,190 → 21,336, "
           "stmb7-m 281,394 → 272,578 with WCL). What is left per compared store: raising its slot when it is "
           "queued (a compare-and-swap for a slot's first raise in a table) and the compare itself.")
-        w("  - The design change that would reach the bar: compare a wrap's queued word stores at its commit, "
-          "all at once, with every home line prefetched when the store was made, and answer the wrap's loads of "
-          "queued words from the queue (a per-wrap hash rather than draining), so that the misses of a wrap's "
-          "fresh words overlap with each other and with the wrap's own work. A first version that only stopped "
-          "draining the queue on loads of other words (a linear scan of the queue per load) made ssca2's count "
-          "pass 30 % slower, for a cause we did not find, and is not in the tree.")
+        w("  - *The compare at commit* (issue 24; built on branch `wcl-commit`, not merged): a compared "
+          "wrap's whole-word stores wait in a per-wrap queue with an open-addressing hash until its commit, "
+          "which compares them together; the wrap's loads, reads and narrower stores of queued words are "
+          "answered from the queue, and the value a store's compare needs is kept with it when the wrap had "
+          "just loaded the word. It cut instructions (callgrind per transaction on softwrap: kmeans 121.5k → "
+          "112.5k, ssca2 31.2k → 26.8k) but not time. Side by side on the same quiet machine, `softwrap bench "
+          "wcl` of main and of the branch, WCL on/off on softwrap: x86 genome 0.978x / 0.874x, intruder "
+          "0.916x / 0.881x, kmeans 0.912x / 0.881x, ssca2 0.956x / 0.903x, vacation 0.869x / 0.925x, stmb7-s "
+          "0.860x / 0.857x, stmb7-m 0.859x / 0.845x, stmb7-b 0.869x / 0.823x; scm-emu kmeans 1.041x / 0.858x, "
+          "ssca2 0.965x / 0.957x. The misses of fresh words were not what the store path waited for on this "
+          "machine: the compare's own work is.")
+        w("  - The design change that would reach the bar: compare only where the word's current value is "
+          "at hand for free (the wrap just loaded it, or its alias entry is the one the store updates) and log "
+          "the other stores whole, on a medium where a streamed log word costs a few nanoseconds. A compare "
+          "that must read home or walk the shared tables costs more there than the 16-byte entry it may save; "
+          "the price is the savings of first stores of a word (ssca2's fresh slots, stmb7's new objects), which "
+          "the saving bars above count, so the policy would have to tell the media apart by measured cost.")
         w()
     w(f"- **Figs. 8/9 (paper: {p['stamp_speedup_pct']} % faster on STAMP, {p['stm_speedup_pct']} % on "
       "STMBench7, on its emulated NVRAM):** "

@@ -66,6 +66,20 @@ using namespace softwrap::sqlite_vfs;  // NOLINT(google-build-using-namespace): 
 enum Kind { kSoftwrapVfs = 0, kScmVfs = 1 };
 
 thread_local std::string t_err;
+
+// The last detailed error of each database file (by its full path) and of
+// each thread, for sw_sqlite_errmsg: SQLite's own message for a condition
+// it knows is its own ("unable to open database file"), and a program that
+// wants softwrap's reason asks for it.
+std::mutex g_err_mu;
+std::map<std::string, std::string>* g_file_err = new std::map<std::string, std::string>;  // never freed: used at exit
+thread_local std::string t_errmsg_out;
+
+void remember_err(const std::string& dbpath) {
+  std::lock_guard<std::mutex> g(g_err_mu);
+  if (g_file_err->size() > 4096) g_file_err->clear();  // bounded: the newest matter
+  (*g_file_err)[dbpath] = t_err;
+}
 void set_err(const char* fmt, ...) {
   char buf[512];
   va_list ap;
@@ -91,6 +105,7 @@ struct Shared {
 struct Pool {
   std::string path;
   sw_pool* p = nullptr;
+  bool read_only = false;  // a file this process may not write: opened SW_CONFIG_READONLY
   Root* root = nullptr;
   int refs = 0;
   std::map<int, Shared*> files;
@@ -217,8 +232,51 @@ bool interrupted_creation(const std::string& path) {
   return true;
 }
 
-// Opens (or creates) a pool, or takes another reference.  g_mu held.
-int pool_acquire(const std::string& path, uint64_t size, const sw_config& cfg_in, bool create, Pool** out) {
+// How a failed open of a main database is answered (docs/sqlite.md,
+// "Result codes and messages").
+enum class Answer {
+  kPlain,      // a condition stock SQLite's unix VFS knows: its result code, and
+               // SQLite's own message for it (the detail goes to sqlite3_log
+               // and sw_sqlite_errmsg)
+  kRefuse,     // softwrap's own condition: the closest code, with the detail as
+               // the connection's message (a refused file, see below)
+  kFullLater,  // no room to create the pool: the open succeeds on an empty
+               // database and its first write fails with SQLITE_FULL, as
+               // stock's first write to a full disk does
+};
+
+// The OS error of an open SQLite's unix VFS would also have met (a
+// directory, a missing file or directory on the path, no permission, a
+// name too long...): its answer is SQLITE_CANTOPEN, SQLite's message.
+int os_refusal(const std::string& path, const char* what, int err, Answer* how) {
+  set_err("softwrap vfs: cannot %s pool %s: %s", what, path.c_str(), std::strerror(err));
+  *how = Answer::kPlain;
+  return SQLITE_CANTOPEN;
+}
+
+// The closest standard result code for a pool sw_pool_open or
+// sw_pool_create refused, as stock SQLite answers its nearest case.
+int refusal_code(int sw) {
+  switch (sw) {
+    case SW_EBUSY:
+      return SQLITE_BUSY;  // another process holds the pool: "database is locked"
+    case SW_EFOREIGN:
+      return SQLITE_NOTADB;  // not a pool: stock's "file is not a database"
+    case SW_ECORRUPT:
+      return SQLITE_CORRUPT;  // its metadata fails validation: "database disk image is malformed"
+    case SW_ENOSPC:
+    case SW_ETOOBIG:
+      return SQLITE_FULL;
+    default:
+      return SQLITE_CANTOPEN;  // a newer layout, an engine the medium refuses, an I/O error
+  }
+}
+
+// Opens (or creates) a pool, or takes another reference.  g_mu held.  On
+// failure t_err has the detail and *how says how the open answers.
+int pool_acquire(const std::string& path, uint64_t size, const sw_config& cfg_in, bool create, Pool** out,
+                 Answer* how) {
+  *how = Answer::kRefuse;
   if (auto it = g_pools.find(path); it != g_pools.end()) {
     it->second->refs++;
     *out = it->second;
@@ -228,8 +286,22 @@ int pool_acquire(const std::string& path, uint64_t size, const sw_config& cfg_in
   struct stat sb;
   sw_pool* p = nullptr;
   if (stat(path.c_str(), &sb) == 0) {
+    // What the unix VFS's open() would have refused, it refuses with
+    // SQLITE_CANTOPEN: a directory; a file this process may not read and
+    // write (a pool is mapped for writing).
+    if (S_ISDIR(sb.st_mode)) return os_refusal(path, "open", EISDIR, how);
+    if (access(path.c_str(), R_OK | W_OK) != 0) {
+      // A file it may read but not write, the unix VFS opens read-only
+      // (SQLite then answers a write with SQLITE_READONLY): so do we.
+      const int err = errno;
+      if ((err != EACCES && err != EROFS && err != EPERM) || access(path.c_str(), R_OK) != 0) {
+        return os_refusal(path, "open", err, how);
+      }
+      cfg.flags |= SW_CONFIG_READONLY;
+    }
     p = sw_pool_open(path.c_str(), &cfg);
-    if (p == nullptr && sw_errno() == SW_EFOREIGN && create && interrupted_creation(path)) {
+    if (p == nullptr && sw_errno() == SW_EFOREIGN && create && !(cfg.flags & SW_CONFIG_READONLY) &&
+        interrupted_creation(path)) {
       // Create it again, as a database file whose creation was interrupted
       // is created again (without SQLITE_OPEN_CREATE the open fails below).
       sw_config again = cfg;
@@ -238,26 +310,40 @@ int pool_acquire(const std::string& path, uint64_t size, const sw_config& cfg_in
       p = sw_pool_create(path.c_str(), size, &again);
     }
     if (p == nullptr) set_err("softwrap vfs: cannot open pool %s: %s", path.c_str(), sw_errormsg());
-  } else if (create) {
+  } else if (errno != ENOENT) {
+    return os_refusal(path, "open", errno, how);  // ENOTDIR, ENAMETOOLONG, EACCES on the path, ELOOP
+  } else if (!create) {
+    // Stock: open() fails with ENOENT, SQLITE_CANTOPEN.
+    set_err("softwrap vfs: no pool %s, and the open does not create one (no SQLITE_OPEN_CREATE)", path.c_str());
+    *how = Answer::kPlain;
+    return SQLITE_CANTOPEN;
+  } else {
+    // Where the unix VFS could not create the file (a missing directory,
+    // one this process may not write), neither can we.
+    const std::string::size_type slash = path.rfind('/');
+    const std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
+    if (access(dir.c_str(), W_OK | X_OK) != 0) return os_refusal(path, "create", errno, how);
     if (cfg.max_size == 0) cfg.max_size = SW_POOL_SIZE_UNLIMITED;  // grows like a file
     p = sw_pool_create(path.c_str(), size, &cfg);
     if (p == nullptr) {
       set_err("softwrap vfs: cannot create pool %s (poolsize=%llu, lanes=%u, lanesize=%llu): %s", path.c_str(),
               static_cast<unsigned long long>(size), cfg.lanes, static_cast<unsigned long long>(cfg.lane_size),
               sw_errormsg());
+      if (sw_errno() == SW_ENOSPC) {
+        *how = Answer::kFullLater;
+        return SQLITE_FULL;
+      }
     }
-  } else {
-    set_err("softwrap vfs: no pool %s, and the open does not create one (no SQLITE_OPEN_CREATE)", path.c_str());
-    return SQLITE_CANTOPEN;
   }
-  if (p == nullptr) return sw_errno() == SW_EBUSY ? SQLITE_BUSY : SQLITE_CANTOPEN;
+  if (p == nullptr) return refusal_code(sw_errno());
   auto* root = static_cast<Root*>(sw_pool_root(p, sizeof(Root)));
   if (root == nullptr || (sw_load64(p, &root->magic) != 0 && sw_load64(p, &root->magic) != kMagic)) {
     set_err("softwrap vfs: pool %s holds something other than SQLite files", path.c_str());
     sw_pool_close(p);
-    return SQLITE_CANTOPEN;
+    return SQLITE_NOTADB;
   }
-  if (sw_load64(p, &root->magic) == 0) {
+  const bool read_only = (cfg.flags & SW_CONFIG_READONLY) != 0;
+  if (sw_load64(p, &root->magic) == 0 && !read_only) {
     sw_wrap_open(p);
     const uint64_t hdr[2] = {kMagic, 1};
     sw_write(p, &root->magic, hdr, sizeof hdr);
@@ -272,6 +358,7 @@ int pool_acquire(const std::string& path, uint64_t size, const sw_config& cfg_in
   P->p = p;
   P->root = root;
   P->refs = 1;
+  P->read_only = read_only;
   load_names(P);
   g_pools[path] = P;
   *out = P;
@@ -381,38 +468,49 @@ void abort_wrap(File* f) {
 
 // ------------------------------------------------------------ pool file I/O
 
+// A failed I/O's result code, its detail (t_err) remembered for
+// sw_sqlite_errmsg under the database's path.
+int failed(const File* f, int rc) {
+  if (f->db_path != nullptr) remember_err(f->db_path);
+  return rc;
+}
+
 int p_close(sqlite3_file* pf);
 int p_read(sqlite3_file* pf, void* buf, int n, sqlite3_int64 off) {
   auto* f = reinterpret_cast<File*>(pf);
   uint64_t got = 0;
   if (f->sh->map->read(static_cast<uint64_t>(off), buf, static_cast<uint64_t>(n), &got) != 0) {
     set_err("softwrap vfs: read: %s", sw_errormsg());
-    return SQLITE_IOERR_READ;
+    return failed(f, SQLITE_IOERR_READ);
   }
   return got == static_cast<uint64_t>(n) ? SQLITE_OK : SQLITE_IOERR_SHORT_READ;
 }
 
 int p_write(sqlite3_file* pf, const void* buf, int n, sqlite3_int64 off) {
   auto* f = reinterpret_cast<File*>(pf);
-  if (int rc = begin_write(f, SQLITE_IOERR_WRITE); rc != SQLITE_OK) return rc;
+  if (int rc = begin_write(f, SQLITE_IOERR_WRITE); rc != SQLITE_OK) return failed(f, rc);
   if (int rc = f->sh->map->write(static_cast<uint64_t>(off), buf, static_cast<uint64_t>(n)); rc != 0) {
     set_err("softwrap vfs: write: %s", sw_errormsg());
-    return sw_to_sqlite(rc, SQLITE_IOERR_WRITE);
+    return failed(f, sw_to_sqlite(rc, SQLITE_IOERR_WRITE));
   }
   return SQLITE_OK;
 }
 
 int p_truncate(sqlite3_file* pf, sqlite3_int64 size) {
   auto* f = reinterpret_cast<File*>(pf);
-  if (int rc = begin_write(f, SQLITE_IOERR_TRUNCATE); rc != SQLITE_OK) return rc;
+  if (int rc = begin_write(f, SQLITE_IOERR_TRUNCATE); rc != SQLITE_OK) return failed(f, rc);
   if (int rc = f->sh->map->truncate(static_cast<uint64_t>(size)); rc != 0) {
     set_err("softwrap vfs: truncate: %s", sw_errormsg());
-    return sw_to_sqlite(rc, SQLITE_IOERR_TRUNCATE);
+    return failed(f, sw_to_sqlite(rc, SQLITE_IOERR_TRUNCATE));
   }
   return SQLITE_OK;
 }
 
-int p_sync(sqlite3_file* pf, int) { return commit(reinterpret_cast<File*>(pf)); }
+int p_sync(sqlite3_file* pf, int) {
+  auto* f = reinterpret_cast<File*>(pf);
+  const int rc = commit(f);
+  return rc == SQLITE_OK ? rc : failed(f, rc);
+}
 
 int p_size(sqlite3_file* pf, sqlite3_int64* out) {
   auto* f = reinterpret_cast<File*>(pf);
@@ -580,11 +678,13 @@ int r_read(sqlite3_file*, void* buf, int n, sqlite3_int64) {
   std::memset(buf, 0, static_cast<size_t>(n));
   return SQLITE_IOERR_SHORT_READ;
 }
-// BUSY stays BUSY ("database is locked"); a bad parameter's SQLITE_ERROR
-// would read "SQL logic error" at an ATTACH: it fails as a file that cannot
-// be opened.
+// BUSY stays BUSY ("database is locked"); FULL (no room to create the
+// pool) stays FULL, at the first write, as on a full disk; a bad
+// parameter's SQLITE_ERROR would read "SQL logic error" at an ATTACH: it
+// fails as a file that cannot be opened.
 int r_fail(sqlite3_file* pf) {
-  return reinterpret_cast<File*>(pf)->refusal_code == SQLITE_BUSY ? SQLITE_BUSY : SQLITE_CANTOPEN;
+  const int code = reinterpret_cast<File*>(pf)->refusal_code;
+  return code == SQLITE_BUSY || code == SQLITE_FULL ? code : SQLITE_CANTOPEN;
 }
 int r_write(sqlite3_file* pf, const void*, int, sqlite3_int64) { return r_fail(pf); }
 int r_truncate(sqlite3_file* pf, sqlite3_int64) { return r_fail(pf); }
@@ -593,7 +693,11 @@ int r_size(sqlite3_file*, sqlite3_int64* out) {
   *out = 0;
   return SQLITE_OK;
 }
-int r_lock(sqlite3_file* pf, int) { return r_fail(pf); }
+// A FULL refusal is an empty database that can be read and locked; only
+// its writes fail.
+int r_lock(sqlite3_file* pf, int) {
+  return reinterpret_cast<File*>(pf)->refusal_code == SQLITE_FULL ? SQLITE_OK : r_fail(pf);
+}
 int r_unlock(sqlite3_file*, int) { return SQLITE_OK; }
 
 const sqlite3_io_methods kRefusedMethods = {
@@ -623,6 +727,9 @@ bool report_refusal(sqlite3* db) {
       file->pMethods != &kRefusedMethods) {
     return false;
   }
+  // No room to create the pool: the open succeeds, as stock's open of a
+  // new file on a full disk does, and the first write fails.
+  if (reinterpret_cast<const File*>(file)->refusal_code == SQLITE_FULL) return false;
   sqlite3_create_function(db, "softwrap_refused_open", 0, SQLITE_UTF8, file, refusal_function, nullptr, nullptr);
   sqlite3_exec(db, "SELECT softwrap_refused_open()", nullptr, nullptr, nullptr);
   return true;
@@ -651,9 +758,18 @@ int x_open(sqlite3_vfs* vfs, const char* zname, sqlite3_file* pf, int flags, int
     const bool create = (flags & SQLITE_OPEN_CREATE) != 0;
     auto uri = [zname](const char* k) { return sqlite3_uri_parameter(zname, k); };
     if (!softwrap::sqlite_vfs::parse_open_params(uri, dbpath, f->kind == kScmVfs, &op, &t_err)) {
+      remember_err(dbpath);
       return refuse(f, SQLITE_ERROR);
     }
-    if (int rc = pool_acquire(op.pool_path, op.pool_size, op.cfg, create, &P); rc != SQLITE_OK) return refuse(f, rc);
+    Answer how;
+    if (int rc = pool_acquire(op.pool_path, op.pool_size, op.cfg, create, &P, &how); rc != SQLITE_OK) {
+      remember_err(dbpath);
+      if (how == Answer::kPlain) {
+        sqlite3_log(rc, "%s", t_err.c_str());
+        return rc;
+      }
+      return refuse(f, rc);
+    }
     const std::string& pool_path = op.pool_path;
     key = pool_path == dbpath ? std::string("db") : dbpath;
   } else {
@@ -677,11 +793,21 @@ int x_open(sqlite3_vfs* vfs, const char* zname, sqlite3_file* pf, int flags, int
     }
     if (slot < 0) {
       pool_release(P);
-      return main_db ? refuse(f, SQLITE_CANTOPEN) : SQLITE_CANTOPEN;
+      if (!main_db) return SQLITE_CANTOPEN;
+      remember_err(dbpath);
+      if ((flags & SQLITE_OPEN_CREATE) == 0) {  // stock: open() fails with ENOENT
+        sqlite3_log(SQLITE_CANTOPEN, "%s", t_err.c_str());
+        return SQLITE_CANTOPEN;
+      }
+      return refuse(f, SQLITE_CANTOPEN);  // a name too long for the pool's directory, or the directory is full
     }
   }
   f->pool = P;
   f->sh = shared_acquire(P, slot);
+  // As the unix VFS reports a file it could open only for reading.
+  if (P->read_only && out_flags != nullptr) {
+    *out_flags = (flags & ~(SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE)) | SQLITE_OPEN_READONLY;
+  }
   f->lock = SQLITE_LOCK_NONE;
   f->delete_on_close = (flags & SQLITE_OPEN_DELETEONCLOSE) != 0;
   f->is_main = main_db;
@@ -860,6 +986,18 @@ extern "C" sw_pool* sw_sqlite_pool(sqlite3* db, const char* schema) {
   }
   const auto* f = reinterpret_cast<const File*>(file);
   return f->pool ? f->pool->p : nullptr;
+}
+
+extern "C" const char* sw_sqlite_errmsg(sqlite3* db, const char* schema) {
+  const char* name = db != nullptr ? sqlite3_db_filename(db, schema ? schema : "main") : nullptr;
+  if (name == nullptr || *name == '\0') {
+    t_errmsg_out = t_err;  // no database file: the thread's last failure
+  } else {
+    std::lock_guard<std::mutex> g(g_err_mu);
+    auto it = g_file_err->find(name);
+    t_errmsg_out = it != g_file_err->end() ? it->second : std::string();
+  }
+  return t_errmsg_out.c_str();
 }
 
 extern "C" int sw_sqlite_register(int make_default) {

@@ -471,12 +471,14 @@ TEST_P(VfsTest, BadUriParametersAreRefusedWithTheirMessage) {
     EXPECT_NE(msg.find(c.says), std::string::npos) << c.extra << ": " << msg;
     EXPECT_FALSE(fs::exists(dir_ + "/bad.db")) << c.extra << ": a refused open creates no pool";
   }
-  // Without SQLITE_OPEN_CREATE a missing pool is named.
+  // Without SQLITE_OPEN_CREATE a missing pool is what a missing file is to
+  // stock SQLite (SQLite's own message); sw_sqlite_errmsg names the pool.
   sqlite3* db = nullptr;
   EXPECT_EQ(sqlite3_open_v2(uri("none.db").c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_URI, nullptr),
             SQLITE_CANTOPEN);
-  EXPECT_NE(std::string(sqlite3_errmsg(db)).find("no pool " + dir_ + "/none.db"), std::string::npos)
-      << sqlite3_errmsg(db);
+  EXPECT_STREQ(sqlite3_errmsg(db), "unable to open database file");
+  EXPECT_NE(std::string(sw_sqlite_errmsg(db, nullptr)).find("no pool " + dir_ + "/none.db"), std::string::npos)
+      << sw_sqlite_errmsg(db, nullptr);
   sqlite3_close(db);
   // ATTACH runs no auto-extension: a plain CANTOPEN, and the connection
   // goes on.

@@ -237,6 +237,17 @@ typedef struct sw_config {
                                            call the library instead of
                                            reading home themselves (see
                                            "Inline access" below) */
+#define SW_CONFIG_READONLY 0x200u       /* sw_pool_open: a pool this process
+                                           may only read.  The file is opened
+                                           read-only and mapped copy-on-write:
+                                           recovery and retirement change
+                                           only this process's view, nothing
+                                           is ever written to the file, the
+                                           pool never grows, and a wrap (or
+                                           an implicit one: a store outside a
+                                           wrap, an allocation) fails with
+                                           SW_EINVAL.  sw_pool_create refuses
+                                           it (SW_EINVAL). */
 
 /* ------------------------------------------------------------------ pool */
 

@@ -23,11 +23,19 @@
  * the engine when the environment does not.  The scm VFS asks for the
  * nonatomic engine.  docs/sqlite.md lists every parameter.
  *
- * A value the VFS does not understand (engine=UNDO: names are lower case,
- * as in SOFTWRAP_ENGINE; poolsize=12x) or a pool it cannot create or open
- * fails the sqlite3_open*() call with SQLITE_ERROR, SQLITE_CANTOPEN or
- * SQLITE_BUSY and a message in sqlite3_errmsg() that names the parameter
- * and its value (also sent to sqlite3_log); nothing is created.
+ * Result codes and messages (docs/sqlite.md has the table).  Where stock
+ * SQLite's unix VFS would fail (a directory, a missing file without
+ * SQLITE_OPEN_CREATE, no permission, a path too long, a full disk), the
+ * VFS answers with the same result code and leaves the message to SQLite
+ * ("unable to open database file", "database or disk is full"); the
+ * detailed reason goes to sqlite3_log and to sw_sqlite_errmsg().  What
+ * only softwrap refuses keeps a detailed message in sqlite3_errmsg(), with
+ * the closest standard code: a URI value the VFS does not understand
+ * (engine=UNDO: names are lower case, as in SOFTWRAP_ENGINE; poolsize=12x)
+ * SQLITE_ERROR, a file that is not a pool SQLITE_NOTADB, a pool whose
+ * metadata fails validation SQLITE_CORRUPT, a pool another process holds
+ * SQLITE_BUSY, one that cannot be opened otherwise (a newer layout, an
+ * engine its medium refuses) SQLITE_CANTOPEN; nothing is created.
  *
  * The same code is also a loadable extension (swsqlite.so): ".load
  * swsqlite" in the sqlite3 shell runs its entry point sqlite3_swsqlite_init,
@@ -69,6 +77,15 @@ typedef struct sw_pool sw_pool;
  * counters, NVRAM writes) and sw_pool_engine_name(); the pool belongs to
  * the VFS: do not close it, do not open wraps on it. */
 SW_SQLITE_API sw_pool *sw_sqlite_pool(sqlite3 *db, const char *schema);
+
+/* softwrap's detailed reason for the last failure the VFS reported for
+ * database `schema` ("main" if NULL) of connection db, e.g. "softwrap vfs:
+ * cannot open pool /tmp/x: Is a directory" where sqlite3_errmsg() says
+ * SQLite's "unable to open database file".  With db NULL, or when db has
+ * no such database file (an sqlite3_open*() that failed), the calling
+ * thread's last VFS failure.  "" if there was none.  The text stays valid
+ * until the thread's next call. */
+SW_SQLITE_API const char *sw_sqlite_errmsg(sqlite3 *db, const char *schema);
 
 #ifdef __cplusplus
 } /* extern "C" */

@@ -169,6 +169,10 @@ void claim(sw_pool* p, ThreadCtx& c, const char* fn, uint64_t off, uint64_t n) {
 }
 
 int begin_outer(sw_pool* p, ThreadCtx& c) {
+  if (p->file->read_only()) {
+    return misuse(p->strict, SW_EINVAL, "pool '%s' was opened read-only (SW_CONFIG_READONLY): it takes no wraps",
+                  p->file->path().c_str());
+  }
   c.lane = p->lanes->acquire(
       c.preferred_lane, [](void* e, Lane& l) { return static_cast<Engine*>(e)->lane_usable(l); }, p->engine.get());
   c.preferred_lane = c.lane;
@@ -469,6 +473,10 @@ sw_pool* sw_pool_create(const char* path, size_t size, const sw_config* cfg) {
   if (!path) return set_error(SW_EINVAL, "path is NULL"), nullptr;
   ResolvedConfig rc;
   if (resolve_config(cfg, &rc) != 0) return nullptr;
+  if (rc.flags & SW_CONFIG_READONLY) {
+    return set_error(SW_EINVAL, "sw_pool_create: SW_CONFIG_READONLY is for sw_pool_open (a new pool must be "
+                     "written)"), nullptr;
+  }
   auto file = PoolFile::create(path, size, rc);
   if (!file) return nullptr;
   sw_pool* p = assemble(std::move(file), rc);

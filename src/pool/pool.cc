@@ -628,9 +628,10 @@ std::unique_ptr<PoolFile> PoolFile::create(const std::string& path, size_t size,
 std::unique_ptr<PoolFile> PoolFile::open(const std::string& path, const ResolvedConfig& cfg) {
   std::unique_ptr<PoolFile> pf(new PoolFile());
   pf->path_ = path;
-  pf->fd_ = ::open(path.c_str(), O_RDWR | O_CLOEXEC);
+  pf->read_only_ = (cfg.flags & SW_CONFIG_READONLY) != 0;
+  pf->fd_ = ::open(path.c_str(), (pf->read_only_ ? O_RDONLY : O_RDWR) | O_CLOEXEC);
   if (pf->fd_ < 0) {
-    set_error_errno(SW_EIO, "cannot open pool file '%s'", path.c_str());
+    set_error_errno(SW_EIO, "cannot open pool file '%s'%s", path.c_str(), pf->read_only_ ? " for reading" : "");
     return nullptr;
   }
   if (lock_file(pf->fd_, path) != 0) return nullptr;

@@ -207,6 +207,8 @@ class PoolFile {
   // The maximum recorded in the pool (kUnlimitedPoolSize or bytes).
   uint64_t size_limit() const { return limit_; }
   bool is_dax() const { return is_dax_; }
+  // Opened with SW_CONFIG_READONLY (the file is never written).
+  bool read_only() const { return read_only_; }
   // Whether the heap's chunks are known to hold zeros at open: the pool was
   // created by this PoolFile (create() zero-fills the file), so only what
   // this process writes can have made a chunk non-zero.
@@ -291,6 +293,7 @@ class PoolFile {
   uint64_t max_size_ = 0;   // min(limit_, reserved_), page-aligned
   bool is_dax_ = false;
   bool attached_ = false;   // memory is the caller's: no munmap
+  bool read_only_ = false;  // SW_CONFIG_READONLY: a read-only file, mapped copy-on-write
   bool created_zeroed_ = false;  // heap_zero_at_open()
   uint64_t* size_mirror_ = nullptr;  // mirror_size()
   uint64_t mirror_below_ = 0;

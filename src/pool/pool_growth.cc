@@ -108,16 +108,23 @@ int PoolFile::reserve_and_map(uint64_t reserve_limit) {
   base_ = reinterpret_cast<char*>(aligned);
   reserved_ = want;
   // MAP_SYNC only succeeds on DAX: then CPU cache flushes make data durable.
-  void* p = mmap(base_, size, PROT_READ | PROT_WRITE, map_flags(true) | MAP_FIXED, fd_, 0);
-  is_dax_ = p != MAP_FAILED;
-  if (!is_dax_) p = mmap(base_, size, PROT_READ | PROT_WRITE, map_flags(false) | MAP_FIXED, fd_, 0);
+  // A read-only pool is mapped copy-on-write: what recovery and retirement
+  // change stays in this process.
+  void* p = MAP_FAILED;
+  if (read_only_) {
+    p = mmap(base_, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_FIXED, fd_, 0);
+  } else {
+    p = mmap(base_, size, PROT_READ | PROT_WRITE, map_flags(true) | MAP_FIXED, fd_, 0);
+    is_dax_ = p != MAP_FAILED;
+    if (!is_dax_) p = mmap(base_, size, PROT_READ | PROT_WRITE, map_flags(false) | MAP_FIXED, fd_, 0);
+  }
   if (p == MAP_FAILED) {
     set_error_errno(SW_EIO, "cannot map pool '%s' (%" PRIu64 " bytes)", path_.c_str(), size);
     munmap(base_, reserved_);
     base_ = nullptr;
     return SW_EIO;
   }
-  max_size_ = std::min(limit_, reserved_);
+  max_size_ = read_only_ ? size : std::min(limit_, reserved_);  // a read-only pool never grows
   return 0;
 }
 
@@ -271,8 +278,9 @@ int PoolFile::bind(Medium* medium) {
     medium->fence(FenceKind::kOther);
     upgrade_ = false;
   }
-  // A tail past the durable size is what an interrupted growth left.
-  if (!attached_ && file_size_ > size()) {
+  // A tail past the durable size is what an interrupted growth left (a
+  // read-only pool leaves it: the mapping covers only the durable size).
+  if (!attached_ && !read_only_ && file_size_ > size()) {
     if (ftruncate(fd_, static_cast<off_t>(size())) != 0) {
       return set_error_errno(SW_EIO, "cannot trim pool file '%s' to its durable size %zu", path_.c_str(), size());
     }
@@ -287,6 +295,10 @@ int PoolFile::growth_refused(uint64_t min_chunks) const {
   const uint64_t cur = size();
   if (zone_count() >= kMaxZones || min_chunks > UINT32_MAX - chunk_count()) {
     return set_error(SW_ENOSPC, "the pool (%" PRIu64 " bytes) has as many zones or chunks as it can have", cur);
+  }
+  if (read_only_) {
+    return set_error(SW_ENOSPC, "the pool (%" PRIu64 " bytes) was opened read-only (SW_CONFIG_READONLY): it does not "
+                     "grow", cur);
   }
   if (limit_ == initial_size()) {
     return set_error(SW_ENOSPC, "the pool does not grow: its maximum size is its size, %" PRIu64 " bytes (set "

@@ -40,6 +40,7 @@ SQLITE_EXTENSION_INIT1
 #include <sqlite3.h>
 #endif
 
+#include <fcntl.h>
 #include <pthread.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -254,6 +255,10 @@ int os_refusal(const std::string& path, const char* what, int err, Answer* how) 
   return SQLITE_CANTOPEN;
 }
 
+// access() with the effective IDs, which open() uses (as the unix VFS's
+// open would find).
+int access_as_open(const std::string& path, int mode) { return faccessat(AT_FDCWD, path.c_str(), mode, AT_EACCESS); }
+
 // The closest standard result code for a pool sw_pool_open or
 // sw_pool_create refused, as stock SQLite answers its nearest case.
 int refusal_code(int sw) {
@@ -290,11 +295,11 @@ int pool_acquire(const std::string& path, uint64_t size, const sw_config& cfg_in
     // SQLITE_CANTOPEN: a directory; a file this process may not read and
     // write (a pool is mapped for writing).
     if (S_ISDIR(sb.st_mode)) return os_refusal(path, "open", EISDIR, how);
-    if (access(path.c_str(), R_OK | W_OK) != 0) {
+    if (access_as_open(path, R_OK | W_OK) != 0) {
       // A file it may read but not write, the unix VFS opens read-only
       // (SQLite then answers a write with SQLITE_READONLY): so do we.
       const int err = errno;
-      if ((err != EACCES && err != EROFS && err != EPERM) || access(path.c_str(), R_OK) != 0) {
+      if ((err != EACCES && err != EROFS && err != EPERM) || access_as_open(path, R_OK) != 0) {
         return os_refusal(path, "open", err, how);
       }
       cfg.flags |= SW_CONFIG_READONLY;
@@ -322,7 +327,7 @@ int pool_acquire(const std::string& path, uint64_t size, const sw_config& cfg_in
     // one this process may not write), neither can we.
     const std::string::size_type slash = path.rfind('/');
     const std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
-    if (access(dir.c_str(), W_OK | X_OK) != 0) return os_refusal(path, "create", errno, how);
+    if (access_as_open(dir, W_OK | X_OK) != 0) return os_refusal(path, "create", errno, how);
     if (cfg.max_size == 0) cfg.max_size = SW_POOL_SIZE_UNLIMITED;  // grows like a file
     p = sw_pool_create(path.c_str(), size, &cfg);
     if (p == nullptr) {

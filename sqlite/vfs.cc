@@ -233,25 +233,13 @@ bool interrupted_creation(const std::string& path) {
   return true;
 }
 
-// How a failed open of a main database is answered (docs/sqlite.md,
-// "Result codes and messages").
-enum class Answer {
-  kPlain,      // a condition stock SQLite's unix VFS knows: its result code, and
-               // SQLite's own message for it (the detail goes to sqlite3_log
-               // and sw_sqlite_errmsg)
-  kRefuse,     // softwrap's own condition: the closest code, with the detail as
-               // the connection's message (a refused file, see below)
-  kFullLater,  // no room to create the pool: the open succeeds on an empty
-               // database and its first write fails with SQLITE_FULL, as
-               // stock's first write to a full disk does
-};
-
 // The OS error of an open SQLite's unix VFS would also have met (a
 // directory, a missing file or directory on the path, no permission, a
-// name too long...): its answer is SQLITE_CANTOPEN, SQLite's message.
-int os_refusal(const std::string& path, const char* what, int err, Answer* how) {
+// name too long...): its answer is SQLITE_CANTOPEN, with SQLite's own
+// message (*plain; docs/sqlite.md, "Result codes and messages").
+int os_refusal(const std::string& path, const char* what, int err, bool* plain) {
   set_err("softwrap vfs: cannot %s pool %s: %s", what, path.c_str(), std::strerror(err));
-  *how = Answer::kPlain;
+  *plain = true;
   return SQLITE_CANTOPEN;
 }
 
@@ -260,7 +248,10 @@ int os_refusal(const std::string& path, const char* what, int err, Answer* how) 
 int access_as_open(const std::string& path, int mode) { return faccessat(AT_FDCWD, path.c_str(), mode, AT_EACCESS); }
 
 // The closest standard result code for a pool sw_pool_open or
-// sw_pool_create refused, as stock SQLite answers its nearest case.
+// sw_pool_create refused, as stock SQLite answers its nearest case.  Such
+// an open gets a refused file (see "refused opens"); SQLITE_FULL, no room
+// for the pool, makes it an empty database whose first write fails, as a
+// new file on a full disk is to stock SQLite.
 int refusal_code(int sw) {
   switch (sw) {
     case SW_EBUSY:
@@ -278,10 +269,12 @@ int refusal_code(int sw) {
 }
 
 // Opens (or creates) a pool, or takes another reference.  g_mu held.  On
-// failure t_err has the detail and *how says how the open answers.
+// failure t_err has the detail, and *plain says the condition is one stock
+// SQLite knows (answered with its code alone) rather than softwrap's own
+// (answered with a refused file that carries the detail).
 int pool_acquire(const std::string& path, uint64_t size, const sw_config& cfg_in, bool create, Pool** out,
-                 Answer* how) {
-  *how = Answer::kRefuse;
+                 bool* plain) {
+  *plain = false;
   if (auto it = g_pools.find(path); it != g_pools.end()) {
     it->second->refs++;
     *out = it->second;
@@ -294,13 +287,13 @@ int pool_acquire(const std::string& path, uint64_t size, const sw_config& cfg_in
     // What the unix VFS's open() would have refused, it refuses with
     // SQLITE_CANTOPEN: a directory; a file this process may not read and
     // write (a pool is mapped for writing).
-    if (S_ISDIR(sb.st_mode)) return os_refusal(path, "open", EISDIR, how);
+    if (S_ISDIR(sb.st_mode)) return os_refusal(path, "open", EISDIR, plain);
     if (access_as_open(path, R_OK | W_OK) != 0) {
       // A file it may read but not write, the unix VFS opens read-only
       // (SQLite then answers a write with SQLITE_READONLY): so do we.
       const int err = errno;
       if ((err != EACCES && err != EROFS && err != EPERM) || access_as_open(path, R_OK) != 0) {
-        return os_refusal(path, "open", err, how);
+        return os_refusal(path, "open", err, plain);
       }
       cfg.flags |= SW_CONFIG_READONLY;
     }
@@ -316,28 +309,24 @@ int pool_acquire(const std::string& path, uint64_t size, const sw_config& cfg_in
     }
     if (p == nullptr) set_err("softwrap vfs: cannot open pool %s: %s", path.c_str(), sw_errormsg());
   } else if (errno != ENOENT) {
-    return os_refusal(path, "open", errno, how);  // ENOTDIR, ENAMETOOLONG, EACCES on the path, ELOOP
+    return os_refusal(path, "open", errno, plain);  // ENOTDIR, ENAMETOOLONG, EACCES on the path, ELOOP
   } else if (!create) {
     // Stock: open() fails with ENOENT, SQLITE_CANTOPEN.
     set_err("softwrap vfs: no pool %s, and the open does not create one (no SQLITE_OPEN_CREATE)", path.c_str());
-    *how = Answer::kPlain;
+    *plain = true;
     return SQLITE_CANTOPEN;
   } else {
     // Where the unix VFS could not create the file (a missing directory,
     // one this process may not write), neither can we.
     const std::string::size_type slash = path.rfind('/');
     const std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
-    if (access_as_open(dir, W_OK | X_OK) != 0) return os_refusal(path, "create", errno, how);
+    if (access_as_open(dir, W_OK | X_OK) != 0) return os_refusal(path, "create", errno, plain);
     if (cfg.max_size == 0) cfg.max_size = SW_POOL_SIZE_UNLIMITED;  // grows like a file
     p = sw_pool_create(path.c_str(), size, &cfg);
     if (p == nullptr) {
       set_err("softwrap vfs: cannot create pool %s (poolsize=%llu, lanes=%u, lanesize=%llu): %s", path.c_str(),
               static_cast<unsigned long long>(size), cfg.lanes, static_cast<unsigned long long>(cfg.lane_size),
               sw_errormsg());
-      if (sw_errno() == SW_ENOSPC) {
-        *how = Answer::kFullLater;
-        return SQLITE_FULL;
-      }
     }
   }
   if (p == nullptr) return refusal_code(sw_errno());
@@ -766,10 +755,10 @@ int x_open(sqlite3_vfs* vfs, const char* zname, sqlite3_file* pf, int flags, int
       remember_err(dbpath);
       return refuse(f, SQLITE_ERROR);
     }
-    Answer how;
-    if (int rc = pool_acquire(op.pool_path, op.pool_size, op.cfg, create, &P, &how); rc != SQLITE_OK) {
+    bool plain;
+    if (int rc = pool_acquire(op.pool_path, op.pool_size, op.cfg, create, &P, &plain); rc != SQLITE_OK) {
       remember_err(dbpath);
-      if (how == Answer::kPlain) {
+      if (plain) {
         sqlite3_log(rc, "%s", t_err.c_str());
         return rc;
       }

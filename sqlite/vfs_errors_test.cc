@@ -14,11 +14,9 @@
 // the full-disk row does not run and the test prints so.
 #include <gtest/gtest.h>
 #include <sched.h>
-#include <spawn.h>
 #include <sqlite3.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -30,13 +28,13 @@
 #include <vector>
 
 #include "softwrap/softwrap.h"
+#include "run_program.h"
 #include "softwrap/sqlite.h"
-
-extern char** environ;
 
 namespace {
 
 namespace fs = std::filesystem;
+using softwrap::sqlite_test::run_program;
 
 // What a program meets: the open's codes and message and, if it opened,
 // those of its first write and of a read.
@@ -218,27 +216,8 @@ TEST(VfsErrorsPython, TheSqlite3ModuleSeesSqlitesAnswers) {
   if (!fs::exists("/usr/bin/python3")) GTEST_SKIP() << "no /usr/bin/python3";
   setenv("SOFTWRAP_MEDIUM", "x86", 1);
   const std::string module = fs::path(SW_SQLITE_MODULE).replace_extension("").string();
-  std::vector<char*> args = {const_cast<char*>("/usr/bin/python3"), const_cast<char*>(SW_PYTHON_CHECK),
-                             const_cast<char*>(module.c_str()), nullptr};
-  int out[2];
-  ASSERT_EQ(pipe(out), 0);
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_adddup2(&fa, out[1], 1);
-  posix_spawn_file_actions_adddup2(&fa, out[1], 2);
-  posix_spawn_file_actions_addclose(&fa, out[0]);
-  pid_t pid;
-  ASSERT_EQ(posix_spawn(&pid, args[0], &fa, nullptr, args.data(), environ), 0);
-  posix_spawn_file_actions_destroy(&fa);
-  close(out[1]);
   std::string text;
-  char buf[4096];
-  ssize_t n;
-  while ((n = read(out[0], buf, sizeof buf)) > 0) text.append(buf, static_cast<size_t>(n));
-  close(out[0]);
-  int status = 0;
-  waitpid(pid, &status, 0);
-  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << text;
+  EXPECT_EQ(run_program({"/usr/bin/python3", SW_PYTHON_CHECK, module}, "", &text), 0) << text;
   EXPECT_NE(text.find("python check passed"), std::string::npos) << text;
 }
 
@@ -310,30 +289,12 @@ TEST_F(VfsErrors, AsAnotherUserAndOnAFullDisk) {
   fs::permissions(dir_, fs::perms::all);
   for (const char* v : {"unix", "softwrap"}) fs::permissions(dir_ + "/" + v, fs::perms::all);
   setenv("SW_VFS_ERRORS_CHILD", dir_.c_str(), 1);
-  const std::string filter = "--gtest_filter=VfsErrors.ChildFullDiskAndAnotherUser";
-  std::vector<char*> args = {const_cast<char*>("/proc/self/exe"), const_cast<char*>(filter.c_str()), nullptr};
-  int out[2];
-  ASSERT_EQ(pipe(out), 0);
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_adddup2(&fa, out[1], 1);
-  posix_spawn_file_actions_adddup2(&fa, out[1], 2);
-  posix_spawn_file_actions_addclose(&fa, out[0]);
-  pid_t pid;
-  const int rc = posix_spawn(&pid, args[0], &fa, nullptr, args.data(), environ);
-  posix_spawn_file_actions_destroy(&fa);
-  unsetenv("SW_VFS_ERRORS_CHILD");
-  close(out[1]);
-  ASSERT_EQ(rc, 0);
   std::string text;
-  char buf[4096];
-  ssize_t n;
-  while ((n = read(out[0], buf, sizeof buf)) > 0) text.append(buf, static_cast<size_t>(n));
-  close(out[0]);
-  int status = 0;
-  waitpid(pid, &status, 0);
+  const int status =
+      run_program({"/proc/self/exe", "--gtest_filter=VfsErrors.ChildFullDiskAndAnotherUser"}, "", &text);
+  unsetenv("SW_VFS_ERRORS_CHILD");
   for (const char* v : {"unix", "softwrap"}) fs::permissions(at(v, "noperm.db"), fs::perms::owner_all);
-  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << text;
+  ASSERT_EQ(status, 0) << text;
   EXPECT_NE(text.find("[  PASSED  ] 1 test"), std::string::npos) << text;
   // The full-disk row needs a mount namespace; say so where there is none.
   if (text.find("SW_CHILD_FULL_DISK_DONE") == std::string::npos) {

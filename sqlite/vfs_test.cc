@@ -7,9 +7,7 @@
 // Pools live in a per-test directory under /dev/shm with the x86 medium
 // (set before any pool opens), so fences cost what they cost in memory.
 #include <gtest/gtest.h>
-#include <spawn.h>
 #include <sqlite3.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -22,13 +20,13 @@
 #include <vector>
 
 #include "softwrap/softwrap.h"
+#include "run_program.h"
 #include "softwrap/sqlite.h"
-
-extern char** environ;
 
 namespace {
 
 namespace fs = std::filesystem;
+using softwrap::sqlite_test::run_program;
 
 // "(SELECT value FROM 1..n)" without the shell's generate_series.
 std::string series(int n) {
@@ -341,37 +339,6 @@ TEST_P(VfsTest, PageWritesAreComparedInTheEngineUnlessWclIsZero) {
     EXPECT_EQ(updates_log(std::string("e_") + e + ".db", std::string("&engine=") + e, &st), "200:4000") << e;
     EXPECT_GT(st.wcl_words_eliminated, 200u * 400) << e;
   }
-}
-
-// Runs a program with arguments and input text; returns its exit status and output.
-int run_program(const std::vector<std::string>& argv, const std::string& input, std::string* out) {
-  int in[2], outp[2];
-  if (pipe(in) != 0 || pipe(outp) != 0) return -1;
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_adddup2(&fa, in[0], 0);
-  posix_spawn_file_actions_adddup2(&fa, outp[1], 1);
-  posix_spawn_file_actions_adddup2(&fa, outp[1], 2);
-  posix_spawn_file_actions_addclose(&fa, in[1]);
-  posix_spawn_file_actions_addclose(&fa, outp[0]);
-  std::vector<char*> args;
-  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-  pid_t pid;
-  const int rc = posix_spawn(&pid, args[0], &fa, nullptr, args.data(), environ);
-  posix_spawn_file_actions_destroy(&fa);
-  close(in[0]);
-  close(outp[1]);
-  if (rc != 0) return -1;
-  if (write(in[1], input.data(), input.size()) != static_cast<ssize_t>(input.size())) return -1;
-  close(in[1]);
-  char buf[4096];
-  ssize_t n;
-  while ((n = read(outp[0], buf, sizeof buf)) > 0) out->append(buf, static_cast<size_t>(n));
-  close(outp[0]);
-  int status = 0;
-  waitpid(pid, &status, 0);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
 // Issue 13: at default settings (no poolsize) a transaction larger than a

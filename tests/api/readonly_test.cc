@@ -39,6 +39,16 @@ class ReadOnly : public ::testing::TestWithParam<sw_engine_kind> {
     c.flags = flags;
     return c;
   }
+  // Opens the pool SW_CONFIG_READONLY and checks its root's words read
+  // base + i; *p and *a for what the test does next.
+  void open_and_check(int words, uint64_t base, sw_pool** p, uint64_t** a) const {
+    sw_config c = cfg(SW_CONFIG_READONLY);
+    *p = sw_pool_open(path_.c_str(), &c);
+    ASSERT_NE(*p, nullptr) << sw_errormsg();
+    *a = static_cast<uint64_t*>(sw_pool_root(*p, words * 8));
+    ASSERT_NE(*a, nullptr) << sw_errormsg();
+    for (int i = 0; i < words; ++i) ASSERT_EQ(sw_load64(*p, &(*a)[i]), base + i) << i;
+  }
   std::string path_;
 };
 
@@ -58,12 +68,9 @@ TEST_P(ReadOnly, ServesCommittedDataAndWritesNothing) {
     ASSERT_EQ(sw_pool_close(p), 0) << sw_errormsg();
   }
   const std::vector<char> before = file_bytes(path_);
-  sw_config c = cfg(SW_CONFIG_READONLY);
-  sw_pool* p = sw_pool_open(path_.c_str(), &c);
-  ASSERT_NE(p, nullptr) << sw_errormsg();
-  auto* a = static_cast<uint64_t*>(sw_pool_root(p, kWords * 8));
-  ASSERT_NE(a, nullptr) << sw_errormsg();
-  for (int i = 0; i < kWords; ++i) ASSERT_EQ(sw_load64(p, &a[i]), 3000u + i) << i;
+  sw_pool* p = nullptr;
+  uint64_t* a = nullptr;
+  ASSERT_NO_FATAL_FAILURE(open_and_check(kWords, 3000, &p, &a));
   // Every way to write is refused, with the reason.
   EXPECT_EQ(sw_wrap_open(p), SW_EINVAL);
   EXPECT_NE(std::string(sw_errormsg()).find("opened read-only"), std::string::npos) << sw_errormsg();
@@ -99,12 +106,9 @@ TEST_P(ReadOnly, RecoversInItsOwnViewOnly) {
   ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
   const std::vector<char> before = file_bytes(path_);
   for (int round = 0; round < 2; ++round) {  // the second open recovers again: nothing was written
-    sw_config c = cfg(SW_CONFIG_READONLY);
-    sw_pool* p = sw_pool_open(path_.c_str(), &c);
-    ASSERT_NE(p, nullptr) << sw_errormsg();
-    auto* a = static_cast<uint64_t*>(sw_pool_root(p, kWords * 8));
-    ASSERT_NE(a, nullptr) << sw_errormsg();
-    for (int i = 0; i < kWords; ++i) ASSERT_EQ(sw_load64(p, &a[i]), 300u + i) << i;
+    sw_pool* p = nullptr;
+    uint64_t* a = nullptr;
+    ASSERT_NO_FATAL_FAILURE(open_and_check(kWords, 300, &p, &a));
     ASSERT_EQ(sw_pool_close(p), 0) << sw_errormsg();
     EXPECT_EQ(file_bytes(path_), before) << "round " << round;
   }

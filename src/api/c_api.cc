@@ -169,7 +169,7 @@ void claim(sw_pool* p, ThreadCtx& c, const char* fn, uint64_t off, uint64_t n) {
 }
 
 int begin_outer(sw_pool* p, ThreadCtx& c) {
-  if (p->file->read_only()) {
+  if (p->read_only) [[unlikely]] {
     return misuse(p->strict, SW_EINVAL, "pool '%s' was opened read-only (SW_CONFIG_READONLY): it takes no wraps",
                   p->file->path().c_str());
   }
@@ -447,6 +447,7 @@ sw_pool* assemble(std::unique_ptr<PoolFile> file, const ResolvedConfig& cfg) {
   if (!p->engine) return nullptr;
   p->user_lo = p->file->header().heap_offset;
   p->require_wrap = (cfg.flags & SW_CONFIG_REQUIRE_WRAP) != 0;
+  p->read_only = p->file->read_only();
   if (p->strict) p->claims = std::make_unique<WordClaims>();
   publish_hot(p.get());
   {

@@ -42,6 +42,8 @@ struct alignas(64) sw_pool : sw_pool_hot {
   std::mutex root_mu;
   bool strict = false;        // SW_CONFIG_STRICT: misuse aborts (strict.h)
   bool require_wrap = false;  // SW_CONFIG_REQUIRE_WRAP: no implicit wraps
+  bool read_only = false;     // SW_CONFIG_READONLY: no wraps at all (file->read_only(), kept here
+                              // beside what begin_outer reads anyway)
   std::unique_ptr<softwrap::WordClaims> claims;  // strict mode only
 };
 

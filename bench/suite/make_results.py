@@ -670,9 +670,8 @@ def fig10():
           f"{us(f(sw1500, 'est_ns'))}.")
     # Issue 24's bar: no saturation through Tw = 2000 ns, i.e. softwrap's median response time within
     # 1.5x of its median wrap time at every Tw on scm-emu.
-    resp_ratio = {t: f(one(d, tw_ns=t, engine="softwrap"), "resp_p50_ns")
-                  / f(one(d, tw_ns=t, engine="softwrap"), "wrap_p50_ns")
-                  for t in tws if t and one(d, tw_ns=t, engine="softwrap")}
+    sw_at = {t: one(d, tw_ns=t, engine="softwrap") for t in tws if t}
+    resp_ratio = {t: f(r, "resp_p50_ns") / f(r, "wrap_p50_ns") for t, r in sw_at.items() if r}
     over = [t for t, r in resp_ratio.items() if r > 1.5]
     nohelp = one(d, engine="softwrap-nohelp")
     nohelp_text = (f" The same cell at Tw = {int(f(nohelp, 'tw_ns'))} ns with wraps that do not help "
@@ -730,35 +729,27 @@ def fig11():
         w()
         table(hdr, rows)
     image("fig11")
-    first = None
+    # softwrap's wrap time over nonatomic's, words on scm-emu, for each n that has both.
+    ratio = {}
     for n in sizes:
         a = one(d, medium="scm-emu", engine="softwrap", n=n, variant="words")
         b = one(d, medium="scm-emu", engine="nonatomic", n=n, variant="words")
-        if a and b and f(a, "wrap_tmean_ns") <= f(b, "wrap_tmean_ns"):
-            first = n
-            break
+        if a and b:
+            ratio[n] = f(a, "wrap_tmean_ns") / f(b, "wrap_tmean_ns")
+    first = next((n for n in sizes if n in ratio and ratio[n] <= 1), None)
     w(f"- **Words:** the paper finds softwrap as fast as nonatomic from n = 2; ours from n = {first}."
       if first else "- **Words:** softwrap never matches nonatomic in this run.")
-    def slower(n):
-        a = one(d, medium="scm-emu", engine="softwrap", n=n, variant="words")
-        b = one(d, medium="scm-emu", engine="nonatomic", n=n, variant="words")
-        return a and b and f(a, "wrap_tmean_ns") > f(b, "wrap_tmean_ns")
-
-    def ratio(n):
-        return (f(one(d, medium="scm-emu", engine="softwrap", n=n, variant="words"), "wrap_tmean_ns")
-                / f(one(d, medium="scm-emu", engine="nonatomic", n=n, variant="words"), "wrap_tmean_ns"))
-
     # Issue 24's bar: with 8K-entry tables softwrap no slower than nonatomic at every n from 2 to 1000.
-    behind = [n for n in sizes if 2 <= n <= 1000 and slower(n)]
+    behind = [n for n in sizes if 2 <= n <= 1000 and ratio.get(n, 0) > 1]
     check("Fig. 11: with 8K-entry tables softwrap no slower than nonatomic on scm-emu (words, trimmed-mean "
           "wrap time) at every n from 2 to 1000"
-          + (" (slower at " + ", ".join(f"n = {n}: {ratio(n):.3f}x" for n in behind) + ")" if behind else ""),
+          + (" (slower at " + ", ".join(f"n = {n}: {ratio[n]:.3f}x" for n in behind) + ")" if behind else ""),
           not behind)
     small = [n for n in behind if n < 10]
     big = [n for n in behind if n >= 100]
     if small:
         w(f"- **Small wraps:** at n = {', '.join(map(str, small))} softwrap's wrap takes "
-          f"{', '.join(f'{ratio(n):.2f}x' for n in small)} nonatomic's. There softwrap saves only one device "
+          f"{', '.join(f'{ratio[n]:.2f}x' for n in small)} nonatomic's. There softwrap saves only one device "
           "line against nonatomic (n = 2 fits header, entries and trailer in one 64-byte log line against "
           "two home lines, n = 3 takes two against three), about 1 µs, and loses more than that after the "
           "open loop's sleep between wraps (at 1,000 wraps/s it sleeps until 100 µs before each arrival): "
@@ -770,7 +761,7 @@ def fig11():
           "0–9 % more than nonatomic (5.5 against 5.2–5.5 µs; 7.1 against 6.5–6.7 µs).")
         shortfall(f"[Fig. 11](#fig-11--response-time-vs-wrap-size-and-the-slides-block-copy): with the paper's "
                   f"8K-entry tables softwrap is slower than nonatomic on scm-emu at n = "
-                  f"{', '.join(map(str, small))} ({', '.join(f'{ratio(n):.2f}x' for n in small)}): one device "
+                  f"{', '.join(map(str, small))} ({', '.join(f'{ratio[n]:.2f}x' for n in small)}): one device "
                   "line saved does not pay for the per-wrap state that goes cold between wraps at 1,000 wraps/s.")
     if big:
         w(f"- **Large wraps:** at n = {', '.join(map(str, big))} softwrap is slower than nonatomic again on "
@@ -779,8 +770,8 @@ def fig11():
           "it helps write home (docs/design.md, \"Retirement in chunks\").")
         shortfall(f"[Fig. 11](#fig-11--response-time-vs-wrap-size-and-the-slides-block-copy): with the paper's "
                   f"8K-entry tables softwrap is slower than nonatomic on scm-emu at n = {', '.join(map(str, big))}.")
-    elif sizes and sizes[-1] >= 1000:
-        w(f"- **Large wraps:** at n = 1000 softwrap takes {ratio(1000):.2f}x nonatomic's time. Such a wrap "
+    elif 1000 in ratio:
+        w(f"- **Large wraps:** at n = 1000 softwrap takes {ratio[1000]:.2f}x nonatomic's time. Such a wrap "
           "fills most of an 8K-entry table retired from 512 entries, so nearly every wrap switches tables "
           "and waits at open for the previous table's retirement; the waiting wrap writes home the chunks "
           "still unclaimed instead of sleeping, beside the retirement thread, each through its own device "

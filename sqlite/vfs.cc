@@ -729,6 +729,17 @@ bool report_refusal(sqlite3* db) {
   return true;
 }
 
+// A failed open of main database `dbpath` (the detail in t_err, kept for
+// sw_sqlite_errmsg): a condition stock SQLite knows (plain) is its result
+// code alone, SQLite writing its own message; softwrap's own gets a refused
+// file that carries the detail.
+int open_failed(File* f, const std::string& dbpath, int rc, bool plain) {
+  remember_err(dbpath);
+  if (!plain) return refuse(f, rc);
+  sqlite3_log(rc, "%s", t_err.c_str());
+  return rc;
+}
+
 // ------------------------------------------------------------ VFS methods
 
 int x_open(sqlite3_vfs* vfs, const char* zname, sqlite3_file* pf, int flags, int* out_flags) {
@@ -752,17 +763,11 @@ int x_open(sqlite3_vfs* vfs, const char* zname, sqlite3_file* pf, int flags, int
     const bool create = (flags & SQLITE_OPEN_CREATE) != 0;
     auto uri = [zname](const char* k) { return sqlite3_uri_parameter(zname, k); };
     if (!softwrap::sqlite_vfs::parse_open_params(uri, dbpath, f->kind == kScmVfs, &op, &t_err)) {
-      remember_err(dbpath);
-      return refuse(f, SQLITE_ERROR);
+      return open_failed(f, dbpath, SQLITE_ERROR, false);
     }
     bool plain;
     if (int rc = pool_acquire(op.pool_path, op.pool_size, op.cfg, create, &P, &plain); rc != SQLITE_OK) {
-      remember_err(dbpath);
-      if (plain) {
-        sqlite3_log(rc, "%s", t_err.c_str());
-        return rc;
-      }
-      return refuse(f, rc);
+      return open_failed(f, dbpath, rc, plain);
     }
     const std::string& pool_path = op.pool_path;
     key = pool_path == dbpath ? std::string("db") : dbpath;
@@ -788,12 +793,9 @@ int x_open(sqlite3_vfs* vfs, const char* zname, sqlite3_file* pf, int flags, int
     if (slot < 0) {
       pool_release(P);
       if (!main_db) return SQLITE_CANTOPEN;
-      remember_err(dbpath);
-      if ((flags & SQLITE_OPEN_CREATE) == 0) {  // stock: open() fails with ENOENT
-        sqlite3_log(SQLITE_CANTOPEN, "%s", t_err.c_str());
-        return SQLITE_CANTOPEN;
-      }
-      return refuse(f, SQLITE_CANTOPEN);  // a name too long for the pool's directory, or the directory is full
+      // Without SQLITE_OPEN_CREATE, stock's open() fails with ENOENT;
+      // else the name is too long for the pool's directory, or it is full.
+      return open_failed(f, dbpath, SQLITE_CANTOPEN, (flags & SQLITE_OPEN_CREATE) == 0);
     }
   }
   f->pool = P;

@@ -248,6 +248,14 @@ typedef struct sw_config {
                                            wrap, an allocation) fails with
                                            SW_EINVAL.  sw_pool_create refuses
                                            it (SW_EINVAL). */
+#define SW_CONFIG_SHARED 0x400u        /* share the pool with other
+                                           processes (and other handles of
+                                           this one): every one maps it, one
+                                           at a time holds write access.  See
+                                           "Pools shared between processes"
+                                           below.  Without it an open is
+                                           exclusive: a second one fails with
+                                           SW_EBUSY. */
 
 /* ------------------------------------------------------------------ pool */
 
@@ -305,6 +313,82 @@ SW_API void *sw_pool_root(sw_pool *pool, size_t size);
  * durable (nothing flushes them).  REQUIRES: no open wraps on the pool
  * (else SW_EBUSY). */
 SW_API int sw_pool_quiesce(sw_pool *pool);
+
+/* ------------------------------------- pools shared between processes
+ *
+ * A pool opened with SW_CONFIG_SHARED (by sw_pool_open or sw_pool_create)
+ * may be open in several processes at once, and in several handles of one
+ * process; every one of them must use the flag (an open without it is
+ * exclusive and fails with SW_EBUSY while a shared one is open, and the
+ * other way round).  Every handle maps the pool shared.  One handle at a
+ * time holds *write access*, a lock on the pool file that the kernel
+ * releases if its process dies:
+ *
+ *  - Wraps (and stores, writes and allocations outside one) need write
+ *    access.  A wrap opened by a handle that does not hold it takes it
+ *    first, waiting up to 10 s (SOFTWRAP_SHARE_WAIT_MS) for the holder to
+ *    give it up, and fails with SW_EBUSY after that; it gives it up again
+ *    when the wrap closes if another handle has the pool open.
+ *    sw_pool_write_begin/sw_pool_write_end hold it across many wraps.
+ *  - Taking write access makes the handle current: the pool's growth by
+ *    other handles is mapped (the base address never moves), the commits
+ *    of a holder that died are recovered, and what the handle keeps of
+ *    the pool in DRAM (the allocator's free lists, commit order) is
+ *    rebuilt if another handle wrote since it last held write access.
+ *  - Giving write access up first makes every wrap the handle committed
+ *    home (retired, flushed, fenced), then marks the pool clean.  So the
+ *    loads of a handle without write access, which read home, see exactly
+ *    the committed state of the last holder.
+ *  - A handle alone on its pool keeps write access between sessions and
+ *    pays nothing per wrap (no lock, no system call, no retirement forced):
+ *    a background thread checks for company once a millisecond and gives
+ *    write access up when another handle opens the pool.  Opening a
+ *    shared pool waits (up to SOFTWRAP_SHARE_WAIT_MS) for write access too:
+ *    recovery and the open-time checks run with it.
+ *
+ * What a reader may assume.  After sw_pool_refresh returns (0 or 1), home
+ * holds the committed state of the last handle that gave write access up:
+ * a complete prefix of its wraps, and nothing of a wrap that did not
+ * commit, also when that handle died (refresh then recovers it).  Until
+ * another handle takes write access; a holder's retirement writes home
+ * while it works, so readers and writers must exclude each other for as
+ * long as a reader reads (a lock of the application's; the SQLite VFS
+ * uses SQLite's own).  Pointers stay valid: the pool never moves.
+ *
+ * Forking.  A child must not use a handle its parent opened: every call on
+ * it fails (SW_EINVAL) except sw_pool_close, which forgets it without
+ * touching the pool.  The child opens the pool itself (with
+ * SW_CONFIG_SHARED, if the parent keeps it open).  A handle opened with
+ * SW_CONFIG_READONLY keeps writers out (they wait, then get SW_EBUSY) for
+ * as long as it is open: it reads a private copy. */
+
+/* Takes write access for the calling process's handle and holds it until
+ * the matching sw_pool_write_end (calls nest and may come from any
+ * thread).  timeout_ms: how long to wait for another handle to give it up
+ * (0: do not wait; < 0: SOFTWRAP_SHARE_WAIT_MS, default 10 s).  0, or
+ * SW_EBUSY (another handle kept it), SW_EIO (the lock failed), SW_ECORRUPT
+ * (recovering a holder that died found corrupt metadata), SW_ENOSPC
+ * (another handle grew the pool beyond the address range this one
+ * reserved: reopen it), SW_EINVAL (read-only handle, forked child).  On a
+ * pool that is not shared it does nothing and returns 0. */
+SW_API int sw_pool_write_begin(sw_pool *pool, int timeout_ms);
+/* Ends a sw_pool_write_begin.  The last session to end (wraps are sessions
+ * too) gives write access up if another handle has the pool open, after
+ * making every commit home.  0; SW_EINVAL without an open
+ * sw_pool_write_begin; or the error of making commits home (write access
+ * is then kept, and the next end tries again). */
+SW_API int sw_pool_write_end(sw_pool *pool);
+/* For a handle that reads a pool others write: catches up with them.
+ * Maps what they grew, and if the last holder of write access died (or
+ * still holds it: waits up to SOFTWRAP_SHARE_WAIT_MS for it), takes write
+ * access to recover it and gives it back.  Returns 1 if another handle
+ * has written since this handle's previous refresh (drop what you cached
+ * of the pool), 0 if not, or SW_EBUSY/SW_EIO/SW_ECORRUPT/SW_ENOSPC as
+ * sw_pool_write_begin.  0 on a pool that is not shared. */
+SW_API int sw_pool_refresh(sw_pool *pool);
+/* 1 if this handle holds write access now (an exclusive, writable handle
+ * always does), else 0. */
+SW_API int sw_pool_write_held(sw_pool *pool);
 
 /* Offset of a pool address (0 for NULL) and the reverse (NULL for 0). */
 SW_API uint64_t sw_pool_offset(sw_pool *pool, const void *addr);

@@ -685,6 +685,14 @@ void AliasRing::reset_stats() {
   for (const auto& c : helper_counters_) c->reset();
 }
 
+void AliasRing::resync(uint64_t durable) {
+  std::lock_guard<std::mutex> lk(mu_);
+  if (durable <= seq_.load()) return;
+  seq_.store(durable);
+  retired_seq_.store(durable, std::memory_order_release);
+  home_seq_.store(durable, std::memory_order_release);
+}
+
 int AliasRing::quiesce() {
   std::unique_lock<std::mutex> lk(mu_);
   if (has_aliases(active_gen_.load())) {

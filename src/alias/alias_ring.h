@@ -164,6 +164,9 @@ class AliasRing {
   int quiesce();
   // Stops the retirement thread (after quiesce).
   void stop();
+  // REQUIRES: quiesced, no open wraps.  Another handle raised the durable
+  // watermark to `durable`: commits continue above it (Engine::resync).
+  void resync(uint64_t durable);
 
   // The counters of the retirement threads.
   void add_stats(sw_stats* out) const;

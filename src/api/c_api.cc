@@ -7,6 +7,7 @@
 // This file defines the exported sw_load*, sw_read and sw_peek that the
 // header makes inline elsewhere: it sees them as plain declarations.
 #define SW_NO_INLINE 1
+#include <pthread.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -151,6 +152,14 @@ inline bool check_user(sw_pool* p, const char* fn, const void* addr, size_t n, u
   return true;
 }
 
+// A handle a forked child inherited (share.h: the child must open the pool
+// itself).
+[[gnu::cold]] int forked_misuse(sw_pool* p, const char* fn) {
+  return misuse(p->strict, SW_EINVAL, "%s: pool '%s' was opened by the parent of this forked process; a child must "
+                "open the pool itself (see \"Pools shared between processes\" in softwrap.h)", fn,
+                p->file->path().c_str());
+}
+
 #define SW_NEED_POOL(p, fn, ret) \
   do {                                                                              \
     if (!(p)) return misuse(process_strict(), SW_EINVAL, "%s: pool is NULL", fn), ret; \
@@ -168,10 +177,17 @@ void claim(sw_pool* p, ThreadCtx& c, const char* fn, uint64_t off, uint64_t n) {
          fn, static_cast<unsigned long long>(w), static_cast<void*>(p->file->at(w)));
 }
 
+[[gnu::cold]] int refuse_wrap(sw_pool* p) {
+  if (p->forked) return forked_misuse(p, "sw_wrap_open");
+  return misuse(p->strict, SW_EINVAL, "pool '%s' was opened read-only (SW_CONFIG_READONLY): it takes no wraps",
+                p->file->path().c_str());
+}
+
 int begin_outer(sw_pool* p, ThreadCtx& c) {
-  if (p->read_only) [[unlikely]] {
-    return misuse(p->strict, SW_EINVAL, "pool '%s' was opened read-only (SW_CONFIG_READONLY): it takes no wraps",
-                  p->file->path().c_str());
+  if (p->read_only) [[unlikely]] return refuse_wrap(p);
+  // A shared pool: the wrap is a session of write access (share.h).
+  if (p->share) [[unlikely]] {
+    if (int rc = p->share->enter(-1)) return rc;
   }
   c.lane = p->lanes->acquire(
       c.preferred_lane, [](void* e, Lane& l) { return static_cast<Engine*>(e)->lane_usable(l); }, p->engine.get());
@@ -181,6 +197,7 @@ int begin_outer(sw_pool* p, ThreadCtx& c) {
   const int rc = p->engine->begin(c);
   if (rc != 0) {
     p->lanes->release(c.lane);
+    if (p->share) p->share->exit();
     return rc;
   }
   c.depth = 1;
@@ -219,6 +236,10 @@ int end_outer(sw_pool* p, ThreadCtx& c, bool abort) {
   c.fail_code = 0;
   p->lanes->release(c.lane);
   c.lane = ~0u;
+  // Gives write access up if this was the last session and another handle
+  // has the pool open (after making every commit home); a failure to do so
+  // keeps it, and the wrap's own result stands.
+  if (p->share) [[unlikely]] p->share->exit();
   return rc;
 }
 
@@ -417,6 +438,28 @@ void publish_hot(sw_pool* p) {
   p->file->mirror_size(&p->span, p->user_lo);  // span: the heap's size, followed by every growth
 }
 
+// fork(): handles a child inherits are its parent's.  The child closes
+// their descriptors (a child holding the parent's open file description
+// would keep the parent's locks, write access included, alive after the
+// parent dies), and they refuse every use but sw_pool_close, which forgets
+// them without touching the pool (the parent's threads do not exist in
+// the child).  The registry's lock is held across fork, so the child finds
+// the list whole.
+bool register_fork_handlers() {
+  pthread_atfork([] { live_pools().mu.lock(); }, [] { live_pools().mu.unlock(); },
+                 [] {
+                   LivePools& live = live_pools();
+                   for (sw_pool* p : live.pools) {
+                     p->forked = true;
+                     p->read_only = true;  // begin_outer refuses wraps (refuse_wrap says why)
+                     if (p->share) p->share->forget_after_fork();
+                     p->file->drop_after_fork();
+                   }
+                   live.mu.unlock();
+                 });
+  return true;
+}
+
 sw_pool* assemble(std::unique_ptr<PoolFile> file, const ResolvedConfig& cfg) {
   auto p = std::unique_ptr<sw_pool>(new (std::nothrow) sw_pool);
   if (!p) return set_error(SW_ENOMEM, "out of memory"), nullptr;
@@ -433,6 +476,13 @@ sw_pool* assemble(std::unique_ptr<PoolFile> file, const ResolvedConfig& cfg) {
   p->medium = make_medium(mo, p->file->base(), p->file->size());
   if (!p->medium) return nullptr;
   if (check_engine_medium(cfg, p->medium->properties()) != 0) return nullptr;
+  // A shared pool is opened with write access held: recovery and the pool
+  // layer's open-time writes need it, and the heap scanned below must not
+  // change meanwhile.
+  if (p->file->shared()) {
+    p->share = std::make_unique<Sharing>(p.get());
+    if (p->share->open_begin() != 0) return nullptr;
+  }
   if (p->file->bind(p->medium.get()) != 0) return nullptr;
   RecoveryOptions ro;
   ro.redo_skip_commit_validation = cfg.redo_skip_commit_validation;
@@ -450,11 +500,19 @@ sw_pool* assemble(std::unique_ptr<PoolFile> file, const ResolvedConfig& cfg) {
   p->read_only = p->file->read_only();
   if (p->strict) p->claims = std::make_unique<WordClaims>();
   publish_hot(p.get());
+  if (p->share) {
+    // Marks the pool ours, then gives write access up unless alone.  A
+    // handle made by create held the open lock exclusively: now it shares it.
+    p->share->open_end();
+    if (p->file->share_open_lock() != 0) return nullptr;
+  }
   {
     LivePools& live = live_pools();
     std::lock_guard<std::mutex> g(live.mu);
     live.pools.push_back(p.get());
   }
+  static const bool fork_handlers = register_fork_handlers();
+  (void)fork_handlers;
   clear_error();
   return p.release();
 }
@@ -506,6 +564,15 @@ int sw_pool_close(sw_pool* p) {
                     "sw_pool_close: %p is not an open pool (closed already, or never opened)",
                     static_cast<void*>(p));
     }
+    if (p->forked) {
+      // The parent's handle: its threads and locks are the parent's.  Leak
+      // it (destroying it would join threads this process does not have).
+      live.pools.erase(std::find(live.pools.begin(), live.pools.end(), p));
+      for (TlsSlot& s : tls_cache.slot) {
+        if (s.pool == p) s = TlsSlot{};
+      }
+      return 0;
+    }
     {
       std::lock_guard<std::mutex> gc(p->ctx_mu);
       for (auto& c : p->ctxs) {
@@ -518,9 +585,11 @@ int sw_pool_close(sw_pool* p) {
     }
     live.pools.erase(std::find(live.pools.begin(), live.pools.end(), p));
   }
+  if (p->share) p->share->stop_watcher();
   ctx_of(p);  // count the final retirement somewhere sensible
   int rc = p->engine->shutdown();
   p->medium->drain();
+  if (p->share) p->share->close();  // everything is home: mark the pool clean, give write access up
   {
     std::lock_guard<std::mutex> g(p->ctx_mu);
     for (auto& c : p->ctxs) p->engine->detach(*c);
@@ -531,6 +600,41 @@ int sw_pool_close(sw_pool* p) {
   tls_counters = nullptr;
   delete p;
   return rc;
+}
+
+int sw_pool_write_begin(sw_pool* p, int timeout_ms) {
+  SW_NEED_POOL(p, "sw_pool_write_begin", SW_EINVAL);
+  if (p->forked) return forked_misuse(p, "sw_pool_write_begin");
+  if (p->file->read_only()) {
+    return misuse(p->strict, SW_EINVAL, "sw_pool_write_begin: pool '%s' was opened read-only (SW_CONFIG_READONLY)",
+                  p->file->path().c_str());
+  }
+  if (!p->share) return 0;  // an exclusive handle always has write access
+  return p->share->enter(timeout_ms, true);
+}
+
+int sw_pool_write_end(sw_pool* p) {
+  SW_NEED_POOL(p, "sw_pool_write_end", SW_EINVAL);
+  if (p->forked) return forked_misuse(p, "sw_pool_write_end");
+  if (!p->share) return 0;
+  const int rc = p->share->exit(true);
+  if (rc == SW_EINVAL) {
+    return misuse(p->strict, SW_EINVAL, "sw_pool_write_end: no sw_pool_write_begin of this pool is open");
+  }
+  return rc;
+}
+
+int sw_pool_refresh(sw_pool* p) {
+  SW_NEED_POOL(p, "sw_pool_refresh", SW_EINVAL);
+  if (p->forked) return forked_misuse(p, "sw_pool_refresh");
+  if (!p->share) return 0;
+  return p->share->refresh();
+}
+
+int sw_pool_write_held(sw_pool* p) {
+  if (!p || p->forked) return 0;
+  if (!p->share) return p->file->read_only() ? 0 : 1;
+  return p->share->held() ? 1 : 0;
 }
 
 int sw_pool_quiesce(sw_pool* p) {

@@ -14,6 +14,7 @@
 #include <mutex>
 #include <vector>
 
+#include "api/share.h"
 #include "api/strict.h"
 #include "engine/engine.h"
 #include "log/lanes.h"
@@ -44,6 +45,9 @@ struct alignas(64) sw_pool : sw_pool_hot {
   bool require_wrap = false;  // SW_CONFIG_REQUIRE_WRAP: no implicit wraps
   bool read_only = false;     // SW_CONFIG_READONLY: no wraps at all (file->read_only(), kept here
                               // beside what begin_outer reads anyway)
+  bool forked = false;        // this is a forked child's copy of its parent's handle: unusable
+  // SW_CONFIG_SHARED: write access (share.h); destroyed before the layers.
+  std::unique_ptr<softwrap::Sharing> share;
   std::unique_ptr<softwrap::WordClaims> claims;  // strict mode only
 };
 

@@ -150,6 +150,15 @@ class Engine {
   virtual int quiesce() = 0;
   // Stop background threads and quiesce; the engine is unusable after.
   virtual int shutdown() = 0;
+  // Another handle of the pool (another process sharing it) has written it
+  // since this engine's state was built (api/share.cc).  REQUIRES: quiesced
+  // (quiesce() returned since this handle last committed), no open wraps,
+  // write access held.  Brings what the engine keeps of the pool up to the
+  // pool: commit sequence numbers continue above the durable watermark,
+  // lanes start empty, undo generations follow the lane headers.  Must not
+  // touch the allocator (it was rebuilt first; extents this engine held
+  // were given back by quiesce()).
+  virtual void resync() {}
   // Adds counters the engine keeps outside thread contexts (retirement).
   virtual void add_stats(sw_stats* out) {}
   virtual void reset_stats() {}

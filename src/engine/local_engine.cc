@@ -68,7 +68,11 @@ class LocalEngine final : public Engine {
         wcl_((env.cfg->flags & SW_CONFIG_WCL) != 0),
         filter_(env.pool->base(), env.pool->max_size(), env.cfg->filter_granule, env.filter_live),
         inflight_(new std::atomic<uint64_t>[env.lanes->count()]) {
-    persisted_ = pool_->meta()->retired_seq;
+    start_from_pool();
+  }
+  // Commits continue above the durable watermark; lanes start empty.
+  void start_from_pool() {
+    persisted_ = __atomic_load_n(&pool_->meta()->retired_seq, __ATOMIC_ACQUIRE);
     seq_.store(persisted_);
     published_.store(persisted_);
     for (uint32_t i = 0; i < lanes_->count(); ++i) {
@@ -78,6 +82,12 @@ class LocalEngine final : public Engine {
       l.committed.clear();
       l.undo_gen = pool_->lane_header(i)->undo_committed_gen + 1;  // for wraps that spill
     }
+  }
+  void resync() override {
+    std::lock_guard<std::mutex> g(wm_mu_);
+    retiring_extents_.clear();  // quiesce() released them all (to the allocator since rebuilt)
+    if (__atomic_load_n(&pool_->meta()->retired_seq, __ATOMIC_ACQUIRE) < seq_.load()) return;  // cannot be: ours only rise
+    start_from_pool();
   }
 
   const char* name() const override { return "softwrap-local"; }

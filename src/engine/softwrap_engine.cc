@@ -87,13 +87,23 @@ class SoftwrapEngine final : public Engine {
         ring_(*env.cfg, env.pool, env.medium, env.filter_live), page_size_(env.cfg->shadow_page_size),
         spill_bytes_(env.cfg->spill_bytes), wcl_((env.cfg->flags & SW_CONFIG_WCL) != 0),
         help_control_(env.cfg->help_control) {
-    // Frames at or below the watermark are already home: lanes start empty.
+    reset_lanes();
+  }
+  // Frames at or below the watermark are already home: lanes start empty.
+  void reset_lanes() {
     for (uint32_t i = 0; i < lanes_->count(); ++i) {
       Lane& l = lanes_->lane(i);
       l.tail = l.reclaimed = 0;
       l.committed.clear();
       l.undo_gen = pool_->lane_header(i)->undo_committed_gen + 1;  // for wraps that spill
     }
+  }
+  void resync() override {
+    ring_.resync(__atomic_load_n(&pool_->meta()->retired_seq, __ATOMIC_ACQUIRE));
+    reset_lanes();
+    std::lock_guard<std::mutex> g(ext_mu_);
+    retiring_extents_.clear();  // quiesce() released them all (to the allocator since rebuilt)
+    has_retiring_extents_.store(false, std::memory_order_relaxed);
   }
   ~SoftwrapEngine() override {
     ring_.stop();

@@ -97,6 +97,11 @@ class UndoEngine final : public Engine {
   UndoEngine(const EngineEnv& env, bool themis)
       : pool_(env.pool), medium_(env.medium), load_(env.medium), lanes_(env.lanes), alloc_(env.alloc), themis_(themis),
         wcl_((env.cfg->flags & SW_CONFIG_WCL) != 0) {
+    resync();
+  }
+  // Each lane's next generation follows its header (another handle may
+  // have committed generations in it).
+  void resync() override {
     for (uint32_t i = 0; i < lanes_->count(); ++i) {
       lanes_->lane(i).undo_gen = pool_->lane_header(i)->undo_committed_gen + 1;
     }

@@ -335,6 +335,7 @@ class HeapAllocator final : public Allocator {
     std::lock_guard<std::mutex> lock(mu_);
     return log_chunks_;
   }
+  int reload() override;
 
  private:
   uint64_t head_off(uint32_t c) const { return pool_->head_offset(c); }
@@ -892,6 +893,23 @@ AllocatorStats HeapAllocator::stats() const {
 }
 
 }  // namespace
+
+int HeapAllocator::reload() {
+  HeapImage img;
+  if (int rc = scan_heap(*pool_, &img)) return rc;
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!ctxs_.empty() || log_chunks_ != 0) {
+    return set_error(SW_EBUSY, "allocator: cannot reload the heap while wraps are open or log space is reserved");
+  }
+  slots_.clear();
+  slots_.resize(pool_->chunk_count());
+  free_by_start_.clear();
+  free_by_len_.clear();
+  free_chunks_ = 0;
+  for (auto& s : avail_runs_) s.clear();
+  load(img);  // zero flags follow heap_zero_at_open(), which the caller cleared
+  return 0;
+}
 
 int Allocator::open(PoolFile* pool, std::unique_ptr<Allocator>* out) {
   HeapImage img;

@@ -108,6 +108,14 @@ class Allocator {
   // Chunks reserved as log space now (tests, `pool info`).
   virtual uint64_t log_chunks() const = 0;
 
+  // Another handle of the pool (another process sharing it) has changed
+  // the heap: rebuilds the DRAM state from the persistent heap, as open()
+  // does, with no chunk known to hold zeros.  REQUIRES: no open wraps and
+  // no log chunks reserved (the engine is quiesced).  0, SW_ECORRUPT (the
+  // heap fails validation: the state is left as it was), or SW_EBUSY when
+  // the requirement does not hold.
+  virtual int reload() = 0;
+
   // Walks the persistent heap and checks every invariant (for `softwrap
   // pool check` and the crash tests).  Reads home locations directly:
   // call on a quiesced pool.  0 or SW_ECORRUPT with a message.

@@ -163,15 +163,35 @@ int compute_layout(uint64_t size, uint32_t lanes, uint64_t lane_size, PoolHeader
 
 // ---------------------------------------------------------------- OS helpers
 
-int lock_file(int fd, const std::string& path) {
-  while (flock(fd, LOCK_EX | LOCK_NB) != 0) {
-    if (errno == EINTR) continue;
-    if (errno == EWOULDBLOCK) {
-      return set_error(SW_EBUSY, "pool '%s' is open in another process (or another handle)", path.c_str());
-    }
-    return set_error_errno(SW_EIO, "cannot lock pool '%s'", path.c_str());
+// Locks on the pool file (docs/pool-format.md, "Locks"): open file
+// description (OFD) byte-range locks far beyond any pool's end, so they
+// never touch data, belong to this descriptor alone (closing another
+// descriptor of the file does not drop them, unlike process-associated
+// POSIX locks) and are released by the kernel when the process dies.
+// F_OFD_SETLK(W) with l_type F_RDLCK/F_WRLCK/F_UNLCK; false with errno.
+bool ofd_lock(int fd, uint64_t byte, short type, bool wait) {
+  struct flock fl {};
+  fl.l_type = type;
+  fl.l_whence = SEEK_SET;
+  fl.l_start = static_cast<off_t>(byte);
+  fl.l_len = 1;
+  while (fcntl(fd, wait ? F_OFD_SETLKW : F_OFD_SETLK, &fl) != 0) {
+    if (errno != EINTR) return false;
   }
-  return 0;
+  return true;
+}
+
+// The open lock: shared by every handle of a pool opened with
+// SW_CONFIG_SHARED (and by read-only handles), exclusive otherwise.
+int lock_open(int fd, const std::string& path, bool shared) {
+  if (ofd_lock(fd, kOpenLockByte, shared ? F_RDLCK : F_WRLCK, false)) return 0;
+  if (errno == EAGAIN || errno == EACCES) {
+    return set_error(SW_EBUSY, shared ? "pool '%s' is open in another process (or another handle) without "
+                                        "SW_CONFIG_SHARED"
+                                      : "pool '%s' is open in another process (or another handle)",
+                     path.c_str());
+  }
+  return set_error_errno(SW_EIO, "cannot lock pool '%s'", path.c_str());
 }
 
 int sync_range(void* addr, size_t n, const std::string& path) {
@@ -367,6 +387,8 @@ int resolve_config(const sw_config* cfg, ResolvedConfig* out) {
   if (int rc = env_flag("SOFTWRAP_REQUIRE_WRAP", SW_CONFIG_REQUIRE_WRAP, &r.flags)) return rc;
   if (int rc = env_flag("SOFTWRAP_THEMIS_IDEAL", SW_CONFIG_THEMIS_IDEAL, &r.flags)) return rc;
   if (int rc = env_flag("SOFTWRAP_COUNT_LOADS", SW_CONFIG_COUNT_LOADS, &r.flags)) return rc;
+  if (int rc = env_flag("SOFTWRAP_SHARED", SW_CONFIG_SHARED, &r.flags)) return rc;
+  if (int rc = env_u32("SOFTWRAP_SHARE_WAIT_MS", &r.share_wait_ms)) return rc;
   {  // SOFTWRAP_RETIRE_HELP=0 sets SW_CONFIG_NO_RETIRE_HELP, =1 clears it
     uint32_t help = r.flags & SW_CONFIG_NO_RETIRE_HELP ? 0 : 1;
     if (int rc = env_flag("SOFTWRAP_RETIRE_HELP", 1, &help)) return rc;
@@ -397,7 +419,8 @@ int resolve_config(const sw_config* cfg, ResolvedConfig* out) {
 
 PoolFile::~PoolFile() {
   if (base_ != nullptr && !attached_) munmap(base_, reserved_);  // the mapping and the rest of the reservation
-  if (fd_ >= 0) close(fd_);  // releases the flock
+  if (attached_ && shared_) note_attached_open(false);
+  if (fd_ >= 0) close(fd_);  // releases the locks
 }
 
 // Reads only min(file_size, sizeof(PoolHeader)) bytes of data, any alignment.
@@ -554,7 +577,10 @@ std::unique_ptr<PoolFile> PoolFile::create(const std::string& path, size_t size,
     }
     return nullptr;
   }
-  if (lock_file(pf->fd_, path) != 0) return nullptr;
+  // Exclusive while the file is formatted, whatever the mode: no one may
+  // open a pool being created.  A shared pool's lock becomes shared after.
+  if (lock_open(pf->fd_, path, false) != 0) return nullptr;
+  pf->shared_ = (cfg.flags & SW_CONFIG_SHARED) != 0;
   // From here on the file is ours; if creation fails, remove what we made.
   bool ok = false;
   struct Cleanup {
@@ -634,7 +660,27 @@ std::unique_ptr<PoolFile> PoolFile::open(const std::string& path, const Resolved
     set_error_errno(SW_EIO, "cannot open pool file '%s'%s", path.c_str(), pf->read_only_ ? " for reading" : "");
     return nullptr;
   }
-  if (lock_file(pf->fd_, path) != 0) return nullptr;
+  // A read-only handle never takes write access: it reads, with writers
+  // kept out (below), whatever the flags say.
+  pf->shared_ = (cfg.flags & SW_CONFIG_SHARED) != 0 && !pf->read_only_;
+  if (lock_open(pf->fd_, path, pf->shared_ || pf->read_only_) != 0) return nullptr;
+  // A read-only handle keeps writers out while it is open (its view is a
+  // private copy): a read lock on the write-access byte.
+  if (pf->read_only_) {
+    // A shared pool's writer gives write access up within a millisecond
+    // of seeing another handle when it is between sessions; a writer in a
+    // session is waited for up to share_wait_ms.
+    bool got = false;
+    for (uint32_t waited = 0; !(got = ofd_lock(pf->fd_, kWriteLockByte, F_RDLCK, false)); ++waited) {
+      if ((errno != EAGAIN && errno != EACCES) || waited >= cfg.share_wait_ms) break;
+      usleep(1000);
+    }
+    if (!got) {
+      set_error(SW_EBUSY, "pool '%s' is being written by another process (it holds write access and did not give "
+                "it up within %u ms)", path.c_str(), cfg.share_wait_ms);
+      return nullptr;
+    }
+  }
   struct stat st{};
   if (fstat(pf->fd_, &st) != 0) {
     set_error_errno(SW_EIO, "cannot stat pool file '%s'", path.c_str());
@@ -690,6 +736,10 @@ std::unique_ptr<PoolFile> PoolFile::attach(void* base, size_t capacity, const Re
   if (pf->setup(pf->header().pool_size, m, cfg, capacity) != 0) return nullptr;
   pf->max_size_ = std::min(pf->limit_, pf->reserved_);
   if (pf->load_zones() != 0) return nullptr;
+  if (cfg.flags & SW_CONFIG_SHARED) {
+    pf->shared_ = true;
+    pf->note_attached_open(true);
+  }
   return pf;
 }
 

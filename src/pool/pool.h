@@ -145,6 +145,14 @@ struct ResolvedConfig {
   // commit fence (HelpControl::kOwnBeforeCommit).
   bool retire_stepwise = false;
   HelpControl help_control = HelpControl::kNone;
+  // Shared pools (SW_CONFIG_SHARED): how long an open, an implicit write
+  // session (a wrap opened without write access) and sw_pool_refresh wait
+  // for another handle to give write access up (SOFTWRAP_SHARE_WAIT_MS).
+  uint32_t share_wait_ms = 10000;
+  // Internal knob for a crash simulator control (never set from sw_config
+  // or the environment): giving write access up skips making the handle's
+  // commits home (quiesce) — a deliberately broken variant.
+  bool share_skip_quiesce = false;
 };
 // Returns 0 or SW_EINVAL (with message) for a bad value in cfg or the
 // environment.
@@ -271,12 +279,50 @@ class PoolFile {
   // msync of the whole mapping (used by the msync medium's drain and close).
   int sync_all();
 
+  // ---- Sharing between processes (SW_CONFIG_SHARED; pool_share.cc,
+  // docs/design.md "Pools shared between processes").  The locks are the
+  // file's (pool_format.h, kOpenLockByte and kWriteLockByte); an attached
+  // pool keeps them in a table of this process keyed by its base address,
+  // so several PoolFiles over one memory image behave like processes.
+  bool shared() const { return shared_; }
+  // After creation: a shared pool's open lock becomes shared (creation
+  // held it exclusively).  0 or SW_EIO.
+  int share_open_lock();
+  // Takes write access: 0, or SW_EBUSY when another handle keeps it
+  // longer than wait_ms (0: do not wait), or SW_EIO.
+  int lock_write(int wait_ms);
+  void unlock_write();
+  // Whether another handle (another process, or another handle here) has
+  // the pool open.  One system call.
+  bool others_open() const;
+  // The durable size another handle's growth left (PoolMeta::pool_size):
+  // maps and validates the zones it added.  0; SW_ENOSPC when the pool
+  // grew past the address range this open reserved; SW_ECORRUPT; SW_EIO.
+  int follow_growth();
+  // Removes a file tail past the durable size (an interrupted growth).
+  // REQUIRES: write access (no other handle is growing the pool).
+  int trim_tail();
+  // Another handle wrote the heap: chunks this one created are no longer
+  // known to hold zeros (heap_zero_at_open()).
+  void forget_zeroed() { created_zeroed_ = false; }
+  // The file descriptor (users that keep byte-range locks of their own on
+  // the pool file, from kAppLockBase on); -1 for an attached pool.
+  int fd() const { return fd_; }
+  // In a forked child: closes the descriptor (the parent keeps its locks;
+  // a child holding a reference to its open file description would keep
+  // them past the parent's death) and forgets write access.
+  void drop_after_fork();
+
  private:
   static constexpr uint32_t kZonesPerBlock = 64;
   PoolFile() = default;
   int setup(uint64_t initial, const PoolMeta& m, const ResolvedConfig& cfg, uint64_t room);
   int reserve_and_map(uint64_t reserve_limit);
   int load_zones();
+  // An attached shared pool joins (or leaves) its image's lock table.
+  void note_attached_open(bool open);
+  // Zones from `off` (zone `index`, first chunk `first`) up to `end`.
+  int load_zones_from(uint32_t index, uint64_t off, uint64_t first, uint64_t end);
   void add_zone(const Zone& z);
   uint32_t zone_of_chunk(uint32_t c) const;
   uint32_t zone_of_offset(uint64_t off) const;
@@ -294,6 +340,8 @@ class PoolFile {
   bool is_dax_ = false;
   bool attached_ = false;   // memory is the caller's: no munmap
   bool read_only_ = false;  // SW_CONFIG_READONLY: a read-only file, mapped copy-on-write
+  bool shared_ = false;     // SW_CONFIG_SHARED
+  bool write_locked_ = false;  // this handle holds write access (kWriteLockByte)
   bool created_zeroed_ = false;  // heap_zero_at_open()
   uint64_t* size_mirror_ = nullptr;  // mirror_size()
   uint64_t mirror_below_ = 0;

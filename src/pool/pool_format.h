@@ -79,7 +79,20 @@ struct PoolMeta {
   // the growth limit (kUnlimitedPoolSize: as far as the file system goes).
   uint64_t pool_size;
   uint64_t max_size;
-  uint64_t reserved2[6];
+  // Sharing between processes (SW_CONFIG_SHARED; docs/pool-format.md,
+  // "Write access").  writer: the token of the handle that last took write
+  // access (random, never 0; bit 0 clear), with bit 0 set while that handle
+  // holds it and may have commits not yet home: a set bit found by the next
+  // handle to take write access means its holder died, and that handle
+  // recovers.  write_epoch: raised whenever write access passes to another
+  // handle, so a handle that sees it unchanged knows nobody else wrote.
+  // writer_pid: the holder's process id (diagnostics only).  Written
+  // directly (store, flush, fence), only by the handle that holds the
+  // pool's write lock.
+  uint64_t writer;
+  uint64_t write_epoch;
+  uint64_t writer_pid;
+  uint64_t reserved2[3];
 };
 static_assert(sizeof(PoolMeta) == 192);
 
@@ -119,6 +132,16 @@ struct ZoneHeader {
   uint64_t checksum;        // hash64 of all bytes above
 };
 static_assert(sizeof(ZoneHeader) == 104);
+
+// Byte-range locks on the pool file (never data: far past any pool's end;
+// docs/pool-format.md, "Locks").  kOpenLockByte: every handle holds it,
+// shared (SW_CONFIG_SHARED, read-only handles) or exclusive.
+// kWriteLockByte: write access of a shared pool, exclusive; a read-only
+// handle holds it shared.  Bytes from kAppLockBase on are left to users of
+// the pool (the SQLite VFS keeps its database locks there).
+inline constexpr uint64_t kOpenLockByte = 1ull << 62;
+inline constexpr uint64_t kWriteLockByte = kOpenLockByte + 1;
+inline constexpr uint64_t kAppLockBase = kOpenLockByte + 4096;
 
 constexpr uint64_t round_up_page(uint64_t v) { return (v + kPageSize - 1) / kPageSize * kPageSize; }
 // Bytes of a zone (after zone 0) of n chunks.  REQUIRES: n < 2^32.

@@ -149,9 +149,12 @@ int PoolFile::load_zones() {
   }
   add_zone({0, h.pool_size, h.chunk_table_offset, h.heap_offset, 0, static_cast<uint32_t>(h.chunk_count)});
   const uint64_t end = size();
-  uint64_t off = end > h.pool_size ? round_up_page(h.pool_size) : end;
-  uint64_t first = h.chunk_count;
-  for (uint32_t index = 1; off < end; ++index) {
+  return load_zones_from(1, end > h.pool_size ? round_up_page(h.pool_size) : end, h.chunk_count, end);
+}
+
+int PoolFile::load_zones_from(uint32_t index, uint64_t off, uint64_t first, uint64_t end) {
+  const PoolHeader& h = header();
+  for (; off < end; ++index) {
     if (index == kMaxZones) {
       return set_error(SW_ECORRUPT, "pool: more than %u zones below the durable size %" PRIu64, kMaxZones, end);
     }
@@ -280,7 +283,7 @@ int PoolFile::bind(Medium* medium) {
   }
   // A tail past the durable size is what an interrupted growth left (a
   // read-only pool leaves it: the mapping covers only the durable size).
-  if (!attached_ && !read_only_ && file_size_ > size()) {
+  if (!attached_ && !read_only_ && (!shared_ || write_locked_) && file_size_ > size()) {
     if (ftruncate(fd_, static_cast<off_t>(size())) != 0) {
       return set_error_errno(SW_EIO, "cannot trim pool file '%s' to its durable size %zu", path_.c_str(), size());
     }

@@ -1,0 +1,229 @@
+// share.cc — write access to a shared pool: taking it (and making the
+// handle current), giving it up (making its commits home), the watcher of
+// a handle that keeps it while alone.  See share.h and docs/design.md,
+// "Pools shared between processes".
+#include "api/share.h"
+
+#include <sys/random.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <ctime>
+
+#include "api/runtime.h"
+#include "common/error.h"
+#include "medium/medium.h"
+#include "medium/trace_label.h"
+#include "recovery/recovery.h"
+
+namespace softwrap {
+namespace {
+
+uint64_t load_word(const uint64_t* w) { return __atomic_load_n(w, __ATOMIC_ACQUIRE); }
+
+uint64_t new_token() {
+  uint64_t t = 0;
+  if (getrandom(&t, sizeof t, GRND_NONBLOCK) != sizeof t) {
+    t = static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count()) * 0x9E3779B97F4A7C15ull;
+  }
+  t ^= static_cast<uint64_t>(getpid()) << 32;
+  t &= ~uint64_t{1};
+  return t != 0 ? t : 2;
+}
+
+}  // namespace
+
+Sharing::Sharing(sw_pool* p) : p_(p), token_(new_token()) {}
+
+Sharing::~Sharing() { stop_watcher(); }
+
+int Sharing::resolve_wait(int wait_ms) const {
+  return wait_ms < 0 ? static_cast<int>(std::min<uint32_t>(p_->cfg.share_wait_ms, 1u << 30)) : wait_ms;
+}
+
+int Sharing::open_begin() {
+  std::lock_guard<std::mutex> g(mu_);
+  if (int rc = p_->file->lock_write(resolve_wait(-1))) return rc;
+  held_ = true;
+  return 0;
+}
+
+int Sharing::open_end() {
+  std::unique_lock<std::mutex> g(mu_);
+  PoolMeta* m = p_->file->meta();
+  Medium& md = *p_->medium;
+  // Recovery ran at open: whatever the marker said, the pool is current.
+  const uint64_t next = load_word(&m->write_epoch) + 1;
+  {
+    SW_TRACE_LABEL("share:take");
+    md.store(&m->writer_pid, static_cast<uint64_t>(getpid()), 8);
+    md.store(&m->write_epoch, next, 8);
+    md.store(&m->writer, token_ | 1, 8);
+    md.flush(&m->writer, 3 * sizeof(uint64_t));
+    md.fence(FenceKind::kOther);
+  }
+  state_epoch_ = view_epoch_ = next;
+  alone_ = !p_->file->others_open();
+  int rc = 0;
+  if (!alone_) rc = give_up();
+  watcher_ = std::thread([this] { watch(); });
+  return rc;
+}
+
+void Sharing::stop_watcher() {
+  {
+    std::lock_guard<std::mutex> g(mu_);
+    stop_ = true;
+  }
+  cv_.notify_all();
+  if (watcher_.joinable()) watcher_.join();
+}
+
+void Sharing::close() {
+  stop_watcher();
+  std::lock_guard<std::mutex> g(mu_);
+  if (!held_) return;
+  // The engine's shutdown made every commit home.
+  PoolMeta* m = p_->file->meta();
+  SW_TRACE_LABEL("share:give-up");
+  p_->medium->store(&m->writer, token_, 8);
+  p_->medium->flush(&m->writer, 8);
+  p_->medium->fence(FenceKind::kOther);
+  p_->file->unlock_write();
+  held_ = false;
+}
+
+int Sharing::take(int wait_ms) {
+  PoolFile& f = *p_->file;
+  if (int rc = f.lock_write(wait_ms)) return rc;
+  auto fail = [&f](int rc) {
+    f.unlock_write();
+    return rc;
+  };
+  PoolMeta* m = f.meta();
+  Medium& md = *p_->medium;
+  const uint64_t w = load_word(&m->writer);
+  // We hold the lock, so a holder that left the marker set is gone: it
+  // died with commits possibly not home.
+  const bool dead = (w & 1) != 0;
+  if (int rc = f.follow_growth()) return fail(rc);
+  if (dead) {
+    if (int rc = f.trim_tail()) return fail(rc);
+    RecoveryOptions ro;
+    ro.redo_skip_commit_validation = p_->cfg.redo_skip_commit_validation;
+    ro.wcl_misread_pairs = p_->cfg.wcl_misread_pairs;
+    if (int rc = recover(f, md, &p_->report, ro)) return fail(rc);
+  }
+  const uint64_t epoch = load_word(&m->write_epoch);
+  const bool others_wrote = dead || epoch != state_epoch_ || (w & ~uint64_t{1}) != token_;
+  if (others_wrote) {
+    f.forget_zeroed();
+    if (int rc = p_->alloc->reload()) return fail(rc);
+    p_->engine->resync();
+  }
+  const uint64_t next = others_wrote ? epoch + 1 : epoch;
+  {
+    SW_TRACE_LABEL("share:take");
+    md.store(&m->writer_pid, static_cast<uint64_t>(getpid()), 8);
+    md.store(&m->write_epoch, next, 8);
+    md.store(&m->writer, token_ | 1, 8);
+    md.flush(&m->writer, 3 * sizeof(uint64_t));
+    md.fence(FenceKind::kOther);
+  }
+  // Taking write access changes no content: a caller whose caches were
+  // current stays current.
+  if (view_epoch_ == epoch) view_epoch_ = next;
+  state_epoch_ = next;
+  held_ = true;
+  alone_ = !f.others_open();
+  cv_.notify_all();  // the watcher looks for company while we are alone
+  return 0;
+}
+
+int Sharing::give_up() {
+  if (!p_->cfg.share_skip_quiesce) {
+    if (int rc = p_->engine->quiesce()) return rc;
+  }
+  PoolMeta* m = p_->file->meta();
+  {
+    SW_TRACE_LABEL("share:give-up");
+    p_->medium->store(&m->writer, token_, 8);
+    p_->medium->flush(&m->writer, 8);
+    p_->medium->fence(FenceKind::kOther);
+  }
+  p_->file->unlock_write();
+  held_ = false;
+  return 0;
+}
+
+void Sharing::watch() {
+  std::unique_lock<std::mutex> lk(mu_);
+  while (!stop_) {
+    if (held_ && alone_) {
+      cv_.wait_for(lk, std::chrono::milliseconds(1));
+      if (stop_ || !held_ || !alone_) continue;
+      if (p_->file->others_open()) {
+        alone_ = false;
+        if (sessions_ == 0) give_up();  // a failure keeps it: the next session's end tries again
+      }
+    } else {
+      cv_.wait(lk);
+    }
+  }
+}
+
+int Sharing::enter(int wait_ms, bool explicit_session) {
+  std::lock_guard<std::mutex> g(mu_);
+  if (!held_) {
+    if (int rc = take(resolve_wait(wait_ms))) return rc;
+  }
+  ++sessions_;
+  if (explicit_session) ++explicit_;
+  return 0;
+}
+
+int Sharing::exit(bool explicit_session) {
+  std::lock_guard<std::mutex> g(mu_);
+  if (explicit_session) {
+    if (explicit_ == 0) return SW_EINVAL;
+    --explicit_;
+  }
+  if (sessions_ > 0) --sessions_;
+  if (sessions_ == 0 && held_ && !alone_) return give_up();
+  return 0;
+}
+
+int Sharing::refresh() {
+  std::lock_guard<std::mutex> g(mu_);
+  if (!held_) {
+    const uint64_t w = load_word(&p_->file->meta()->writer);
+    if (w & 1) {
+      // A holder with commits perhaps not home, or one that died: wait for
+      // it to give write access up (or recover it), then give it back.
+      if (int rc = take(resolve_wait(-1))) return rc;
+      if (sessions_ == 0 && !alone_) {
+        if (int rc = give_up()) return rc;
+      }
+    } else if (int rc = p_->file->follow_growth()) {
+      return rc;
+    }
+  }
+  const uint64_t epoch = held_ ? state_epoch_ : load_word(&p_->file->meta()->write_epoch);
+  const int changed = epoch != view_epoch_ ? 1 : 0;
+  view_epoch_ = epoch;
+  return changed;
+}
+
+bool Sharing::held() {
+  std::lock_guard<std::mutex> g(mu_);
+  return held_;
+}
+
+void Sharing::forget_after_fork() {
+  // Only this thread exists in the child; the watcher's std::thread must
+  // never be joined or destroyed here (the handle is leaked: c_api.cc).
+  held_ = false;
+  stop_ = true;
+}
+
+}  // namespace softwrap

@@ -1,0 +1,349 @@
+// share_test.cc — SW_CONFIG_SHARED on every engine: two handles (in this
+// process, and in forked processes) on one pool; write access passes
+// between them with every commit home before it does; a handle that takes
+// it sees the other's growth and allocations (never hands out a block the
+// other allocated); a process that dies holding it is recovered by the
+// next one, which reads no half-applied wrap; exclusive and shared opens
+// refuse each other; a forked child cannot use its parent's handle.
+// Labels api, recovery and concurrency: the sanitizer stages run it.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <mutex>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "softwrap/softwrap.h"
+
+namespace {
+
+constexpr int kWords = 256;
+
+struct Root {
+  uint64_t words[kWords];
+  uint64_t blocks[64];  // offsets of blocks each handle allocated
+};
+
+class Shared : public ::testing::TestWithParam<sw_engine_kind> {
+ protected:
+  void SetUp() override {
+    path_ = "/dev/shm/sw_share_" + std::to_string(getpid()) + "_" + std::to_string(GetParam()) + ".pool";
+    unlink(path_.c_str());
+  }
+  void TearDown() override { unlink(path_.c_str()); }
+  sw_config cfg(uint32_t flags = SW_CONFIG_SHARED) const {
+    sw_config c{};
+    c.engine = GetParam();
+    c.medium = SW_MEDIUM_X86;
+    c.flags = flags;
+    c.max_size = SW_POOL_SIZE_UNLIMITED;
+    return c;
+  }
+  sw_pool* create() {
+    sw_config c = cfg();
+    sw_pool* p = sw_pool_create(path_.c_str(), 16u << 20, &c);
+    EXPECT_NE(p, nullptr) << sw_errormsg();
+    return p;
+  }
+  sw_pool* open(uint32_t flags = SW_CONFIG_SHARED) {
+    sw_config c = cfg(flags);
+    return sw_pool_open(path_.c_str(), &c);
+  }
+  // Every word of the root reads v + i.
+  static void expect_words(sw_pool* p, Root* r, uint64_t v) {
+    for (int i = 0; i < kWords; ++i) ASSERT_EQ(sw_load64(p, &r->words[i]), v + i) << "word " << i;
+  }
+  static int write_words(sw_pool* p, Root* r, uint64_t v) {
+    if (int rc = sw_wrap_open(p)) return rc;
+    for (int i = 0; i < kWords; ++i) sw_store64(p, &r->words[i], v + i);
+    return sw_wrap_close(p);
+  }
+  std::string path_;
+};
+
+TEST_P(Shared, WriteAccessPassesWithEveryCommitHome) {
+  sw_pool* a = create();
+  ASSERT_NE(a, nullptr);
+  auto* ra = static_cast<Root*>(sw_pool_root(a, sizeof(Root)));
+  ASSERT_NE(ra, nullptr) << sw_errormsg();
+  ASSERT_EQ(write_words(a, ra, 1000), 0) << sw_errormsg();
+  EXPECT_EQ(sw_pool_write_held(a), 1);  // alone: it keeps write access
+
+  // The second handle's open waits for the first to give write access up
+  // (its watcher sees company), which makes every commit home first.
+  sw_pool* b = open();
+  ASSERT_NE(b, nullptr) << sw_errormsg();
+  EXPECT_EQ(sw_pool_write_held(a), 0);
+  EXPECT_EQ(sw_pool_write_held(b), 0);
+  auto* rb = static_cast<Root*>(sw_pool_root(b, 0));
+  ASSERT_NE(rb, nullptr) << sw_errormsg();
+  expect_words(b, rb, 1000);
+
+  for (uint64_t round = 0; round < 20; ++round) {
+    sw_pool* w = round % 2 ? a : b;
+    sw_pool* r = round % 2 ? b : a;
+    Root* rw = round % 2 ? ra : rb;
+    Root* rr = round % 2 ? rb : ra;
+    ASSERT_GE(sw_pool_refresh(w), 0) << sw_errormsg();
+    ASSERT_EQ(write_words(w, rw, 2000 + round * 1000), 0) << sw_errormsg();
+    // Not alone: the wrap's end gave write access up, its values home.
+    EXPECT_EQ(sw_pool_write_held(w), 0);
+    EXPECT_EQ(sw_pool_refresh(r), 1) << sw_errormsg();
+    expect_words(r, rr, 2000 + round * 1000);
+    EXPECT_EQ(sw_pool_refresh(r), 0);  // nothing new since
+  }
+
+  // An explicit session holds write access across wraps; the other
+  // handle's reads see the state before the session until it ends.
+  ASSERT_EQ(sw_pool_write_begin(a, 0), 0) << sw_errormsg();
+  ASSERT_EQ(write_words(a, ra, 50000), 0);
+  ASSERT_EQ(write_words(a, ra, 60000), 0);
+  EXPECT_EQ(sw_pool_write_held(a), 1);
+  EXPECT_EQ(sw_pool_write_begin(b, 0), SW_EBUSY);
+  ASSERT_EQ(sw_pool_write_end(a), 0) << sw_errormsg();
+  EXPECT_EQ(sw_pool_write_held(a), 0);
+  ASSERT_GE(sw_pool_refresh(b), 0) << sw_errormsg();
+  expect_words(b, rb, 60000);
+  EXPECT_EQ(sw_pool_write_end(a), SW_EINVAL);  // no session open
+
+  ASSERT_EQ(sw_pool_close(b), 0) << sw_errormsg();
+  // Alone again: the next wrap keeps write access.
+  ASSERT_EQ(write_words(a, ra, 70000), 0);
+  EXPECT_EQ(sw_pool_write_held(a), 1);
+  ASSERT_EQ(sw_pool_close(a), 0) << sw_errormsg();
+
+  sw_config c = cfg(0);
+  sw_pool* x = sw_pool_open(path_.c_str(), &c);  // exclusive, after both closed
+  ASSERT_NE(x, nullptr) << sw_errormsg();
+  auto* rx = static_cast<Root*>(sw_pool_root(x, 0));
+  expect_words(x, rx, 70000);
+  EXPECT_EQ(sw_pool_write_held(x), 1);
+  ASSERT_EQ(sw_pool_close(x), 0);
+}
+
+TEST_P(Shared, AllocationsAndGrowthOfTheOtherHandleAreSeen) {
+  sw_pool* a = create();
+  ASSERT_NE(a, nullptr);
+  auto* ra = static_cast<Root*>(sw_pool_root(a, sizeof(Root)));
+  ASSERT_NE(ra, nullptr);
+  sw_pool* b = open();
+  ASSERT_NE(b, nullptr) << sw_errormsg();
+  auto* rb = static_cast<Root*>(sw_pool_root(b, 0));
+  const size_t size0 = sw_pool_size(a);
+  // Each handle in turn allocates blocks and fills them with its mark;
+  // the pool grows (16 MiB pool, 32 x 1 MiB blocks).  No block is handed
+  // out twice, and every block keeps its mark.
+  std::set<uint64_t> seen;
+  for (int i = 0; i < 32; ++i) {
+    sw_pool* p = i % 2 ? b : a;
+    Root* r = i % 2 ? rb : ra;
+    ASSERT_GE(sw_pool_refresh(p), 0) << sw_errormsg();
+    ASSERT_EQ(sw_wrap_open(p), 0) << sw_errormsg();
+    void* blk = sw_pmalloc(p, 1u << 20);
+    ASSERT_NE(blk, nullptr) << sw_errormsg();
+    const uint64_t off = sw_pool_offset(p, blk);
+    EXPECT_TRUE(seen.insert(off).second) << "block at " << off << " handed out twice";
+    sw_memset(p, blk, 'a' + i % 26, 1u << 20);
+    sw_store64(p, &r->blocks[i], off);
+    ASSERT_EQ(sw_wrap_close(p), 0) << sw_errormsg();
+  }
+  EXPECT_GT(sw_pool_size(a), size0);
+  for (sw_pool* p : {a, b}) {
+    ASSERT_GE(sw_pool_refresh(p), 0) << sw_errormsg();
+    EXPECT_EQ(sw_pool_size(p), sw_pool_size(a));
+    Root* r = p == a ? ra : rb;
+    for (int i = 0; i < 32; ++i) {
+      const uint64_t off = sw_load64(p, &r->blocks[i]);
+      auto* blk = static_cast<const unsigned char*>(sw_pool_ptr(p, off));
+      ASSERT_NE(blk, nullptr);
+      unsigned char buf[4096];
+      for (size_t o = 0; o < (1u << 20); o += sizeof buf) {
+        ASSERT_EQ(sw_read(p, buf, blk + o, sizeof buf), 0);
+        for (unsigned char ch : buf) ASSERT_EQ(ch, 'a' + i % 26) << "block " << i << " offset " << o;
+      }
+    }
+  }
+  ASSERT_EQ(sw_pool_close(a), 0);
+  ASSERT_EQ(sw_pool_close(b), 0);
+  sw_pool* x = open(0);  // exclusive: the allocator's scan at open validates the heap
+  ASSERT_NE(x, nullptr) << sw_errormsg();
+  ASSERT_EQ(sw_pool_close(x), 0);
+}
+
+TEST_P(Shared, ExclusiveAndSharedOpensRefuseEachOther) {
+  sw_pool* a = create();
+  ASSERT_NE(a, nullptr);
+  EXPECT_EQ(open(0), nullptr);
+  EXPECT_EQ(sw_errno(), SW_EBUSY);
+  EXPECT_NE(std::strstr(sw_errormsg(), "open in another process"), nullptr) << sw_errormsg();
+  ASSERT_EQ(sw_pool_close(a), 0);
+  sw_pool* x = open(0);
+  ASSERT_NE(x, nullptr) << sw_errormsg();
+  EXPECT_EQ(open(), nullptr);
+  EXPECT_EQ(sw_errno(), SW_EBUSY);
+  EXPECT_NE(std::strstr(sw_errormsg(), "without SW_CONFIG_SHARED"), nullptr) << sw_errormsg();
+  // Exclusive handles: the write-access calls are no-ops.
+  EXPECT_EQ(sw_pool_write_begin(x, 0), 0);
+  EXPECT_EQ(sw_pool_write_end(x), 0);
+  EXPECT_EQ(sw_pool_refresh(x), 0);
+  ASSERT_EQ(sw_pool_close(x), 0);
+}
+
+// A process killed while it holds write access, with commits only in its
+// log and DRAM: the survivor's refresh recovers them (all wraps the child
+// reported committed, none half), and the pool stays usable by both.  The
+// child opened the pool before the parent's last 100 commits, so its
+// commits are numbered above theirs only if taking write access brought
+// its commit order up to the pool (Engine::resync): recovery replays only
+// frames above the durable watermark.
+TEST_P(Shared, AWriterThatDiedIsRecoveredByTheNextHandle) {
+  sw_pool* a = create();
+  ASSERT_NE(a, nullptr);
+  auto* ra = static_cast<Root*>(sw_pool_root(a, sizeof(Root)));
+  ASSERT_EQ(write_words(a, ra, 0), 0);
+  int up[2], down[2];
+  ASSERT_EQ(pipe(up), 0);
+  ASSERT_EQ(pipe(down), 0);
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    close(up[0]);
+    close(down[1]);
+    sw_pool_close(a);  // the parent's handle: forgotten, not touched
+    sw_config c = cfg();
+    c.flags |= SW_CONFIG_NO_RETIRE_THREAD;
+    c.retire_divisor = 2;  // 256-word wraps: tables go home only every 32 wraps
+    sw_pool* p = sw_pool_open(path_.c_str(), &c);
+    if (p == nullptr) {
+      std::fprintf(stderr, "child: %s\n", sw_errormsg());
+      _exit(2);
+    }
+    auto* r = static_cast<Root*>(sw_pool_root(p, 0));
+    uint64_t go = 1;
+    if (write(up[1], &go, sizeof go) != sizeof go || read(down[0], &go, sizeof go) != sizeof go) _exit(7);
+    if (sw_pool_write_begin(p, -1) != 0) _exit(3);
+    // Another thread writes: its context takes the next lane, so its frames
+    // do not overwrite the parent's in lane 0.
+    std::thread([&] {
+      for (uint64_t v = 1;; ++v) {
+        if (write_words(p, r, v * 1000) != 0) _exit(4);
+        const uint64_t done = v;
+        if (write(up[1], &done, sizeof done) != sizeof done) _exit(5);
+        if (v == 50) {
+          // Half of a wrap in flight when the kill comes.
+          sw_wrap_open(p);
+          for (int i = 0; i < kWords / 2; ++i) sw_store64(p, &r->words[i], 7);
+          const uint64_t half = 0;
+          if (write(up[1], &half, sizeof half) != sizeof half) _exit(6);
+          pause();
+        }
+      }
+    }).join();
+  }
+  close(up[1]);
+  close(down[0]);
+  uint64_t v = 0;
+  ASSERT_EQ(read(up[0], &v, sizeof v), static_cast<ssize_t>(sizeof v));
+  for (uint64_t i = 0; i < 100; ++i) ASSERT_EQ(write_words(a, ra, 100 + i), 0) << sw_errormsg();
+  ASSERT_EQ(write(down[1], &v, sizeof v), static_cast<ssize_t>(sizeof v));
+  uint64_t last = 0;
+  while (read(up[0], &v, sizeof v) == sizeof v && v != 0) last = v;
+  ASSERT_EQ(last, 50u);
+  kill(pid, SIGKILL);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  close(up[0]);
+  close(down[1]);
+  ASSERT_EQ(sw_pool_refresh(a), 1) << sw_errormsg();
+  expect_words(a, ra, 50000);
+  ASSERT_EQ(write_words(a, ra, 90000), 0) << sw_errormsg();
+  expect_words(a, ra, 90000);
+  ASSERT_EQ(sw_pool_close(a), 0);
+  sw_pool* x = open(0);
+  ASSERT_NE(x, nullptr) << sw_errormsg();
+  expect_words(x, static_cast<Root*>(sw_pool_root(x, 0)), 90000);
+  ASSERT_EQ(sw_pool_close(x), 0);
+}
+
+TEST_P(Shared, AForkedChildCannotUseItsParentsHandle) {
+  sw_pool* a = create();
+  ASSERT_NE(a, nullptr);
+  auto* ra = static_cast<Root*>(sw_pool_root(a, sizeof(Root)));
+  ASSERT_EQ(write_words(a, ra, 5), 0);
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    int bad = 0;
+    if (sw_wrap_open(a) != SW_EINVAL) bad |= 1;
+    if (std::strstr(sw_errormsg(), "forked") == nullptr) bad |= 2;
+    if (sw_pool_write_begin(a, 0) != SW_EINVAL) bad |= 4;
+    if (sw_pool_write_held(a) != 0) bad |= 8;
+    if (sw_pool_close(a) != 0) bad |= 16;
+    // Its own handle works (the parent is alone and gives write access up).
+    sw_config c = cfg();
+    sw_pool* p = sw_pool_open(path_.c_str(), &c);
+    if (p == nullptr) bad |= 32;
+    if (p && write_words(p, static_cast<Root*>(sw_pool_root(p, 0)), 77) != 0) bad |= 64;
+    if (p && sw_pool_close(p) != 0) bad |= 128;
+    _exit(bad);
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+  ASSERT_EQ(sw_pool_refresh(a), 1);
+  expect_words(a, ra, 77);
+  ASSERT_EQ(sw_pool_close(a), 0);
+}
+
+// Threads of two handles write and read in turns under a lock of the
+// test's (the exclusion the header asks of readers and writers).
+TEST_P(Shared, ThreadsOfTwoHandlesTakeTurns) {
+  sw_pool* a = create();
+  ASSERT_NE(a, nullptr);
+  auto* ra = static_cast<Root*>(sw_pool_root(a, sizeof(Root)));
+  ASSERT_EQ(write_words(a, ra, 0), 0);
+  sw_pool* b = open();
+  ASSERT_NE(b, nullptr) << sw_errormsg();
+  auto* rb = static_cast<Root*>(sw_pool_root(b, 0));
+  std::mutex mu;
+  uint64_t latest = 0;
+  std::atomic<bool> failed{false};
+  auto worker = [&](sw_pool* p, Root* r, int id) {
+    for (int i = 0; i < 100 && !failed; ++i) {
+      std::lock_guard<std::mutex> g(mu);
+      if (sw_pool_refresh(p) < 0) failed = true;
+      for (int w = 0; w < kWords; ++w) {
+        if (sw_load64(p, &r->words[w]) != latest + w) failed = true;
+      }
+      const uint64_t v = (static_cast<uint64_t>(id) << 32) + static_cast<uint64_t>(i) * 1000;
+      if (write_words(p, r, v) != 0) failed = true;
+      latest = v;
+    }
+  };
+  std::thread t1(worker, a, ra, 1), t2(worker, b, rb, 2), t3(worker, a, ra, 3);
+  t1.join();
+  t2.join();
+  t3.join();
+  EXPECT_FALSE(failed);
+  ASSERT_EQ(sw_pool_close(a), 0);
+  ASSERT_EQ(sw_pool_close(b), 0);
+}
+
+INSTANTIATE_TEST_SUITE_P(Engines, Shared,
+                         ::testing::Values(SW_ENGINE_SOFTWRAP, SW_ENGINE_SOFTWRAP_LOCAL, SW_ENGINE_UNDO),
+                         [](const ::testing::TestParamInfo<sw_engine_kind>& i) {
+                           return std::string(i.param == SW_ENGINE_SOFTWRAP         ? "softwrap"
+                                              : i.param == SW_ENGINE_SOFTWRAP_LOCAL ? "softwrap_local"
+                                                                                    : "undo");
+                         });
+
+}  // namespace

@@ -29,8 +29,19 @@
 //
 // Locking.  One Shared record per stored file per process holds SQLite's
 // lock state (shared count, reserved/pending/exclusive owners) under one
-// mutex, like os_unix's inode records.  Other processes are kept out by the
-// pool's own lock: sw_pool_open fails with SW_EBUSY -> SQLITE_BUSY.
+// mutex, like os_unix's inode records.  Across processes (pools are opened
+// SW_CONFIG_SHARED unless shared=0), the process's strongest lock on a file
+// is also held as byte-range locks on the pool file, as the unix VFS holds
+// them on the database file: a PENDING byte, a RESERVED byte and a SHARED
+// range per stored file (open-file-description locks on a descriptor of
+// the VFS's own, so closing any other descriptor keeps them), never
+// waited for: a conflict is SQLITE_BUSY, and SQLite's busy handler
+// retries.  Writing maps onto the pool's write access: EXCLUSIVE takes it
+// (a session, sw_pool_write_begin), and leaving EXCLUSIVE gives it up
+// (sw_pool_write_end: every commit is home first) before the lock bytes
+// are released; the first SHARED lock of the process catches up with what
+// other processes wrote (sw_pool_refresh: their growth mapped, a writer
+// that died recovered) and reloads the file maps they may have changed.
 //
 // Temp files, statement journals and other auxiliary files are DRAM files.
 #ifdef SW_SQLITE_EXTENSION
@@ -102,10 +113,15 @@ struct Shared {
   void* reserved = nullptr;
   void* pending = nullptr;
   void* exclusive = nullptr;
+  // Another process may have changed the file since `map` was loaded:
+  // reload it at this process's next SHARED lock on it.
+  bool stale = true;
+  bool proc_pending = false;  // this process holds the PENDING byte (write lock)
 };
 struct Pool {
   std::string path;
   sw_pool* p = nullptr;
+  int lock_fd = -1;        // SQLite's locks across processes (shared pools only)
   bool read_only = false;  // a file this process may not write: opened SW_CONFIG_READONLY
   Root* root = nullptr;
   int refs = 0;
@@ -138,6 +154,7 @@ struct File {
   bool wrap_open;
   bool delete_on_close;
   bool is_main;
+  bool has_write;  // EXCLUSIVE holds a write-access session of a shared pool
   char* db_path;  // main db: key into g_dbs
   pthread_t wrap_thread;
   // refused open (see "refused opens")
@@ -283,51 +300,61 @@ int pool_acquire(const std::string& path, uint64_t size, const sw_config& cfg_in
   sw_config cfg = cfg_in;
   struct stat sb;
   sw_pool* p = nullptr;
-  if (stat(path.c_str(), &sb) == 0) {
-    // What the unix VFS's open() would have refused, it refuses with
-    // SQLITE_CANTOPEN: a directory; a file this process may not read and
-    // write (a pool is mapped for writing).
-    if (S_ISDIR(sb.st_mode)) return os_refusal(path, "open", EISDIR, plain);
-    if (access_as_open(path, R_OK | W_OK) != 0) {
-      // A file it may read but not write, the unix VFS opens read-only
-      // (SQLite then answers a write with SQLITE_READONLY): so do we.
-      const int err = errno;
-      if ((err != EACCES && err != EROFS && err != EPERM) || access_as_open(path, R_OK) != 0) {
-        return os_refusal(path, "open", err, plain);
+  // Processes opening a new database at once: one creates the pool, the
+  // others find a file being created (locked, its header not written yet:
+  // SW_EBUSY, or SW_EEXIST when their own creation lost) and try again.
+  for (int attempt = 0;; ++attempt) {
+    if (stat(path.c_str(), &sb) == 0) {
+      // What the unix VFS's open() would have refused, it refuses with
+      // SQLITE_CANTOPEN: a directory; a file this process may not read and
+      // write (a pool is mapped for writing).
+      if (S_ISDIR(sb.st_mode)) return os_refusal(path, "open", EISDIR, plain);
+      if (access_as_open(path, R_OK | W_OK) != 0) {
+        // A file it may read but not write, the unix VFS opens read-only
+        // (SQLite then answers a write with SQLITE_READONLY): so do we.
+        const int err = errno;
+        if ((err != EACCES && err != EROFS && err != EPERM) || access_as_open(path, R_OK) != 0) {
+          return os_refusal(path, "open", err, plain);
+        }
+        cfg.flags |= SW_CONFIG_READONLY;
       }
-      cfg.flags |= SW_CONFIG_READONLY;
+      p = sw_pool_open(path.c_str(), &cfg);
+      if (p == nullptr && sw_errno() == SW_EFOREIGN && create && !(cfg.flags & SW_CONFIG_READONLY) &&
+          interrupted_creation(path)) {
+        // Create it again, as a database file whose creation was interrupted
+        // is created again (without SQLITE_OPEN_CREATE the open fails below).
+        sw_config again = cfg;
+        again.flags |= SW_CONFIG_OVERWRITE;
+        if (again.max_size == 0) again.max_size = SW_POOL_SIZE_UNLIMITED;
+        p = sw_pool_create(path.c_str(), size, &again);
+      }
+      if (p == nullptr) set_err("softwrap vfs: cannot open pool %s: %s", path.c_str(), sw_errormsg());
+    } else if (errno != ENOENT) {
+      return os_refusal(path, "open", errno, plain);  // ENOTDIR, ENAMETOOLONG, EACCES on the path, ELOOP
+    } else if (!create) {
+      // Stock: open() fails with ENOENT, SQLITE_CANTOPEN.
+      set_err("softwrap vfs: no pool %s, and the open does not create one (no SQLITE_OPEN_CREATE)", path.c_str());
+      *plain = true;
+      return SQLITE_CANTOPEN;
+    } else {
+      // Where the unix VFS could not create the file (a missing directory,
+      // one this process may not write), neither can we.
+      const std::string::size_type slash = path.rfind('/');
+      const std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
+      if (access_as_open(dir, W_OK | X_OK) != 0) return os_refusal(path, "create", errno, plain);
+      if (cfg.max_size == 0) cfg.max_size = SW_POOL_SIZE_UNLIMITED;  // grows like a file
+      p = sw_pool_create(path.c_str(), size, &cfg);
+      if (p == nullptr) {
+        set_err("softwrap vfs: cannot create pool %s (poolsize=%llu, lanes=%u, lanesize=%llu): %s", path.c_str(),
+                static_cast<unsigned long long>(size), cfg.lanes, static_cast<unsigned long long>(cfg.lane_size),
+                sw_errormsg());
+      }
     }
-    p = sw_pool_open(path.c_str(), &cfg);
-    if (p == nullptr && sw_errno() == SW_EFOREIGN && create && !(cfg.flags & SW_CONFIG_READONLY) &&
-        interrupted_creation(path)) {
-      // Create it again, as a database file whose creation was interrupted
-      // is created again (without SQLITE_OPEN_CREATE the open fails below).
-      sw_config again = cfg;
-      again.flags |= SW_CONFIG_OVERWRITE;
-      if (again.max_size == 0) again.max_size = SW_POOL_SIZE_UNLIMITED;
-      p = sw_pool_create(path.c_str(), size, &again);
-    }
-    if (p == nullptr) set_err("softwrap vfs: cannot open pool %s: %s", path.c_str(), sw_errormsg());
-  } else if (errno != ENOENT) {
-    return os_refusal(path, "open", errno, plain);  // ENOTDIR, ENAMETOOLONG, EACCES on the path, ELOOP
-  } else if (!create) {
-    // Stock: open() fails with ENOENT, SQLITE_CANTOPEN.
-    set_err("softwrap vfs: no pool %s, and the open does not create one (no SQLITE_OPEN_CREATE)", path.c_str());
-    *plain = true;
-    return SQLITE_CANTOPEN;
-  } else {
-    // Where the unix VFS could not create the file (a missing directory,
-    // one this process may not write), neither can we.
-    const std::string::size_type slash = path.rfind('/');
-    const std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
-    if (access_as_open(dir, W_OK | X_OK) != 0) return os_refusal(path, "create", errno, plain);
-    if (cfg.max_size == 0) cfg.max_size = SW_POOL_SIZE_UNLIMITED;  // grows like a file
-    p = sw_pool_create(path.c_str(), size, &cfg);
-    if (p == nullptr) {
-      set_err("softwrap vfs: cannot create pool %s (poolsize=%llu, lanes=%u, lanesize=%llu): %s", path.c_str(),
-              static_cast<unsigned long long>(size), cfg.lanes, static_cast<unsigned long long>(cfg.lane_size),
-              sw_errormsg());
-    }
+    const bool racing = p == nullptr && (cfg.flags & SW_CONFIG_SHARED) &&
+                        (sw_errno() == SW_EEXIST || (sw_errno() == SW_EBUSY && interrupted_creation(path)));
+    if (!racing || attempt >= 2000) break;
+    cfg = cfg_in;
+    usleep(1000);
   }
   if (p == nullptr) return refusal_code(sw_errno());
   auto* root = static_cast<Root*>(sw_pool_root(p, sizeof(Root)));
@@ -347,9 +374,19 @@ int pool_acquire(const std::string& path, uint64_t size, const sw_config& cfg_in
       return SQLITE_CANTOPEN;
     }
   }
+  int lock_fd = -1;
+  if (cfg.flags & SW_CONFIG_SHARED) {
+    lock_fd = ::open(path.c_str(), (read_only ? O_RDONLY : O_RDWR) | O_CLOEXEC);
+    if (lock_fd < 0) {
+      set_err("softwrap vfs: cannot open pool %s for its locks: %s", path.c_str(), std::strerror(errno));
+      sw_pool_close(p);
+      return SQLITE_CANTOPEN;
+    }
+  }
   auto* P = new Pool;
   P->path = path;
   P->p = p;
+  P->lock_fd = lock_fd;
   P->root = root;
   P->refs = 1;
   P->read_only = read_only;
@@ -363,6 +400,7 @@ void pool_release(Pool* P) {  // g_mu held
   if (--P->refs > 0) return;
   g_pools.erase(P->path);
   sw_pool_close(P->p);
+  if (P->lock_fd >= 0) close(P->lock_fd);  // drops any lock bytes still held
   delete P;
 }
 
@@ -512,6 +550,67 @@ int p_size(sqlite3_file* pf, sqlite3_int64* out) {
   return SQLITE_OK;
 }
 
+// ------------------------------------------------ locks across processes
+//
+// The lock bytes of stored file `slot`, on the pool file (past
+// kAppLockBase, pool_format.h: never data): as the unix VFS's PENDING,
+// RESERVED and SHARED bytes of a database file.
+constexpr uint64_t kLockBase = (uint64_t{1} << 62) + 4096;
+constexpr uint64_t kLockStride = 1024;
+constexpr uint64_t kPendingOff = 0, kReservedOff = 1, kSharedOff = 2, kSharedLen = 510;
+
+bool byte_lock(const Shared* s, uint64_t off, uint64_t len, short type) {
+  const int fd = s->pool->lock_fd;
+  if (fd < 0) return true;  // the pool is this process's alone
+  struct flock fl {};
+  fl.l_type = type;
+  fl.l_whence = SEEK_SET;
+  fl.l_start = static_cast<off_t>(kLockBase + static_cast<uint64_t>(s->slot) * kLockStride + off);
+  fl.l_len = static_cast<off_t>(len);
+  while (fcntl(fd, F_OFD_SETLK, &fl) != 0) {
+    if (errno != EINTR) return false;
+  }
+  return true;
+}
+bool shared_range(const Shared* s, short type) { return byte_lock(s, kSharedOff, kSharedLen, type); }
+
+// The process's first SHARED lock on the file: as unixLock, a read lock on
+// PENDING (no writer is waiting for readers to leave), the SHARED range,
+// then PENDING released.
+bool process_shared(Shared* s) {
+  if (!byte_lock(s, kPendingOff, 1, F_RDLCK)) return false;
+  const bool ok = shared_range(s, F_RDLCK);
+  byte_lock(s, kPendingOff, 1, F_UNLCK);
+  return ok;
+}
+
+// After the process's first SHARED lock: what other processes wrote since
+// this process last looked.  SQLITE_OK, or SQLITE_BUSY (a writer keeps
+// write access), or an I/O error code.
+int catch_up(Shared* s) {
+  Pool* P = s->pool;
+  if (P->lock_fd >= 0) {
+    const int r = sw_pool_refresh(P->p);
+    if (r < 0) {
+      set_err("softwrap vfs: catching up with other processes' writes to %s: %s", P->path.c_str(), sw_errormsg());
+      return r == SW_EBUSY ? SQLITE_BUSY : SQLITE_IOERR_LOCK;
+    }
+    if (r == 1) {
+      // Files this process holds no lock on may have changed (those it
+      // holds a lock on cannot have), and so may the directory.
+      for (auto& [slot, other] : P->files) {
+        if (other->n_shared == 0) other->stale = true;
+      }
+      load_names(P);
+    }
+  }
+  if (s->stale) {
+    s->map->reload();
+    s->stale = false;
+  }
+  return SQLITE_OK;
+}
+
 int p_lock(sqlite3_file* pf, int level) {
   auto* f = reinterpret_cast<File*>(pf);
   if (f->lock >= level) return SQLITE_OK;
@@ -519,12 +618,20 @@ int p_lock(sqlite3_file* pf, int level) {
   Shared* s = f->sh;
   if (level == SQLITE_LOCK_SHARED) {
     if (s->pending != nullptr || s->exclusive != nullptr) return SQLITE_BUSY;
+    if (s->n_shared == 0) {
+      if (!process_shared(s)) return SQLITE_BUSY;
+      if (const int rc = catch_up(s); rc != SQLITE_OK) {
+        shared_range(s, F_UNLCK);
+        return rc == SQLITE_BUSY ? rc : failed(f, rc);
+      }
+    }
     s->n_shared++;
     f->lock = SQLITE_LOCK_SHARED;
     return SQLITE_OK;
   }
   if (level == SQLITE_LOCK_RESERVED) {
     if (s->reserved != nullptr || s->pending != nullptr || s->exclusive != nullptr) return SQLITE_BUSY;
+    if (!byte_lock(s, kReservedOff, 1, F_WRLCK)) return SQLITE_BUSY;
     s->reserved = f;
     f->lock = SQLITE_LOCK_RESERVED;
     return SQLITE_OK;
@@ -533,9 +640,25 @@ int p_lock(sqlite3_file* pf, int level) {
   if ((s->pending != nullptr && s->pending != f) || (s->reserved != nullptr && s->reserved != f)) {
     return SQLITE_BUSY;
   }
+  if (!s->proc_pending) {
+    if (!byte_lock(s, kPendingOff, 1, F_WRLCK)) return SQLITE_BUSY;
+    s->proc_pending = true;
+  }
   s->pending = f;
   f->lock = SQLITE_LOCK_PENDING;
   if (s->n_shared > 1) return SQLITE_BUSY;
+  if (!shared_range(s, F_WRLCK)) return SQLITE_BUSY;  // another process still reads
+  if (f->pool->lock_fd >= 0) {
+    // Write access: the holder gives it up within a millisecond of seeing
+    // us if it is between sessions; one writing another file of the pool
+    // is not waited for long (the busy handler retries).
+    if (sw_pool_write_begin(f->pool->p, 100) != 0) {
+      set_err("softwrap vfs: %s", sw_errormsg());
+      shared_range(s, F_RDLCK);
+      return SQLITE_BUSY;
+    }
+    f->has_write = true;
+  }
   s->exclusive = f;
   f->lock = SQLITE_LOCK_EXCLUSIVE;
   return SQLITE_OK;
@@ -547,14 +670,32 @@ int p_unlock(sqlite3_file* pf, int level) {
   abort_wrap(f);  // writes that were never committed: close before unlock
   std::lock_guard<std::mutex> g(g_mu);
   Shared* s = f->sh;
+  int rc = SQLITE_OK;
+  if (f->has_write) {
+    // Every commit home before another process may read (the lock bytes
+    // below); a failure keeps write access, and other processes wait.
+    f->has_write = false;
+    if (sw_pool_write_end(f->pool->p) != 0) {
+      set_err("softwrap vfs: giving write access up: %s", sw_errormsg());
+      rc = failed(f, SQLITE_IOERR_UNLOCK);
+    }
+  }
   if (f->lock > SQLITE_LOCK_SHARED) {
-    if (s->reserved == f) s->reserved = nullptr;
-    if (s->pending == f) s->pending = nullptr;
+    if (f->lock == SQLITE_LOCK_EXCLUSIVE && level == SQLITE_LOCK_SHARED) shared_range(s, F_RDLCK);
+    if (s->reserved == f) {
+      s->reserved = nullptr;
+      byte_lock(s, kReservedOff, 1, F_UNLCK);
+    }
+    if (s->pending == f) {
+      s->pending = nullptr;
+      s->proc_pending = false;
+      byte_lock(s, kPendingOff, 1, F_UNLCK);
+    }
     if (s->exclusive == f) s->exclusive = nullptr;
   }
-  if (level == SQLITE_LOCK_NONE) s->n_shared--;
+  if (level == SQLITE_LOCK_NONE && --s->n_shared == 0) shared_range(s, F_UNLCK);
   f->lock = level;
-  return SQLITE_OK;
+  return rc;
 }
 
 int p_check_reserved(sqlite3_file* pf, int* out) {
@@ -562,6 +703,17 @@ int p_check_reserved(sqlite3_file* pf, int* out) {
   std::lock_guard<std::mutex> g(g_mu);
   Shared* s = f->sh;
   *out = (s->reserved != nullptr || s->pending != nullptr || s->exclusive != nullptr) ? 1 : 0;
+  if (*out == 0 && f->pool->lock_fd >= 0) {
+    // Another process's RESERVED byte (or one in this process, which the
+    // records above already showed).
+    struct flock fl {};
+    fl.l_type = F_WRLCK;
+    fl.l_whence = SEEK_SET;
+    fl.l_start = static_cast<off_t>(kLockBase + static_cast<uint64_t>(s->slot) * kLockStride + kReservedOff);
+    fl.l_len = 1;
+    if (fcntl(f->pool->lock_fd, F_OFD_GETLK, &fl) != 0) return SQLITE_IOERR_CHECKRESERVEDLOCK;
+    *out = fl.l_type != F_UNLCK ? 1 : 0;
+  }
   return SQLITE_OK;
 }
 
@@ -783,6 +935,14 @@ int x_open(sqlite3_vfs* vfs, const char* zname, sqlite3_file* pf, int flags, int
     key = it->second.key + sfx;
   }
   int slot = find_slot(P, key);
+  // Another process may have created the file since this one read the
+  // directory: look again with write access, which also keeps two
+  // processes from creating it twice.
+  const bool session = slot < 0 && P->lock_fd >= 0 && !P->read_only && sw_pool_write_begin(P->p, -1) == 0;
+  if (session) {
+    load_names(P);
+    slot = find_slot(P, key);
+  }
   if (slot < 0) {
     if ((flags & SQLITE_OPEN_CREATE) == 0) {
       set_err("softwrap vfs: no file %s in pool %s, and the open does not create one (no SQLITE_OPEN_CREATE)",
@@ -790,13 +950,14 @@ int x_open(sqlite3_vfs* vfs, const char* zname, sqlite3_file* pf, int flags, int
     } else {
       slot = create_slot(P, key);
     }
-    if (slot < 0) {
-      pool_release(P);
-      if (!main_db) return SQLITE_CANTOPEN;
-      // Without SQLITE_OPEN_CREATE, stock's open() fails with ENOENT;
-      // else the name is too long for the pool's directory, or it is full.
-      return open_failed(f, dbpath, SQLITE_CANTOPEN, (flags & SQLITE_OPEN_CREATE) == 0);
-    }
+  }
+  if (session) sw_pool_write_end(P->p);
+  if (slot < 0) {
+    pool_release(P);
+    if (!main_db) return SQLITE_CANTOPEN;
+    // Without SQLITE_OPEN_CREATE, stock's open() fails with ENOENT;
+    // else the name is too long for the pool's directory, or it is full.
+    return open_failed(f, dbpath, SQLITE_CANTOPEN, (flags & SQLITE_OPEN_CREATE) == 0);
   }
   f->pool = P;
   f->sh = shared_acquire(P, slot);
@@ -956,6 +1117,20 @@ int register_vfs(bool make_default, std::string* err) {
       return;
     }
     g_softwrap_vfs.mxPathname = g_scm_vfs.mxPathname = std::min(g_base->mxPathname, 1024);
+    // fork(): a child's copies of this process's pools are its parent's
+    // (the core refuses their use).  It forgets them, so that its own opens
+    // open the pools anew, and closes their lock descriptors, so that it
+    // keeps none of the parent's SQLite locks alive.  Only the forking
+    // thread exists in the child: the registry's mutex is made anew.
+    pthread_atfork(nullptr, nullptr, [] {
+      new (&g_mu) std::mutex;
+      for (auto& [path, P] : g_pools) {
+        if (P->lock_fd >= 0) close(P->lock_fd);
+        P->lock_fd = -1;
+      }
+      g_pools.clear();  // the Pool records stay (open files of the parent's connections point to them)
+      g_dbs.clear();
+    });
     rc = sqlite3_vfs_register(&g_scm_vfs, 0);
     if (rc == SQLITE_OK) rc = sqlite3_vfs_register(&g_softwrap_vfs, 0);
     if (rc == SQLITE_OK) {

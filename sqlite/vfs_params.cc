@@ -179,6 +179,19 @@ bool parse_open_params(const ParamLookup& get, const std::string& db_path, bool 
       return false;
     }
   }
+  // Several processes on one database (SW_CONFIG_SHARED): on unless
+  // shared=0, which opens the pool for this process alone (another
+  // process's open then fails with SQLITE_BUSY).
+  r.cfg.flags |= SW_CONFIG_SHARED;
+  if (const char* v = get("shared"); v != nullptr && *v != '\0') {
+    if (std::strcmp(v, "0") == 0) {
+      r.cfg.flags &= ~uint32_t{SW_CONFIG_SHARED};
+    } else if (std::strcmp(v, "1") != 0) {
+      *err = std::string("softwrap vfs: URI parameter shared=") + v +
+             " is not 1 (other processes may open the database, the default) or 0 (this process alone)";
+      return false;
+    }
+  }
   r.cfg.lane_size =
       std::min<uint64_t>(std::max<uint64_t>(r.pool_size / 4 / r.cfg.lanes, 1ull << 20), 64ull << 20) / 4096 * 4096;
   if (!size_param(get, "lanesize", &r.cfg.lane_size, err)) return false;

@@ -35,7 +35,7 @@ struct OpenParams {
 constexpr uint64_t kDefaultPoolSize = 128ull << 20;
 
 // Fills *out for the main database `db_path` from the URI parameters (pool,
-// poolsize, poolmax, engine, shadowpage, lanes, lanesize, wcl), the environment
+// poolsize, poolmax, engine, shadowpage, lanes, lanesize, wcl, shared), the environment
 // (SOFTWRAP_SQLITE_POOL, SOFTWRAP_SQLITE_POOL_SIZE) and the defaults;
 // `scm` selects the scm VFS's default engine (nonatomic).  true on success;
 // false with *err set to a message ("softwrap vfs: URI parameter

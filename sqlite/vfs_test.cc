@@ -1,7 +1,8 @@
 // vfs_test.cc — the "softwrap" and "scm" VFSes: persistence across
 // reopen, ROLLBACK (also after the page cache spilled into the open wrap),
 // transactions too large for a wrap, SQLite locking among connections and
-// threads of one process, a second process kept out, URI parameters and
+// threads of one process, a second process (the shell; kept out with
+// shared=0), URI parameters and
 // environment, the loadable extension from the sqlite3 shell and Python.
 //
 // Pools live in a per-test directory under /dev/shm with the x86 medium
@@ -363,7 +364,11 @@ TEST_P(VfsTest, ShellHundredThousandRowsInOneTransactionAtDefaults) {
   sqlite3_close(db);
 }
 
-TEST_P(VfsTest, LoadableExtensionInTheShellAndASecondProcessIsKeptOut) {
+// The shell with the extension loaded; then a second process (the shell
+// again) reads and writes the database while this one has it open, and
+// this one sees its row (pools are shared between processes by default);
+// with shared=0 the second process is kept out.
+TEST_P(VfsTest, LoadableExtensionInTheShellAndASecondProcess) {
   if (!fs::exists("/usr/bin/sqlite3")) GTEST_SKIP() << "no /usr/bin/sqlite3";
   const std::string module = fs::path(SW_SQLITE_MODULE).replace_extension("").string();
   std::string out;
@@ -373,11 +378,25 @@ TEST_P(VfsTest, LoadableExtensionInTheShellAndASecondProcessIsKeptOut) {
   EXPECT_NE(out.find("row-only-in-the-pool"), std::string::npos) << out;
   sqlite3* db = open(uri("shell.db"));
   EXPECT_EQ(one(db, "SELECT x FROM t"), "row-only-in-the-pool");
-  // While this process holds the pool, another one cannot open it (nor
-  // print the row: a value no path or process id can contain).
+  ASSERT_EQ(sqlite3_exec(db, "INSERT INTO t VALUES('from-this-process')", nullptr, nullptr, nullptr), SQLITE_OK);
   out.clear();
-  const std::string script2 = ".load " + module + "\n.open " + uri("shell.db") + "\nSELECT x FROM t;\n";
-  EXPECT_NE(run_program({"/usr/bin/sqlite3", "-bail"}, script2, &out), 0) << out;
+  const std::string script2 = ".load " + module + "\n.open " + uri("shell.db") +
+                              "\nSELECT x FROM t ORDER BY rowid;\nINSERT INTO t VALUES('from-the-shell');\n";
+  ASSERT_EQ(run_program({"/usr/bin/sqlite3", "-bail"}, script2, &out), 0) << out;
+  EXPECT_NE(out.find("from-this-process"), std::string::npos) << out;
+  EXPECT_EQ(one(db, "SELECT group_concat(x, ',') FROM t"), "row-only-in-the-pool,from-this-process,from-the-shell");
+  EXPECT_EQ(one(db, "PRAGMA integrity_check"), "ok");
+  sqlite3_close(db);
+
+  // shared=0: while this process holds the pool, another one cannot open
+  // it (nor print the row: a value no path or process id can contain).
+  db = open(uri("alone.db", "&shared=0"));
+  ASSERT_EQ(sqlite3_exec(db, "CREATE TABLE t(x); INSERT INTO t VALUES('row-only-in-the-pool')", nullptr, nullptr,
+                         nullptr), SQLITE_OK) << sqlite3_errmsg(db);
+  EXPECT_EQ(one(db, "SELECT x FROM t"), "row-only-in-the-pool");
+  out.clear();
+  const std::string script3 = ".load " + module + "\n.open " + uri("alone.db") + "\nSELECT x FROM t;\n";
+  EXPECT_NE(run_program({"/usr/bin/sqlite3", "-bail"}, script3, &out), 0) << out;
   EXPECT_TRUE(out.find("locked") != std::string::npos || out.find("unable to open") != std::string::npos) << out;
   EXPECT_EQ(out.find("row-only-in-the-pool"), std::string::npos) << out;
   EXPECT_EQ(one(db, "PRAGMA integrity_check"), "ok");

@@ -34,7 +34,7 @@
  * (engine=UNDO: names are lower case, as in SOFTWRAP_ENGINE; poolsize=12x)
  * SQLITE_ERROR, a file that is not a pool SQLITE_NOTADB, a pool whose
  * metadata fails validation SQLITE_CORRUPT, a pool another process holds
- * SQLITE_BUSY, one that cannot be opened otherwise (a newer layout, an
+ * for itself (URI shared=0) SQLITE_BUSY, one that cannot be opened otherwise (a newer layout, an
  * engine its medium refuses) SQLITE_CANTOPEN; nothing is created.
  *
  * The same code is also a loadable extension (swsqlite.so): ".load

@@ -667,7 +667,11 @@ void* sw_pool_root(sw_pool* p, size_t size) {
     return p->file->at(off);
   }
   if (size == 0) return set_error(SW_EINVAL, "pool has no root object yet"), nullptr;
+  bool found = false;
   const bool ok = in_wrap(p, c, "sw_pool_root", [&] {
+    // A shared pool: another handle may have made the root since the
+    // load above; in the wrap, with write access, this one sees it.
+    if (p->share && (off = p->engine->load(c, slot, 8)) != 0) return found = true;
     AllocInfo info;
     off = p->alloc->alloc(c, size, &info);
     if (off == 0) return false;
@@ -677,6 +681,11 @@ void* sw_pool_root(sw_pool* p, size_t size) {
     p->engine->store(c, slot + 8, size, 8);
     return true;
   }, /*always_may_own=*/true);  // creating the root is setup, even under SW_CONFIG_REQUIRE_WRAP
+  if (ok && found && size > p->engine->load(c, slot + 8, 8)) {
+    return misuse(p->strict, SW_EINVAL, "sw_pool_root: the root object another handle made is %llu bytes; %zu "
+                  "requested", static_cast<unsigned long long>(p->engine->load(c, slot + 8, 8)), size),
+           nullptr;
+  }
   return ok ? p->file->at(off) : nullptr;
 }
 

@@ -63,6 +63,8 @@ int Sharing::open_end() {
     md.fence(FenceKind::kOther);
   }
   state_epoch_ = view_epoch_ = next;
+  heap_epoch_ = load_word(&m->heap_epoch);  // the allocator was built at open, from this heap
+  heap_changes_ = p_->alloc->heap_changes();
   alone_ = !p_->file->others_open();
   int rc = 0;
   if (!alone_) rc = give_up();
@@ -82,15 +84,7 @@ void Sharing::stop_watcher() {
 void Sharing::close() {
   stop_watcher();
   std::lock_guard<std::mutex> g(mu_);
-  if (!held_) return;
-  // The engine's shutdown made every commit home.
-  PoolMeta* m = p_->file->meta();
-  SW_TRACE_LABEL("share:give-up");
-  p_->medium->store(&m->writer, token_, 8);
-  p_->medium->flush(&m->writer, 8);
-  p_->medium->fence(FenceKind::kOther);
-  p_->file->unlock_write();
-  held_ = false;
+  if (held_) mark_clean();  // the engine's shutdown made every commit home
 }
 
 int Sharing::take(int wait_ms) {
@@ -118,9 +112,19 @@ int Sharing::take(int wait_ms) {
   const bool others_wrote = dead || epoch != state_epoch_ || (w & ~uint64_t{1}) != token_;
   if (others_wrote) {
     f.forget_zeroed();
-    if (int rc = p_->alloc->reload()) return fail(rc);
+    // The allocator's DRAM state is rebuilt only if the heap's metadata
+    // changed (a scan of every chunk head and run); else free chunks just
+    // stop counting as zero (the other handle's log extents were some).
+    const uint64_t heap = load_word(&m->heap_epoch);
+    if (dead || heap != heap_epoch_) {
+      if (int rc = p_->alloc->reload()) return fail(rc);
+      heap_epoch_ = heap;
+    } else {
+      p_->alloc->forget_zero_chunks();
+    }
     p_->engine->resync();
   }
+  heap_changes_ = p_->alloc->heap_changes();
   const uint64_t next = others_wrote ? epoch + 1 : epoch;
   {
     SW_TRACE_LABEL("share:take");
@@ -144,16 +148,32 @@ int Sharing::give_up() {
   if (!p_->cfg.share_skip_quiesce) {
     if (int rc = p_->engine->quiesce()) return rc;
   }
+  mark_clean();
+  return 0;
+}
+
+void Sharing::mark_clean() {
   PoolMeta* m = p_->file->meta();
+  Medium& md = *p_->medium;
   {
     SW_TRACE_LABEL("share:give-up");
-    p_->medium->store(&m->writer, token_, 8);
-    p_->medium->flush(&m->writer, 8);
-    p_->medium->fence(FenceKind::kOther);
+    if (p_->alloc->heap_changes() != heap_changes_) {
+      heap_epoch_ = load_word(&m->heap_epoch) + 1;
+      md.store(&m->heap_epoch, heap_epoch_, 8);
+    }
+    // Readers learn from write_epoch that someone wrote (refresh()): raise
+    // it for what this handle wrote.  Its own state and the caller's
+    // caches already reflect that.
+    const uint64_t epoch = load_word(&m->write_epoch);
+    md.store(&m->write_epoch, epoch + 1, 8);
+    if (view_epoch_ == epoch) view_epoch_ = epoch + 1;
+    state_epoch_ = epoch + 1;
+    md.store(&m->writer, token_, 8);
+    md.flush(&m->writer, 4 * sizeof(uint64_t));
+    md.fence(FenceKind::kOther);
   }
   p_->file->unlock_write();
   held_ = false;
-  return 0;
 }
 
 void Sharing::watch() {

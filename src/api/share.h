@@ -73,6 +73,7 @@ class Sharing {
  private:
   int take(int wait_ms);  // REQUIRES mu_
   int give_up();          // REQUIRES mu_, sessions_ == 0
+  void mark_clean();      // REQUIRES mu_, write access held, every commit home
   void watch();
   int resolve_wait(int wait_ms) const;
 
@@ -87,6 +88,8 @@ class Sharing {
   uint64_t token_ = 0;      // this handle's marker token (bit 0 clear, never 0)
   uint64_t state_epoch_ = 0;  // the write_epoch the allocator and engine state reflect
   uint64_t view_epoch_ = 0;   // the write_epoch the caller's caches reflect (refresh())
+  uint64_t heap_epoch_ = 0;   // the heap_epoch the allocator's state reflects
+  uint64_t heap_changes_ = 0;  // Allocator::heap_changes() when write access was taken
   std::thread watcher_;
 };
 

@@ -39,6 +39,7 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cinttypes>
 #include <ctime>
 #include <map>
@@ -336,6 +337,11 @@ class HeapAllocator final : public Allocator {
     return log_chunks_;
   }
   int reload() override;
+  uint64_t heap_changes() const override { return changes_.load(std::memory_order_acquire); }
+  void forget_zero_chunks() override {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (Slot& s : slots_) s.zero = false;
+  }
 
  private:
   uint64_t head_off(uint32_t c) const { return pool_->head_offset(c); }
@@ -390,6 +396,7 @@ class HeapAllocator final : public Allocator {
   std::array<std::set<uint32_t>, kNumClasses> avail_runs_;  // published runs with blocks; GUARDED_BY(mu_)
   std::unordered_map<TxAccess*, std::unique_ptr<WrapCtx>> ctxs_;  // GUARDED_BY(mu_)
   std::mt19937_64 rng_;                                // GUARDED_BY(mu_)
+  std::atomic<uint64_t> changes_{0};                   // heap_changes()
 };
 
 // ------------------------------------------------------------ free chunk map
@@ -478,6 +485,7 @@ bool HeapAllocator::grow(uint32_t n) {
   slots_.resize(uint64_t{z.first_chunk} + z.chunks);
   insert_free(z.first_chunk, z.chunks);
   for (uint32_t i = z.first_chunk; i < z.first_chunk + z.chunks; ++i) slots_[i].zero = pool_->grows_zeroed();
+  changes_.fetch_add(1, std::memory_order_release);
   return true;
 }
 
@@ -765,6 +773,9 @@ void HeapAllocator::finish(WrapCtx* ctx, bool commit) {
   // it either way.  (Their bytes were written in place, or through this
   // wrap's log: a later wrap writes them in place only past this commit.)
   const uint64_t seq = commit ? ctx->tx->commit_seq() : 0;
+  if (commit && (!ctx->ops.empty() || !ctx->returned_blocks.empty() || !ctx->returned_extents.empty())) {
+    changes_.fetch_add(1, std::memory_order_release);
+  }
   std::lock_guard<std::mutex> lock(mu_);
   const auto free_returned_blocks = [&] {
     for (const auto& [c, b] : ctx->returned_blocks) {

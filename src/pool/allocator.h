@@ -115,6 +115,13 @@ class Allocator {
   // heap fails validation: the state is left as it was), or SW_EBUSY when
   // the requirement does not hold.
   virtual int reload() = 0;
+  // Committed wraps that changed the persistent heap (allocated, freed,
+  // formatted or reclaimed a run) and growths, made through this
+  // allocator so far: another handle needs a reload only if this moved.
+  virtual uint64_t heap_changes() const = 0;
+  // Another handle wrote the pool but not the heap's metadata: free chunks
+  // are no longer known to hold zeros (its log extents were free chunks).
+  virtual void forget_zero_chunks() = 0;
 
   // Walks the persistent heap and checks every invariant (for `softwrap
   // pool check` and the crash tests).  Reads home locations directly:

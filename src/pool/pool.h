@@ -295,6 +295,9 @@ class PoolFile {
   // Whether another handle (another process, or another handle here) has
   // the pool open.  One system call.
   bool others_open() const;
+  // Whether another handle waits for write access (lock_write lets it go
+  // first).
+  bool others_want() const;
   // The durable size another handle's growth left (PoolMeta::pool_size):
   // maps and validates the zones it added.  0; SW_ENOSPC when the pool
   // grew past the address range this open reserved; SW_ECORRUPT; SW_EIO.
@@ -321,6 +324,7 @@ class PoolFile {
   int load_zones();
   // An attached shared pool joins (or leaves) its image's lock table.
   void note_attached_open(bool open);
+  void set_wanting(bool on);
   // Zones from `off` (zone `index`, first chunk `first`) up to `end`.
   int load_zones_from(uint32_t index, uint64_t off, uint64_t first, uint64_t end);
   void add_zone(const Zone& z);
@@ -342,6 +346,7 @@ class PoolFile {
   bool read_only_ = false;  // SW_CONFIG_READONLY: a read-only file, mapped copy-on-write
   bool shared_ = false;     // SW_CONFIG_SHARED
   bool write_locked_ = false;  // this handle holds write access (kWriteLockByte)
+  bool wanting_ = false;       // this handle waits for it (kWantLockByte)
   bool created_zeroed_ = false;  // heap_zero_at_open()
   uint64_t* size_mirror_ = nullptr;  // mirror_size()
   uint64_t mirror_below_ = 0;

@@ -84,15 +84,20 @@ struct PoolMeta {
   // access (random, never 0; bit 0 clear), with bit 0 set while that handle
   // holds it and may have commits not yet home: a set bit found by the next
   // handle to take write access means its holder died, and that handle
-  // recovers.  write_epoch: raised whenever write access passes to another
-  // handle, so a handle that sees it unchanged knows nobody else wrote.
+  // recovers.  write_epoch: raised whenever a handle gives write access up
+  // (and when it passes to another handle), so a handle that sees it
+  // unchanged knows nobody else wrote.
   // writer_pid: the holder's process id (diagnostics only).  Written
   // directly (store, flush, fence), only by the handle that holds the
   // pool's write lock.
+  // heap_epoch: raised by a handle giving write access up after it changed
+  // the heap's metadata (allocations, frees, growth), so the next holder
+  // rebuilds its allocator only when it must.
   uint64_t writer;
   uint64_t write_epoch;
   uint64_t writer_pid;
-  uint64_t reserved2[3];
+  uint64_t heap_epoch;
+  uint64_t reserved2[2];
 };
 static_assert(sizeof(PoolMeta) == 192);
 
@@ -141,6 +146,9 @@ static_assert(sizeof(ZoneHeader) == 104);
 // the pool (the SQLite VFS keeps its database locks there).
 inline constexpr uint64_t kOpenLockByte = 1ull << 62;
 inline constexpr uint64_t kWriteLockByte = kOpenLockByte + 1;
+// Held shared by every handle waiting for write access: a handle that
+// finds someone waiting lets it go first (PoolFile::lock_write).
+inline constexpr uint64_t kWantLockByte = kOpenLockByte + 2;
 inline constexpr uint64_t kAppLockBase = kOpenLockByte + 4096;
 
 constexpr uint64_t round_up_page(uint64_t v) { return (v + kPageSize - 1) / kPageSize * kPageSize; }

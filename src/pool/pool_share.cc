@@ -44,6 +44,7 @@ bool set_ofd(int fd, uint64_t byte, short type) {
 // and whether one holds write access.
 struct MemLocks {
   int openers = 0;
+  int waiting = 0;
   const void* writer = nullptr;
 };
 std::mutex g_mem_mu;
@@ -82,9 +83,52 @@ void PoolFile::note_attached_open(bool open) {
   if (m.openers == 0 && m.writer == nullptr) mem_locks().erase(base_);
 }
 
+// Whether a handle other than this one waits for write access.
+bool PoolFile::others_want() const {
+  if (attached_) {
+    std::lock_guard<std::mutex> g(g_mem_mu);
+    auto it = mem_locks().find(base_);
+    return it != mem_locks().end() && it->second.waiting > (wanting_ ? 1 : 0);
+  }
+  struct flock fl {};
+  fl.l_type = F_WRLCK;
+  fl.l_whence = SEEK_SET;
+  fl.l_start = static_cast<off_t>(kWantLockByte);
+  fl.l_len = 1;
+  if (fcntl(fd_, F_OFD_GETLK, &fl) != 0) return false;
+  return fl.l_type != F_UNLCK;
+}
+
+void PoolFile::set_wanting(bool on) {
+  if (wanting_ == on) return;
+  wanting_ = on;
+  if (attached_) {
+    std::lock_guard<std::mutex> g(g_mem_mu);
+    mem_locks()[base_].waiting += on ? 1 : -1;
+    return;
+  }
+  set_ofd(fd_, kWantLockByte, on ? F_RDLCK : F_UNLCK);
+}
+
 int PoolFile::lock_write(int wait_ms) {
   if (write_locked_) return 0;
   const uint64_t deadline = now_ms() + static_cast<uint64_t>(wait_ms < 0 ? 0 : wait_ms);
+  // Fairness: the kernel does not hand a released lock to a waiter, so a
+  // handle that gives write access up and takes it again at once (a busy
+  // writer) could keep another out for good.  Waiters announce themselves
+  // (kWantLockByte); a handle that finds one waiting lets it go first:
+  // it waits its turn like them, or, not asked to wait, says SW_EBUSY.
+  if (others_want()) {
+    if (wait_ms <= 0) {
+      return set_error(SW_EBUSY, "pool '%s': another process (or handle) is waiting for write access",
+                       path_.c_str());
+    }
+    set_wanting(true);
+    while (others_want() && now_ms() < deadline) {
+      timespec ts{0, 100000};
+      nanosleep(&ts, nullptr);
+    }
+  }
   for (unsigned spins = 0;; ++spins) {
     bool got = false;
     if (attached_) {
@@ -97,19 +141,23 @@ int PoolFile::lock_write(int wait_ms) {
     } else if (set_ofd(fd_, kWriteLockByte, F_WRLCK)) {
       got = true;
     } else if (errno != EAGAIN && errno != EACCES) {
+      set_wanting(false);
       return set_error_errno(SW_EIO, "cannot take write access to pool '%s'", path_.c_str());
     }
     if (got) {
+      set_wanting(false);
       write_locked_ = true;
       return 0;
     }
     if (wait_ms <= 0 || now_ms() >= deadline) break;
+    set_wanting(true);
     // The holder gives write access up at the end of its session, or (a
     // handle alone on its pool keeps it between sessions) within about a
     // millisecond of seeing us (api/share.cc): poll briefly at first.
     timespec ts{0, spins < 100 ? 50000 : 1000000};
     nanosleep(&ts, nullptr);
   }
+  set_wanting(false);
   return set_error(SW_EBUSY, "pool '%s': another process (or handle) holds write access%s", path_.c_str(),
                    wait_ms > 0 ? " and did not give it up in time" : "");
 }

@@ -101,6 +101,13 @@ TEST_P(Shared, WriteAccessPassesWithEveryCommitHome) {
     EXPECT_EQ(sw_pool_refresh(r), 0);  // nothing new since
   }
 
+  // The same writer twice in a row: the reader learns of each write.
+  for (uint64_t v : {30000, 40000}) {
+    ASSERT_EQ(write_words(a, ra, v), 0) << sw_errormsg();
+    EXPECT_EQ(sw_pool_refresh(b), 1) << "the reader did not learn of the write of " << v;
+    expect_words(b, rb, v);
+  }
+
   // An explicit session holds write access across wraps; the other
   // handle's reads see the state before the session until it ends.
   ASSERT_EQ(sw_pool_write_begin(a, 0), 0) << sw_errormsg();

@@ -134,6 +134,19 @@ TEST_F(ParamsTest, WriteCombinedLoggingIsOnUnlessWclIsZero) {
   }
 }
 
+TEST_F(ParamsTest, PoolsAreSharedBetweenProcessesUnlessSharedIsZero) {
+  ASSERT_TRUE(parse({})) << err_;
+  EXPECT_NE(p_.cfg.flags & SW_CONFIG_SHARED, 0u) << "other processes may open a database by default";
+  ASSERT_TRUE(parse({{"shared", "0"}})) << err_;
+  EXPECT_EQ(p_.cfg.flags & SW_CONFIG_SHARED, 0u);
+  ASSERT_TRUE(parse({{"shared", "1"}})) << err_;
+  EXPECT_NE(p_.cfg.flags & SW_CONFIG_SHARED, 0u);
+  for (const char* bad : {"yes", "2", "true"}) {
+    EXPECT_FALSE(parse({{"shared", bad}})) << bad;
+    EXPECT_NE(err_.find(std::string("URI parameter shared=") + bad + " is not 1"), std::string::npos) << err_;
+  }
+}
+
 TEST_F(ParamsTest, PoolMaxIsASizeAtLeastThePoolSizeOrUnlimited) {
   ASSERT_TRUE(parse({})) << err_;
   EXPECT_EQ(p_.cfg.max_size, 0u);  // not given: unlimited at creation, the pool's own at open

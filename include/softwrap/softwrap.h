@@ -342,7 +342,8 @@ SW_API int sw_pool_quiesce(sw_pool *pool);
  *  - A handle alone on its pool keeps write access between sessions and
  *    pays nothing per wrap (no lock, no system call, no retirement forced):
  *    a background thread checks for company once a millisecond and gives
- *    write access up when another handle opens the pool.  Opening a
+ *    write access up when another handle opens the pool (or after 100 ms
+ *    without a wrap: an idle process polls nothing).  Opening a
  *    shared pool waits (up to SOFTWRAP_SHARE_WAIT_MS) for write access too:
  *    recovery and the open-time checks run with it.
  *

@@ -21,6 +21,12 @@ namespace {
 
 uint64_t load_word(const uint64_t* w) { return __atomic_load_n(w, __ATOMIC_ACQUIRE); }
 
+uint64_t now_ms() {
+  return static_cast<uint64_t>(
+      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now().time_since_epoch())
+          .count());
+}
+
 uint64_t new_token() {
   uint64_t t = 0;
   if (getrandom(&t, sizeof t, GRND_NONBLOCK) != sizeof t) {
@@ -65,6 +71,7 @@ int Sharing::open_end() {
   state_epoch_ = view_epoch_ = next;
   heap_epoch_ = load_word(&m->heap_epoch);  // the allocator was built at open, from this heap
   heap_changes_ = p_->alloc->heap_changes();
+  last_exit_ms_ = now_ms();
   alone_ = !p_->file->others_open();
   int rc = 0;
   if (!alone_) rc = give_up();
@@ -139,6 +146,7 @@ int Sharing::take(int wait_ms) {
   if (view_epoch_ == epoch) view_epoch_ = next;
   state_epoch_ = next;
   held_ = true;
+  last_exit_ms_ = now_ms();
   alone_ = !f.others_open();
   cv_.notify_all();  // the watcher looks for company while we are alone
   return 0;
@@ -185,6 +193,11 @@ void Sharing::watch() {
       if (p_->file->others_open()) {
         alone_ = false;
         if (sessions_ == 0) give_up();  // a failure keeps it: the next session's end tries again
+      } else if (sessions_ == 0 && now_ms() - last_exit_ms_ >= kIdleGiveUpMs) {
+        // Idle: give write access up (every commit home; the next wrap
+        // takes it again cheaply, nobody else having written), so an idle
+        // process polls nothing.
+        give_up();
       }
     } else {
       cv_.wait(lk);
@@ -209,6 +222,7 @@ int Sharing::exit(bool explicit_session) {
     --explicit_;
   }
   if (sessions_ > 0) --sessions_;
+  if (sessions_ == 0) last_exit_ms_ = now_ms();
   if (sessions_ == 0 && held_ && !alone_) return give_up();
   return 0;
 }

@@ -18,7 +18,8 @@
 // handle alone on its pool keeps it between sessions (no quiesce, no
 // system call per wrap: a lone process runs at single-process speed); a
 // watcher thread looks for company every millisecond while it does and
-// gives write access up as soon as another handle opens the pool.
+// gives write access up as soon as another handle opens the pool, or
+// after 100 ms without a session (an idle process then polls nothing).
 #ifndef SOFTWRAP_API_SHARE_H_
 #define SOFTWRAP_API_SHARE_H_
 
@@ -90,6 +91,9 @@ class Sharing {
   uint64_t view_epoch_ = 0;   // the write_epoch the caller's caches reflect (refresh())
   uint64_t heap_epoch_ = 0;   // the heap_epoch the allocator's state reflects
   uint64_t heap_changes_ = 0;  // Allocator::heap_changes() when write access was taken
+  uint64_t last_exit_ms_ = 0;  // GUARDED_BY(mu_): when the last session ended
+  // A lone handle gives write access up after this long without a session.
+  static constexpr uint64_t kIdleGiveUpMs = 100;
   std::thread watcher_;
 };
 

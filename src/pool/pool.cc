@@ -706,8 +706,13 @@ std::unique_ptr<PoolFile> PoolFile::open(const std::string& path, const Resolved
   if (pf->setup(h.pool_size, m, cfg, file_size) != 0) return nullptr;
   if (pf->reserve_and_map(cfg.reserve_limit) != 0) return nullptr;
   // The mapping must show what we validated (guards against a writer that
-  // ignores the lock).
-  if (std::memcmp(pf->base_, &h, sizeof h) != 0 || std::memcmp(pf->meta(), &m, sizeof m) != 0) {
+  // ignores the lock).  In a shared pool other handles change the rest of
+  // PoolMeta (retirement, the root, the write-access marker) at any time
+  // without us: only the sizes setup() validated must still hold.
+  const bool meta_moved = pf->shared_ ? __atomic_load_n(&pf->meta()->pool_size, __ATOMIC_ACQUIRE) != m.pool_size ||
+                                            __atomic_load_n(&pf->meta()->max_size, __ATOMIC_ACQUIRE) != m.max_size
+                                      : std::memcmp(pf->meta(), &m, sizeof m) != 0;
+  if (std::memcmp(pf->base_, &h, sizeof h) != 0 || meta_moved) {
     set_error(SW_EBUSY, "pool '%s' changed while it was being opened (another writer ignores the lock?)", path.c_str());
     return nullptr;
   }

@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cinttypes>
 #include <map>
@@ -118,13 +119,17 @@ int PoolFile::lock_write(int wait_ms) {
   // writer) could keep another out for good.  Waiters announce themselves
   // (kWantLockByte); a handle that finds one waiting lets it go first:
   // it waits its turn like them, or, not asked to wait, says SW_EBUSY.
+  // Letting others go first is bounded (a few milliseconds: a waiter polls
+  // at least once a millisecond), since two handles doing it at once each
+  // see the other wanting and would wait for each other to the deadline.
   if (others_want()) {
     if (wait_ms <= 0) {
       return set_error(SW_EBUSY, "pool '%s': another process (or handle) is waiting for write access",
                        path_.c_str());
     }
     set_wanting(true);
-    while (others_want() && now_ms() < deadline) {
+    const uint64_t yield_until = std::min(deadline, now_ms() + 5);
+    while (others_want() && now_ms() < yield_until) {
       timespec ts{0, 100000};
       nanosleep(&ts, nullptr);
     }

@@ -15,6 +15,7 @@
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <mutex>
 #include <set>
@@ -32,6 +33,92 @@ struct Root {
   uint64_t words[kWords];
   uint64_t blocks[64];  // offsets of blocks each handle allocated
 };
+
+int write_root(sw_pool* p, Root* r, uint64_t v) {
+  if (int rc = sw_wrap_open(p)) return rc;
+  for (int i = 0; i < kWords; ++i) sw_store64(p, &r->words[i], v + i);
+  return sw_wrap_close(p);
+}
+
+// The children's parts run in a fresh image of this program (a forked
+// child of a process with threads may not start threads of its own under
+// the thread sanitizer): the ShareChild.Role test below runs the role the
+// environment names and exits.
+[[noreturn]] void exec_role(const char* role, const std::string& path, sw_engine_kind engine, int up, int down) {
+  setenv("SW_SHARE_ROLE", role, 1);
+  setenv("SW_SHARE_POOL", path.c_str(), 1);
+  setenv("SW_SHARE_ENGINE", std::to_string(engine).c_str(), 1);
+  setenv("SW_SHARE_UP", std::to_string(up).c_str(), 1);
+  setenv("SW_SHARE_DOWN", std::to_string(down).c_str(), 1);
+  char filter[] = "--gtest_filter=ShareChild.Role";
+  char self[] = "/proc/self/exe";
+  char* argv[] = {self, filter, nullptr};
+  execv(self, argv);
+  _exit(99);
+}
+
+// "died": opens the pool, says so on `up`, waits for `down`, then holds
+// write access while another thread commits wrap after wrap (each
+// reported on `up`) and leaves the 50th's successor half done (0 on
+// `up`) for the parent to kill.  Its commits stay in its log and DRAM
+// (inline retirement, tables switched seldom).
+[[noreturn]] void died_role(const char* path, sw_engine_kind engine, int up, int down) {
+  sw_config c{};
+  c.engine = engine;
+  c.medium = SW_MEDIUM_X86;
+  c.flags = SW_CONFIG_SHARED | SW_CONFIG_NO_RETIRE_THREAD;
+  c.retire_divisor = 2;  // 256-word wraps: tables go home only every 32 wraps
+  sw_pool* p = sw_pool_open(path, &c);
+  if (p == nullptr) {
+    std::fprintf(stderr, "child: %s\n", sw_errormsg());
+    _exit(2);
+  }
+  auto* r = static_cast<Root*>(sw_pool_root(p, 0));
+  uint64_t go = 1;
+  if (write(up, &go, sizeof go) != sizeof go || read(down, &go, sizeof go) != sizeof go) _exit(7);
+  if (sw_pool_write_begin(p, -1) != 0) _exit(3);
+  // Another thread writes: its context takes the next lane, so its frames
+  // do not overwrite the parent's in lane 0.
+  std::thread([&] {
+    for (uint64_t v = 1;; ++v) {
+      if (write_root(p, r, v * 1000) != 0) _exit(4);
+      const uint64_t done = v;
+      if (write(up, &done, sizeof done) != sizeof done) _exit(5);
+      if (v == 50) {
+        // Half of a wrap in flight when the kill comes.
+        sw_wrap_open(p);
+        for (int i = 0; i < kWords / 2; ++i) sw_store64(p, &r->words[i], 7);
+        const uint64_t half = 0;
+        if (write(up, &half, sizeof half) != sizeof half) _exit(6);
+        pause();
+      }
+    }
+  }).join();
+  _exit(8);
+}
+
+// "own": a handle of its own writes 77 + i and closes.
+[[noreturn]] void own_role(const char* path, sw_engine_kind engine) {
+  sw_config c{};
+  c.engine = engine;
+  c.medium = SW_MEDIUM_X86;
+  c.flags = SW_CONFIG_SHARED;
+  sw_pool* p = sw_pool_open(path, &c);
+  if (p == nullptr) _exit(32);
+  if (write_root(p, static_cast<Root*>(sw_pool_root(p, 0)), 77) != 0) _exit(64);
+  _exit(sw_pool_close(p) != 0 ? 128 : 0);
+}
+
+TEST(ShareChild, Role) {
+  const char* role = std::getenv("SW_SHARE_ROLE");
+  if (role == nullptr) GTEST_SKIP() << "the part of a child process of the Shared tests";
+  const char* path = std::getenv("SW_SHARE_POOL");
+  const auto engine = static_cast<sw_engine_kind>(std::atoi(std::getenv("SW_SHARE_ENGINE")));
+  if (std::strcmp(role, "died") == 0) {
+    died_role(path, engine, std::atoi(std::getenv("SW_SHARE_UP")), std::atoi(std::getenv("SW_SHARE_DOWN")));
+  }
+  own_role(path, engine);
+}
 
 class Shared : public ::testing::TestWithParam<sw_engine_kind> {
  protected:
@@ -62,11 +149,7 @@ class Shared : public ::testing::TestWithParam<sw_engine_kind> {
   static void expect_words(sw_pool* p, Root* r, uint64_t v) {
     for (int i = 0; i < kWords; ++i) ASSERT_EQ(sw_load64(p, &r->words[i]), v + i) << "word " << i;
   }
-  static int write_words(sw_pool* p, Root* r, uint64_t v) {
-    if (int rc = sw_wrap_open(p)) return rc;
-    for (int i = 0; i < kWords; ++i) sw_store64(p, &r->words[i], v + i);
-    return sw_wrap_close(p);
-  }
+  static int write_words(sw_pool* p, Root* r, uint64_t v) { return write_root(p, r, v); }
   std::string path_;
 };
 
@@ -80,7 +163,9 @@ TEST_P(Shared, WriteAccessPassesWithEveryCommitHome) {
     ASSERT_EQ(write_words(a, ra, 1000), 0) << sw_errormsg();
     // Alone: it keeps write access (for 100 ms without a wrap: then it
     // gives it up, idle — a slow sanitizer run may get there first).
-    if (std::chrono::steady_clock::now() - t0 < std::chrono::milliseconds(50)) EXPECT_EQ(sw_pool_write_held(a), 1);
+    if (std::chrono::steady_clock::now() - t0 < std::chrono::milliseconds(50)) {
+      EXPECT_EQ(sw_pool_write_held(a), 1);
+    }
   }
 
   // The second handle's open waits for the first to give write access up
@@ -132,7 +217,9 @@ TEST_P(Shared, WriteAccessPassesWithEveryCommitHome) {
   {
     const auto t0 = std::chrono::steady_clock::now();
     ASSERT_EQ(write_words(a, ra, 70000), 0);
-    if (std::chrono::steady_clock::now() - t0 < std::chrono::milliseconds(50)) EXPECT_EQ(sw_pool_write_held(a), 1);
+    if (std::chrono::steady_clock::now() - t0 < std::chrono::milliseconds(50)) {
+      EXPECT_EQ(sw_pool_write_held(a), 1);
+    }
   }
   // Idle for a while: given up (an idle handle polls nothing).
   for (int i = 0; i < 200 && sw_pool_write_held(a) == 1; ++i) usleep(5000);
@@ -238,35 +325,7 @@ TEST_P(Shared, AWriterThatDiedIsRecoveredByTheNextHandle) {
     close(up[0]);
     close(down[1]);
     sw_pool_close(a);  // the parent's handle: forgotten, not touched
-    sw_config c = cfg();
-    c.flags |= SW_CONFIG_NO_RETIRE_THREAD;
-    c.retire_divisor = 2;  // 256-word wraps: tables go home only every 32 wraps
-    sw_pool* p = sw_pool_open(path_.c_str(), &c);
-    if (p == nullptr) {
-      std::fprintf(stderr, "child: %s\n", sw_errormsg());
-      _exit(2);
-    }
-    auto* r = static_cast<Root*>(sw_pool_root(p, 0));
-    uint64_t go = 1;
-    if (write(up[1], &go, sizeof go) != sizeof go || read(down[0], &go, sizeof go) != sizeof go) _exit(7);
-    if (sw_pool_write_begin(p, -1) != 0) _exit(3);
-    // Another thread writes: its context takes the next lane, so its frames
-    // do not overwrite the parent's in lane 0.
-    std::thread([&] {
-      for (uint64_t v = 1;; ++v) {
-        if (write_words(p, r, v * 1000) != 0) _exit(4);
-        const uint64_t done = v;
-        if (write(up[1], &done, sizeof done) != sizeof done) _exit(5);
-        if (v == 50) {
-          // Half of a wrap in flight when the kill comes.
-          sw_wrap_open(p);
-          for (int i = 0; i < kWords / 2; ++i) sw_store64(p, &r->words[i], 7);
-          const uint64_t half = 0;
-          if (write(up[1], &half, sizeof half) != sizeof half) _exit(6);
-          pause();
-        }
-      }
-    }).join();
+    exec_role("died", path_, GetParam(), up[1], down[0]);
   }
   close(up[1]);
   close(down[0]);
@@ -307,13 +366,9 @@ TEST_P(Shared, AForkedChildCannotUseItsParentsHandle) {
     if (sw_pool_write_begin(a, 0) != SW_EINVAL) bad |= 4;
     if (sw_pool_write_held(a) != 0) bad |= 8;
     if (sw_pool_close(a) != 0) bad |= 16;
+    if (bad != 0) _exit(bad);
     // Its own handle works (the parent is alone and gives write access up).
-    sw_config c = cfg();
-    sw_pool* p = sw_pool_open(path_.c_str(), &c);
-    if (p == nullptr) bad |= 32;
-    if (p && write_words(p, static_cast<Root*>(sw_pool_root(p, 0)), 77) != 0) bad |= 64;
-    if (p && sw_pool_close(p) != 0) bad |= 128;
-    _exit(bad);
+    exec_role("own", path_, GetParam(), -1, -1);
   }
   int status = 0;
   waitpid(pid, &status, 0);

@@ -97,6 +97,7 @@ void SimResult::add(const SimResult& o) {
   images += o.images;
   nested_images += o.nested_images;
   failures += o.failures;
+  run_failures += o.run_failures;
   exhaustive_points += o.exhaustive_points;
   mixed += o.mixed;
   reports.insert(reports.end(), o.reports.begin(), o.reports.end());
@@ -127,7 +128,9 @@ struct Simulator::Impl {
   uint64_t salt = 0;
   uint64_t points = 0;
 
-  bool stop() const { return opt.stop_after_failures && res->failures >= opt.stop_after_failures; }
+  bool stop() const {
+    return opt.stop_after_failures && res->failures - res->run_failures >= opt.stop_after_failures;
+  }
 
   // ---------------------------------------------------------------- oracle
 
@@ -317,6 +320,7 @@ struct Simulator::Impl {
     if (opt.wcl_misread_pairs) s << " variant=wcl-misread-pairs";
     if (opt.fresh_control != FreshControl::kNone) s << " variant=" << fresh_control_name(opt.fresh_control);
     if (opt.help_control != HelpControl::kNone) s << " variant=" << help_control_name(opt.help_control);
+    if (opt.share_skip_quiesce) s << " variant=share-skip-quiesce";
     s << "\n  crash point: event " << at.event << " of " << at.events << ", " << at.what << " \"" << at.label
       << "\"";
     if (at.thread >= 0) s << " (thread " << at.thread << ")";
@@ -359,6 +363,7 @@ struct Simulator::Impl {
 
   void fail_run(const std::string& why) {
     ++res->failures;
+    ++res->run_failures;
     if (res->reports.size() < opt.max_reports) {
       res->reports.push_back(std::string("FAILURE engine=") + engine_kind_name(opt.engine) + " workload=" + w->name +
                              " seed=" + std::to_string(seed) + ": " + why);
@@ -442,14 +447,17 @@ struct Simulator::Impl {
     if (exhaustive) ++res->exhaustive_points;
   }
 
-  void replay() {
+  // The crash points of the trace's first `limit` events, and at its end
+  // if that is all of it.
+  void replay(size_t limit) {
     std::string why;
     if (!attach_image(&why)) return fail_run("the durable image at the start of the trace: " + why);
     Model m(dur.p, kCapacity, opt.model, 0, nullptr);
     Expect ex;
     for (uint32_t g : rec->initial) ex.allowed.emplace_back(g, g);
     const auto& ev = rec->trace.events();
-    for (size_t i = 0; i < ev.size() && !stop(); ++i) {
+    limit = std::min(limit, ev.size());
+    for (size_t i = 0; i < limit && !stop(); ++i) {
       const TraceEvent& e = ev[i];
       if (e.kind == TraceKind::kMark) {
         const Marker& mk = rec->markers[e.aux];
@@ -461,7 +469,9 @@ struct Simulator::Impl {
       }
       m.step(e, i);
     }
-    if (!stop()) check_point(m, ex, PointInfo{ev.size(), ev.size(), "at the end of the trace", "end", -1, {}}, true);
+    if (!stop() && limit == ev.size()) {
+      check_point(m, ex, PointInfo{ev.size(), ev.size(), "at the end of the trace", "end", -1, {}}, true);
+    }
     res->mixed += m.mixed_words();
     pool.reset();
   }
@@ -491,7 +501,7 @@ void Simulator::run(const Workload& w, uint64_t seed, uint32_t size, SimResult* 
   c.max_alias_tables = w.max_alias_tables;
   c.lanes = 2;
   c.lane_size = kLaneSize;
-  c.flags = SW_CONFIG_NO_RETIRE_THREAD | w.flags;
+  c.flags = SW_CONFIG_NO_RETIRE_THREAD | w.flags | (w.handles > 1 ? SW_CONFIG_SHARED : 0u);
   ResolvedConfig cfg;
   if (resolve_config(&c, &cfg) != 0) return I.fail_run(std::string("bad configuration: ") + sw_errormsg());
   cfg.engine = I.opt.engine;  // over any SOFTWRAP_ENGINE in the environment
@@ -502,6 +512,7 @@ void Simulator::run(const Workload& w, uint64_t seed, uint32_t size, SimResult* 
   cfg.retire_stepwise = w.retire_stepwise;
   cfg.max_size = w.max_size;
   cfg.wcl_misread_pairs = I.opt.wcl_misread_pairs;
+  cfg.share_skip_quiesce = I.opt.share_skip_quiesce;
   if (w.spill_bytes >= 0) cfg.spill_bytes = static_cast<uint64_t>(w.spill_bytes);
   I.cfg = cfg;
   uint8_t uuid[16];
@@ -516,13 +527,29 @@ void Simulator::run(const Workload& w, uint64_t seed, uint32_t size, SimResult* 
   I.rec = &rec;
   set_medium_factory(trace_factory, &rec.trace);
   sw_pool* p = open_attached(I.vol.p, kCapacity, cfg, true, uuid, kPoolSize);
+  // More handles on the same image (Workload::handles): other "processes".
+  std::vector<sw_pool*> handles{p};
+  for (uint32_t i = 1; p && i < w.handles; ++i) {
+    sw_pool* q = open_attached(I.vol.p, kCapacity, cfg, false);
+    if (!q) {
+      const std::string why = sw_errormsg();
+      for (sw_pool* h : handles) sw_pool_close(h);
+      set_medium_factory(nullptr, nullptr);
+      return I.fail_run("cannot open handle " + std::to_string(i) + " of the in-memory pool: " + why);
+    }
+    handles.push_back(q);
+  }
   set_medium_factory(nullptr, nullptr);
   if (!p) return I.fail_run(std::string("cannot open the in-memory pool: ") + sw_errormsg());
+  auto close_all = [&handles] {
+    for (size_t i = handles.size(); i-- > 0;) sw_pool_close(handles[i]);
+  };
 
   std::vector<std::unique_ptr<Driver>> owners;
   std::vector<Driver*> dv;
   for (uint32_t o = 0; o < w.owners; ++o) {
     owners.push_back(std::make_unique<Driver>(p, &rec, o));
+    owners.back()->set_handles(handles);
     dv.push_back(owners.back().get());
   }
   Rng rng(seed);
@@ -530,7 +557,7 @@ void Simulator::run(const Workload& w, uint64_t seed, uint32_t size, SimResult* 
   sw_pool_quiesce(p);
   AllocatorStats st;
   if (Allocator::check(*p->file, &st) != 0) {
-    sw_pool_close(p);
+    close_all();
     return I.fail_run(std::string("allocator check after setup: ") + last_error_message());
   }
   for (Driver* d : dv) {
@@ -544,10 +571,18 @@ void Simulator::run(const Workload& w, uint64_t seed, uint32_t size, SimResult* 
   w.run(dv, rng, size);
   rec.trace.stop();
   for (Driver* d : dv) d->end_open_wrap();  // a wrap left open: the trace ended inside it
-  I.used = sw_pool_size(p);
-  sw_pool_close(p);
-  if (!rec.error.empty()) return I.fail_run("the workload saw the API misbehave: " + rec.error);
-  I.replay();
+  I.used = 0;
+  for (sw_pool* h : handles) I.used = std::max(I.used, sw_pool_size(h));
+  close_all();
+  if (!rec.error.empty()) {
+    // The crash points before the misbehaviour still have their golden
+    // states: they are checked too (a bug may show in both ways).
+    I.replay(rec.error_event);
+    I.fail_run("the workload saw the API misbehave (trace event " + std::to_string(rec.error_event) +
+               "): " + rec.error);
+  } else {
+    I.replay(rec.trace.events().size());
+  }
   I.rec = nullptr;
 }
 

@@ -14,6 +14,13 @@
 // point every legal image (or a stratified sample, model.h) is written into
 // the durable buffer as a diff, checked by the oracle, and taken back.
 //
+// A workload may ask for several handles of the pool (Workload::handles:
+// other "processes" sharing it, SW_CONFIG_SHARED): the simulator opens
+// them on the same image before setup, all recording into the trace, and
+// closes them after it.  If the workload saw the API misbehave (a load that
+// returned a value never stored, a call that failed), the run fails, and
+// the crash points of the trace before that moment are still checked.
+//
 // The oracle sees only the image (a PoolFile attached to it, no DRAM state):
 //   0. the image opens (header, durable size and every zone validate);
 //   1. recovery succeeds; 2. a second recovery changes no byte
@@ -57,10 +64,11 @@ struct SimOptions {
   bool redo_skip_commit_validation = false;  // control variants (pool.h)
   bool wcl_misread_pairs = false;
   uint32_t max_reports = 2;          // failure reports kept (shrunk)
-  uint64_t stop_after_failures = 0;  // 0: never stop early
+  uint64_t stop_after_failures = 0;  // stop checking images once this many failed; 0: never
   bool grow_skip_zone_fence = false;  // control variant (pool.h)
   FreshControl fresh_control = FreshControl::kNone;  // control variants (pool.h)
   HelpControl help_control = HelpControl::kNone;     // control variant (pool.h)
+  bool share_skip_quiesce = false;  // control variant (pool.h): write access given up before commits are home
 };
 
 struct SimResult {
@@ -69,6 +77,7 @@ struct SimResult {
   uint64_t images = 0;         // images checked (distinct per crash point)
   uint64_t nested_images = 0;  // of which: crash during recovery
   uint64_t failures = 0;
+  uint64_t run_failures = 0;   // of which: a run as a whole (the workload saw the API misbehave, ...)
   uint64_t exhaustive_points = 0;
   uint64_t mixed = 0;          // model: temporal+streamed on one word (not modelled)
   std::map<std::string, uint64_t> points_by_label;  // crash points per call-site label

@@ -11,6 +11,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <iterator>
 #include <mutex>
 #include <thread>
@@ -27,7 +28,10 @@ namespace softwrap::crashsim {
 Driver::Driver(sw_pool* p, Recording* rec, uint32_t owner) : p_(p), rec_(rec), owner_(owner) {}
 
 void Driver::fail(const std::string& what) {
-  if (rec_->error.empty()) rec_->error = "owner " + std::to_string(owner_) + ": " + what + ": " + sw_errormsg();
+  if (!rec_->error.empty()) return;
+  rec_->error = "owner " + std::to_string(owner_) + ": " + what + ": " + sw_errormsg();
+  // Drivers run one at a time: nobody appends meanwhile.
+  rec_->error_event = rec_->trace.recording() ? rec_->trace.events().size() : 0;
 }
 
 void Driver::own(void* addr, size_t n) {
@@ -223,7 +227,27 @@ void Driver::free(void* addr) {
   --live_;
 }
 
+void Driver::use(sw_pool* p) {
+  if (depth_ != 0) return fail("Driver::use with a wrap open");
+  p_ = p;
+}
+
+void Driver::die(std::function<void()> end_wrap) {
+  if (depth_ == 0) return;
+  depth_ = 0;
+  dead_wraps_.push_back(std::move(end_wrap));
+  mirror_ = saved_;
+  live_ = saved_live_;
+  state_ = before_;
+  rec_->markers[open_marker_].after = before_;
+  const auto idx = static_cast<uint32_t>(rec_->markers.size());
+  rec_->markers.push_back({Marker::kClose, owner_, before_, before_});
+  rec_->trace.mark(idx, "wrap-died");
+}
+
 void Driver::end_open_wrap() {
+  for (const auto& end : dead_wraps_) end();
+  dead_wraps_.clear();
   if (depth_ == 0) return;
   depth_ = 0;
   if (external_) return;

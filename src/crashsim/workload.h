@@ -28,8 +28,10 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "crashsim/model.h"
@@ -64,6 +66,7 @@ struct Recording {
   std::vector<Marker> markers;
   std::vector<uint32_t> initial;  // per owner: golden at trace start
   std::string error;              // first API misbehaviour seen by a driver
+  size_t error_event = 0;         // the trace's length when it was seen
 };
 
 class Driver {
@@ -128,10 +131,28 @@ class Driver {
   // with own() after each change, such as the btree workload).
   void disown_all() { mirror_.clear(); }
   // After the trace stopped: ends a wrap the workload left open (the trace
-  // ends inside it: a crash before its commit), untraced and unmarked, so
-  // that the pool can close.
+  // ends inside it: a crash before its commit) or one a handle that died
+  // had open (die()), untraced and unmarked, so that the pool can close.
+  // REQUIRES: the thread that opened it.
   void end_open_wrap();
   sw_pool* pool() const { return p_; }
+
+  // Several handles of one pool (Workload::handles > 1, each another
+  // "process": share_workload.h).  Every handle the simulator opened,
+  // [0] first (the one the driver starts with).
+  const std::vector<sw_pool*>& handles() const { return handles_; }
+  void set_handles(std::vector<sw_pool*> h) { handles_ = std::move(h); }
+  // The calls that follow go through handle p (one of handles()): the
+  // owner's history continues in another process.  REQUIRES: no wrap open.
+  void use(sw_pool* p);
+  // The process of the current handle dies: it makes no call on the handle
+  // again.  A wrap it had open never commits: it ends here in the golden
+  // bookkeeping as an abort does (the state before it, only), without an
+  // API call, and in the library after the trace: end_open_wrap calls
+  // end_wrap, which must abort it on the thread that opened it (and keeps
+  // that thread until then).  What the kernel would do (release the dead
+  // process's locks) is the workload's to emulate.
+  void die(std::function<void()> end_wrap);
 
  private:
   unsigned char* mirror_at(uint64_t off, size_t n);
@@ -147,6 +168,8 @@ class Driver {
   uint32_t before_ = 0;
   uint32_t state_ = 0;
   bool external_ = false;
+  std::vector<sw_pool*> handles_;
+  std::vector<std::function<void()>> dead_wraps_;  // die(): wraps dead handles left open
 };
 
 // What Workload::check_image learns about one owner of a crash image:
@@ -191,6 +214,11 @@ struct Workload {
   // Inline retirement writes a seeded few chunks per step and committing
   // wraps claim the rest (ResolvedConfig::retire_stepwise; help_workload.h).
   bool retire_stepwise = false;
+  // Handles the simulator opens on the pool, each another "process" (the
+  // pool is opened with SW_CONFIG_SHARED when more than one; their locks
+  // are the attached image's, pool_share.cc): Driver::handles().  They all
+  // record into the trace; their opens, before setup, are untraced.
+  uint32_t handles = 1;
 };
 
 // The root most workloads use: kRootSize bytes, all owned by driver 0

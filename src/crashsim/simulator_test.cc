@@ -107,7 +107,7 @@ TEST(CrashSuiteTest, QuickSuitePasses) {
   EXPECT_GE(r.images, 100000u);
   EXPECT_EQ(r.failures, 0u) << (r.reports.empty() ? "" : r.reports[0]);
   EXPECT_EQ(r.controls_caught(), r.controls.size());
-  EXPECT_EQ(r.controls.size(), 17u);
+  EXPECT_EQ(r.controls.size(), 21u);
   EXPECT_TRUE(r.passed()) << r.summary();
 }
 

@@ -3,7 +3,8 @@
 // `softwrap crashtest` and the CTest `crash` test.
 //
 // Levels: quick (CI: >= 100,000 images and at least 4 seeds, about a minute
-// on two cores) and full (>= 10 million).  Both go round after round over
+// on two cores) and full (>= 10 million; the default set of workloads plus
+// those of a pool several handles share, share_workload.h).  Both go round after round over
 // every combination with a new seed per round until the level's image
 // target (and round minimum) is met, so the totals do not depend on how
 // many images a seed happens to produce.
@@ -14,8 +15,10 @@
 // does not validate redo commit trailers must fail (softwrap and
 // softwrap-local); engines that do not flush fresh blocks before the commit,
 // or do not log or do not flush the small ones they log
-// (ResolvedConfig::fresh_control) must fail; and the others in
-// docs/crash-simulator.md.
+// (ResolvedConfig::fresh_control) must fail; a handle of a shared pool
+// giving write access up before its commits are home
+// (ResolvedConfig::share_skip_quiesce) must fail a crash image; and the
+// others in docs/crash-simulator.md.
 #ifndef SOFTWRAP_CRASHSIM_SUITE_H_
 #define SOFTWRAP_CRASHSIM_SUITE_H_
 
@@ -35,7 +38,7 @@ struct SuiteOptions {
   bool full = false;
   std::vector<sw_engine_kind> engines{SW_ENGINE_SOFTWRAP, SW_ENGINE_SOFTWRAP_LOCAL, SW_ENGINE_UNDO};
   std::vector<Persistency> models{Persistency::kX86, Persistency::kThemis};
-  std::vector<const Workload*> workloads;  // empty: all
+  std::vector<const Workload*> workloads;  // empty: workloads(), and with full the share workloads too
   uint64_t seed = 1;
   uint64_t max_exhaustive = uint64_t{1} << 14;
   uint32_t size = 0;            // wraps per run; 0: the level's default

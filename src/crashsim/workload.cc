@@ -20,6 +20,7 @@
 #include "crashsim/fresh_workload.h"
 #include "crashsim/help_workload.h"
 #include "crashsim/paper_workloads.h"
+#include "crashsim/share_workload.h"
 
 namespace softwrap::crashsim {
 
@@ -756,6 +757,8 @@ const Workload* find_workload(const std::string& name) {
   for (const Workload& w : fresh_workloads())
     if (name == w.name) return &w;
   for (const Workload& w : help_workloads())
+    if (name == w.name) return &w;
+  for (const Workload& w : share_workloads())
     if (name == w.name) return &w;
   for (const Workload& w : registry_workloads())
     if (name == w.name) return &w;

@@ -229,8 +229,10 @@ void own_root(std::vector<Driver*>& d, Rng& rng);
 
 // The simulator's own workloads (the suite's default set).
 const std::vector<Workload>& workloads();
-// By name: these, then the fresh-memory workloads (fresh_workload.h), then
-// the shared workloads (paper_workloads.h).
+// By name: these, then the fresh-memory workloads (fresh_workload.h), the
+// workloads of commits that help retirement (help_workload.h), those of a
+// pool several handles share (share_workload.h), then the shared workloads
+// (paper_workloads.h).
 const Workload* find_workload(const std::string& name);
 
 }  // namespace softwrap::crashsim

@@ -16,6 +16,7 @@
 #include "crashsim/fresh_workload.h"
 #include "crashsim/help_workload.h"
 #include "crashsim/paper_workloads.h"
+#include "crashsim/share_workload.h"
 #include "crashsim/suite.h"
 
 namespace softwrap::cli {
@@ -43,8 +44,9 @@ void crashtest_usage(FILE* out) {
           "  --workload W       one of the workloads listed below (default: the simulator's\n"
           "                     own), a shared one (docs/workloads.md), themis: the\n"
           "                     Themis paper's nine shared workloads, fresh: the five\n"
-          "                     fresh-memory workloads (issue 23), or help: the three\n"
-          "                     workloads of commits that help retirement (issue 24)\n"
+          "                     fresh-memory workloads (issue 23), help: the three\n"
+          "                     workloads of commits that help retirement (issue 24), or\n"
+          "                     share: the two of a pool two handles share (issue 26)\n"
           "  --size N           wraps per workload run (default 12 quick, 40 full)\n"
           "  --images N         image target instead of the level's\n"
           "  --no-controls      skip the controls (then controls=0/0)\n"
@@ -59,6 +61,8 @@ void crashtest_usage(FILE* out) {
   for (const crashsim::Workload& w : crashsim::fresh_workloads()) fprintf(out, "  %-12s %s\n", w.name, w.what);
   fprintf(out, "Workloads of commits that help retirement (--workload help: all three):\n");
   for (const crashsim::Workload& w : crashsim::help_workloads()) fprintf(out, "  %-12s %s\n", w.name, w.what);
+  fprintf(out, "Workloads of a pool shared by two handles (--workload share: both; --full runs them too):\n");
+  for (const crashsim::Workload& w : crashsim::share_workloads()) fprintf(out, "  %-12s %s\n", w.name, w.what);
   fprintf(out, "Shared workloads (workloads/):\n");
   for (const crashsim::Workload& w : crashsim::registry_workloads()) fprintf(out, "  %-12s %s\n", w.name, w.what);
 }
@@ -101,6 +105,8 @@ int crashtest_command(const std::vector<std::string>& args) {
     for (const crashsim::Workload& w : crashsim::fresh_workloads()) so.workloads.push_back(&w);
   } else if (opts.has("workload") && opts.get("workload") == "help") {
     for (const crashsim::Workload& w : crashsim::help_workloads()) so.workloads.push_back(&w);
+  } else if (opts.has("workload") && opts.get("workload") == "share") {
+    for (const crashsim::Workload& w : crashsim::share_workloads()) so.workloads.push_back(&w);
   } else if (opts.has("workload")) {
     const crashsim::Workload* w = crashsim::find_workload(opts.get("workload"));
     if (!w) return usage_error("unknown workload '" + opts.get("workload") + "'", "crashtest");

@@ -46,7 +46,7 @@ void crashtest_usage(FILE* out) {
           "                     Themis paper's nine shared workloads, fresh: the five\n"
           "                     fresh-memory workloads (issue 23), help: the three\n"
           "                     workloads of commits that help retirement (issue 24), or\n"
-          "                     share: the two of a pool two handles share (issue 26)\n"
+          "                     share: the two of a pool several handles share (issue 26)\n"
           "  --size N           wraps per workload run (default 12 quick, 40 full)\n"
           "  --images N         image target instead of the level's\n"
           "  --no-controls      skip the controls (then controls=0/0)\n"
@@ -61,7 +61,7 @@ void crashtest_usage(FILE* out) {
   for (const crashsim::Workload& w : crashsim::fresh_workloads()) fprintf(out, "  %-12s %s\n", w.name, w.what);
   fprintf(out, "Workloads of commits that help retirement (--workload help: all three):\n");
   for (const crashsim::Workload& w : crashsim::help_workloads()) fprintf(out, "  %-12s %s\n", w.name, w.what);
-  fprintf(out, "Workloads of a pool shared by two handles (--workload share: both; --full runs them too):\n");
+  fprintf(out, "Workloads of a pool several handles share (--workload share: both; --full runs them too):\n");
   for (const crashsim::Workload& w : crashsim::share_workloads()) fprintf(out, "  %-12s %s\n", w.name, w.what);
   fprintf(out, "Shared workloads (workloads/):\n");
   for (const crashsim::Workload& w : crashsim::registry_workloads()) fprintf(out, "  %-12s %s\n", w.name, w.what);

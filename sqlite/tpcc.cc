@@ -146,7 +146,25 @@ class Driver {
 
   int log_fd = -1;
 
+  // Resets every cached statement.  A statement that returned a row and was
+  // not run to its end keeps the connection's read transaction, and with it
+  // the SHARED lock, past COMMIT or ROLLBACK: another process could then
+  // never commit (its EXCLUSIVE lock waits for this one to leave).
+  void reset_statements() {
+    for (auto& entry : cache_) entry.second->reset();
+  }
+
  private:
+  // COMMIT with Config's hooks around it.
+  void commit(const TxInfo& t) {
+    if (cfg_.before_commit) {
+      std::string msg;
+      if (const int rc = cfg_.before_commit(db_, t, &msg); rc != SQLITE_OK) throw DbError{rc, msg};
+    }
+    reset_statements();
+    exec(db_, "COMMIT");
+    if (cfg_.after_commit && !cfg_.after_commit(t)) throw DbError{SQLITE_ERROR, "after_commit failed"};
+  }
   template <class... A>
   Stmt& q(const char* sql, A... args) {
     auto& s = cache_[sql];
@@ -322,7 +340,10 @@ void Driver::new_order(Result* r) {
         .done();
   }
   (void)(total * (10000 - disc) * (10000 + w_tax + d_tax));  // the displayed total
-  exec(db_, "COMMIT");
+  TxInfo info{kNewOrder, w, d};
+  info.o_id = o_id;
+  info.ol_cnt = ol_cnt;
+  commit(info);
   r->committed[kNewOrder]++;
   if (log_fd >= 0) {
     char buf[96];
@@ -363,7 +384,9 @@ void Driver::payment() {
   q("INSERT INTO history VALUES(?,?,?,?,?,?,?,?)", c, cd, cw, d, w, static_cast<int64_t>(time(nullptr)), amount,
     astr(12, 24))
       .done();
-  exec(db_, "COMMIT");
+  TxInfo info{kPayment, w, d};
+  info.amount = amount;
+  commit(info);
 }
 
 void Driver::order_status() {
@@ -383,12 +406,13 @@ void Driver::order_status() {
       w, d, o)
         .done();
   }
-  exec(db_, "COMMIT");
+  commit(TxInfo{kOrderStatus, w, d});
 }
 
 void Driver::delivery() {
   const int64_t w = rand(1, cfg_.warehouses), carrier = rand(1, 10);
   const int64_t now = time(nullptr);
+  TxInfo info{kDelivery, w, 0};
   exec(db_, "BEGIN IMMEDIATE");
   for (int64_t d = 1; d <= kDistricts; ++d) {
     auto& ns = q("SELECT min(no_o_id) FROM new_order WHERE no_w_id=? AND no_d_id=?", w, d);
@@ -408,8 +432,9 @@ void Driver::delivery() {
       "WHERE c_w_id=? AND c_d_id=? AND c_id=?",
       sum, w, d, c)
         .done();
+    info.delivered++;
   }
-  exec(db_, "COMMIT");
+  commit(info);
 }
 
 void Driver::stock_level() {
@@ -422,7 +447,7 @@ void Driver::stock_level() {
     "ol_o_id<? AND s_w_id=? AND s_i_id=ol_i_id AND s_quantity<?",
     w, d, next - 20, next, w, threshold)
       .done();
-  exec(db_, "COMMIT");
+  commit(TxInfo{kStockLevel, w, d});
 }
 
 std::string describe(const DbError& e) { return std::string(sqlite3_errstr(e.rc)) + ": " + e.msg; }
@@ -469,10 +494,21 @@ bool run(sqlite3* db, const Config& cfg, Result* out, std::string* err) {
   const auto start = std::chrono::steady_clock::now();
   auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
   uint64_t n = 0;
+  int64_t weights = 0;
+  for (const int w : cfg.mix) weights += std::max(w, 0);
+  if (weights == 0) {
+    *err = "the mix has no transaction type";
+    return false;
+  }
   bool ok = true;
   while (elapsed() < cfg.seconds && (cfg.max_transactions == 0 || n < cfg.max_transactions)) {
-    const int64_t r = std::uniform_int_distribution<int64_t>(1, 100)(mix);
-    const TxType t = r <= 45 ? kNewOrder : r <= 88 ? kPayment : r <= 92 ? kOrderStatus : r <= 96 ? kDelivery : kStockLevel;
+    // The standard mix draws 1..100: New-Order up to 45, Payment up to 88, ...
+    int64_t r = std::uniform_int_distribution<int64_t>(1, weights)(mix);
+    TxType t = kNewOrder;
+    while (r > std::max(cfg.mix[t], 0)) {
+      r -= std::max(cfg.mix[t], 0);
+      t = static_cast<TxType>(t + 1);
+    }
     try {
       switch (t) {
         case kNewOrder: drv.new_order(out); break;
@@ -484,10 +520,12 @@ bool run(sqlite3* db, const Config& cfg, Result* out, std::string* err) {
       if (t != kNewOrder) out->committed[t]++;
       ++n;
     } catch (const UnusedItem&) {
+      drv.reset_statements();
       exec(db, "ROLLBACK");
       out->rolled_back++;
       ++n;
     } catch (const DbError& e) {
+      drv.reset_statements();
       sqlite3_exec(db, "ROLLBACK", nullptr, nullptr, nullptr);
       if (e.rc == SQLITE_BUSY || e.rc == SQLITE_LOCKED) {
         out->busy++;

@@ -8,16 +8,32 @@
 // and consistency conditions 1-4 as a checker.  Money is kept in integer
 // cents so that condition 1 is an exact comparison.  When `commit_log` is
 // set, every New-Order whose COMMIT returned appends "w d o_id ol_cnt" to
-// that file with one write(2) (crash tests check none is lost).
+// that file with one write(2) (crash tests check none is lost).  The mix's
+// weights and two hooks around each COMMIT let a program run only some
+// transaction types and add its own statements and bookkeeping to them
+// (sqlite/mp_kill.cc: a ledger row in each write transaction, checks inside
+// each read transaction, an acknowledgement after each COMMIT).
 #ifndef SOFTWRAP_SQLITE_TPCC_H_
 #define SOFTWRAP_SQLITE_TPCC_H_
 
 #include <sqlite3.h>
 
 #include <cstdint>
+#include <functional>
 #include <string>
 
 namespace swtpcc {
+
+enum TxType { kNewOrder = 0, kPayment, kOrderStatus, kDelivery, kStockLevel, kTxTypes };
+
+// What a transaction did, given to the hooks below.
+struct TxInfo {
+  TxType type;
+  int64_t w = 0, d = 0;          // its warehouse and district (Delivery: d 0)
+  int64_t o_id = 0, ol_cnt = 0;  // New-Order: the order and its lines
+  int64_t amount = 0;            // Payment: cents
+  int64_t delivered = 0;         // Delivery: orders delivered (0 to 10)
+};
 
 struct Config {
   int warehouses = 1;
@@ -28,9 +44,17 @@ struct Config {
   uint64_t seed = 42;
   int load_batch_rows = 500;             // rows per loader transaction
   std::string commit_log;                // see above
+  // Relative weights of the types in run()'s mix (TxType order); the
+  // default is the standard mix.  A zero weight leaves the type out.
+  int mix[kTxTypes] = {45, 43, 4, 4, 4};
+  // Called inside each transaction just before its COMMIT, on its
+  // connection (it may run statements there): anything but SQLITE_OK
+  // aborts the transaction with that code and *msg (SQLITE_BUSY: retried,
+  // else run() stops with the message).
+  std::function<int(sqlite3*, const TxInfo&, std::string* msg)> before_commit;
+  // Called after COMMIT returned SQLITE_OK; false stops run() with an error.
+  std::function<bool(const TxInfo&)> after_commit;
 };
-
-enum TxType { kNewOrder = 0, kPayment, kOrderStatus, kDelivery, kStockLevel, kTxTypes };
 
 struct Result {
   uint64_t committed[kTxTypes] = {};

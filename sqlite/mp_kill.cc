@@ -1,0 +1,667 @@
+// mp_kill.cc — sw_sqlite_mp_kill: writer and reader processes running
+// TPC-C on one SQLite database on the softwrap VFS at its default settings
+// (pools shared between processes), killed with SIGKILL at random and
+// restarted, every recovered state checked by a fresh process
+// (docs/sqlite.md, "Tests").
+//
+// The supervisor (no --role) loads a small TPC-C database in a child, then
+// keeps --writers writer and --readers reader processes running and, at
+// random moments (0 to 2 x --interval-ms apart), kills one of them, any
+// one, with SIGKILL and starts it again while the others go on.  After
+// every --check-every kills, and once more at the end (all workers killed),
+// a checker process opens the database and, in one read transaction,
+// checks PRAGMA integrity_check, TPC-C consistency conditions 1-4
+// (swtpcc::check) and the ledger conditions below, and that every
+// acknowledged transaction is there.  Any worker that exits by itself, a
+// failed check, or a run that makes no progress fails the run (exit 1; the
+// database directory is kept).
+//
+// Writers run New-Order, Payment and Delivery (BEGIN IMMEDIATE, busy
+// timeout 5 s, a transaction that met SQLITE_BUSY is retried).  Each write
+// transaction also inserts one mp_ledger row whose id names the writer, its
+// incarnation (restart count) and a sequence number; after its COMMIT
+// returned SQLITE_OK the writer appends the id to acks.W (write and
+// fdatasync).  Readers run Order-Status and Stock-Level and, inside each
+// of their read transactions, check conditions 1-4 and the ledger
+// conditions (a reader must never see half a transaction), and that the
+// ledger never shrinks between its transactions (never an older state).
+//
+// Ledger conditions, against the values recorded in mp_meta at load:
+//  - New-Orders in the ledger = growth of sum(D_NEXT_O_ID), and each one's
+//    order is there with its O_OL_CNT;
+//  - Payments in the ledger = new HISTORY rows, and their amounts = growth
+//    of sum(W_YTD);
+//  - orders delivered by the ledger's Deliveries = growth of the orders
+//    with a carrier.
+// At the end, with every worker dead, at most one ledger row per writer
+// incarnation may be unacknowledged (the commit it was killed after).
+//
+// Usage: sw_sqlite_mp_kill [--kills N] [--max-seconds S] [--engine E]
+//   [--vfs softwrap|scm] [--writers N] [--readers N] [--interval-ms MS]
+//   [--check-every K] [--seed N] [--dir DIR] [--keep] [--items N]
+//   [--customers N] [--verbose]
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cinttypes>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <random>
+#include <set>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "run_program.h"
+#include "softwrap/sqlite.h"
+#include "tpcc.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+struct Options {
+  std::string role;  // "" (supervisor), load, writer, reader, check
+  std::string dir;
+  std::string engine;  // "" = the VFS's default
+  std::string vfs = "softwrap";
+  int kills = 100;
+  double max_seconds = 600;
+  int writers = 2, readers = 2;
+  int interval_ms = 100;
+  int check_every = 1;
+  uint64_t seed = 0;
+  bool keep = false, verbose = false, final_check = false;
+  int items = 1000, customers = 30;
+  int id = 0, incarnation = 0;  // workers
+};
+
+std::string db_uri(const Options& o) {
+  std::string u = "file:" + o.dir + "/mp.db?vfs=" + o.vfs;
+  if (!o.engine.empty()) u += "&engine=" + o.engine;
+  return u;
+}
+
+// Ledger ids: writer, incarnation and sequence number.
+constexpr int kIncBits = 24, kSeqBits = 24;
+int64_t ledger_id(int writer, int inc, int64_t seq) {
+  return (int64_t{writer} << (kIncBits + kSeqBits)) | (int64_t{inc} << kSeqBits) | seq;
+}
+int64_t incarnation_of(int64_t id) { return id >> kSeqBits; }  // writer and incarnation
+
+[[noreturn]] void die(const char* role, const Options& o, const std::string& msg) {
+  std::fprintf(stderr, "sw_sqlite_mp_kill %s %d.%d: %s\n", role, o.id, o.incarnation, msg.c_str());
+  std::exit(1);
+}
+
+// Opens the database, retrying while it is busy (another process holds it
+// while it recovers or commits) for up to a minute.
+sqlite3* open_retrying(const Options& o, const char* role, int busy_ms) {
+  const auto until = Clock::now() + std::chrono::seconds(60);
+  std::string err;
+  for (;;) {
+    sqlite3* db = swtpcc::open_db(db_uri(o), &err);
+    if (db != nullptr) {
+      sqlite3_busy_timeout(db, busy_ms);
+      return db;
+    }
+    if (Clock::now() > until || (err.find("locked") == std::string::npos && err.find("busy") == std::string::npos)) {
+      die(role, o, "open " + db_uri(o) + ": " + err);
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+}
+
+// ---------------------------------------------------------------- checks
+
+// The ledger conditions (see the top of the file): a description of the
+// first that fails, or "".  Also the ledger's size in *rows.
+std::string ledger_conditions(sqlite3* db, int64_t* rows) {
+  static const char* kSql =
+      "SELECT (SELECT sum(d_next_o_id) FROM district) - m.next_o_sum, l.new_orders, "
+      "(SELECT count(*) FROM history) - m.history_rows, l.payments, "
+      "(SELECT sum(w_ytd) FROM warehouse) - m.ytd_sum, l.paid, "
+      "(SELECT count(*) FROM orders WHERE o_carrier_id<>0) - m.delivered, l.delivered, "
+      "(SELECT count(*) FROM mp_ledger x WHERE kind=0 AND NOT EXISTS (SELECT 1 FROM orders "
+      " WHERE o_w_id=x.w AND o_d_id=x.d AND o_id=x.o_id AND o_ol_cnt=x.ol_cnt)), l.n "
+      "FROM mp_meta m, (SELECT count(*) AS n, coalesce(sum(kind=0), 0) AS new_orders, "
+      " coalesce(sum(kind=1), 0) AS payments, coalesce(sum(CASE kind WHEN 1 THEN amount END), 0) AS paid, "
+      " coalesce(sum(CASE kind WHEN 3 THEN delivered END), 0) AS delivered FROM mp_ledger) l";
+  sqlite3_stmt* s = nullptr;
+  if (sqlite3_prepare_v2(db, kSql, -1, &s, nullptr) != SQLITE_OK) {
+    return std::string("ledger conditions: ") + sqlite3_errmsg(db);
+  }
+  std::string bad;
+  const int rc = sqlite3_step(s);
+  if (rc != SQLITE_ROW) {
+    bad = std::string("ledger conditions: ") + sqlite3_errmsg(db);
+  } else {
+    int64_t v[10];
+    for (int i = 0; i < 10; ++i) v[i] = sqlite3_column_int64(s, i);
+    char buf[256] = "";
+    if (v[0] != v[1]) {
+      std::snprintf(buf, sizeof buf, "New-Orders: sum(D_NEXT_O_ID) grew by %" PRId64 ", the ledger has %" PRId64,
+                    v[0], v[1]);
+    } else if (v[2] != v[3]) {
+      std::snprintf(buf, sizeof buf, "Payments: %" PRId64 " new HISTORY rows, the ledger has %" PRId64, v[2], v[3]);
+    } else if (v[4] != v[5]) {
+      std::snprintf(buf, sizeof buf, "Payments: sum(W_YTD) grew by %" PRId64 ", the ledger paid %" PRId64, v[4],
+                    v[5]);
+    } else if (v[6] != v[7]) {
+      std::snprintf(buf, sizeof buf, "Deliveries: %" PRId64 " more orders have a carrier, the ledger delivered %" PRId64,
+                    v[6], v[7]);
+    } else if (v[8] != 0) {
+      std::snprintf(buf, sizeof buf, "%" PRId64 " New-Orders of the ledger have no order with their line count", v[8]);
+    }
+    bad = buf;
+    *rows = v[9];
+  }
+  sqlite3_finalize(s);
+  return bad;
+}
+
+// Conditions 1-4 and the ledger's: "" if they hold.
+std::string all_conditions(sqlite3* db, int64_t* rows) {
+  std::string err;
+  if (!swtpcc::check(db, &err)) return err;
+  return ledger_conditions(db, rows);
+}
+
+// ---------------------------------------------------------------- roles
+
+int role_load(const Options& o) {
+  sqlite3* db = open_retrying(o, "load", 5000);
+  swtpcc::Config cfg;
+  cfg.items = o.items;
+  cfg.customers_per_district = o.customers;
+  cfg.seed = o.seed;
+  std::string err;
+  if (!swtpcc::load(db, cfg, &err)) die("load", o, err);
+  const char* kLedger =
+      "CREATE TABLE mp_ledger(id INTEGER PRIMARY KEY, kind INT, w INT, d INT, o_id INT, ol_cnt INT, amount INT, "
+      "delivered INT);"
+      "CREATE TABLE mp_meta(next_o_sum INT, history_rows INT, ytd_sum INT, delivered INT);"
+      "INSERT INTO mp_meta SELECT (SELECT sum(d_next_o_id) FROM district), (SELECT count(*) FROM history), "
+      "(SELECT sum(w_ytd) FROM warehouse), (SELECT count(*) FROM orders WHERE o_carrier_id<>0);";
+  char* msg = nullptr;
+  if (sqlite3_exec(db, kLedger, nullptr, nullptr, &msg) != SQLITE_OK) die("load", o, msg != nullptr ? msg : "?");
+  if (sqlite3_close(db) != SQLITE_OK) die("load", o, "close failed");
+  return 0;
+}
+
+int role_writer(const Options& o) {
+  const std::string acks = o.dir + "/acks." + std::to_string(o.id);
+  const int fd = ::open(acks.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (fd < 0) die("writer", o, "cannot open " + acks);
+  sqlite3* db = open_retrying(o, "writer", 5000);
+  sqlite3_stmt* ins = nullptr;
+  if (sqlite3_prepare_v3(db, "INSERT INTO mp_ledger VALUES(?,?,?,?,?,?,?,?)", -1, SQLITE_PREPARE_PERSISTENT, &ins,
+                         nullptr) != SQLITE_OK) {
+    die("writer", o, sqlite3_errmsg(db));
+  }
+  swtpcc::Config cfg;
+  cfg.items = o.items;
+  cfg.customers_per_district = o.customers;
+  cfg.seconds = 1e9;  // until killed
+  cfg.seed = o.seed + static_cast<uint64_t>(o.id) * 1000003 + static_cast<uint64_t>(o.incarnation);
+  const int mix[swtpcc::kTxTypes] = {45, 43, 0, 12, 0};
+  std::copy(mix, mix + swtpcc::kTxTypes, cfg.mix);
+  int64_t seq = 0, id = 0;
+  cfg.before_commit = [&](sqlite3* d, const swtpcc::TxInfo& t, std::string* msg) {
+    id = ledger_id(o.id, o.incarnation, ++seq);
+    sqlite3_reset(ins);
+    const int64_t v[] = {id, t.type, t.w, t.d, t.o_id, t.ol_cnt, t.amount, t.delivered};
+    for (int i = 0; i < 8; ++i) sqlite3_bind_int64(ins, i + 1, v[i]);
+    const int rc = sqlite3_step(ins);
+    if (rc == SQLITE_DONE) return SQLITE_OK;
+    *msg = std::string("ledger insert: ") + sqlite3_errmsg(d);
+    return rc;
+  };
+  cfg.after_commit = [&](const swtpcc::TxInfo&) {
+    char line[32];
+    const int n = std::snprintf(line, sizeof line, "%" PRId64 "\n", id);
+    return write(fd, line, static_cast<size_t>(n)) == n && fdatasync(fd) == 0;
+  };
+  swtpcc::Result r;
+  std::string err;
+  if (!swtpcc::run(db, cfg, &r, &err)) die("writer", o, err);
+  return 0;
+}
+
+int role_reader(const Options& o) {
+  const std::string counter = o.dir + "/reads." + std::to_string(o.id) + "." + std::to_string(o.incarnation);
+  const int fd = ::open(counter.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) die("reader", o, "cannot open " + counter);
+  sqlite3* db = open_retrying(o, "reader", 5000);
+  swtpcc::Config cfg;
+  cfg.items = o.items;
+  cfg.customers_per_district = o.customers;
+  cfg.seconds = 1e9;
+  cfg.seed = o.seed + 77 + static_cast<uint64_t>(o.id) * 1000003 + static_cast<uint64_t>(o.incarnation);
+  const int mix[swtpcc::kTxTypes] = {0, 0, 50, 0, 50};
+  std::copy(mix, mix + swtpcc::kTxTypes, cfg.mix);
+  int64_t checked = 0, last_rows = 0;
+  cfg.before_commit = [&](sqlite3* d, const swtpcc::TxInfo& t, std::string* msg) {
+    int64_t rows = 0;
+    std::string bad = all_conditions(d, &rows);
+    if (bad.empty() && rows < last_rows) {
+      bad = "the ledger went back from " + std::to_string(last_rows) + " to " + std::to_string(rows) + " rows";
+    }
+    if (!bad.empty()) {
+      if (bad.find("locked") != std::string::npos) return SQLITE_BUSY;
+      *msg = "inside a read transaction (" + std::string(t.type == swtpcc::kOrderStatus ? "Order-Status" : "Stock-Level") +
+             "): " + bad;
+      return SQLITE_CORRUPT;
+    }
+    last_rows = rows;
+    char line[24];
+    const int n = std::snprintf(line, sizeof line, "%20" PRId64, ++checked);
+    return pwrite(fd, line, static_cast<size_t>(n), 0) == n ? SQLITE_OK : SQLITE_IOERR;
+  };
+  swtpcc::Result r;
+  std::string err;
+  if (!swtpcc::run(db, cfg, &r, &err)) die("reader", o, err);
+  return 0;
+}
+
+// Every acknowledged id in the files acks.*, read before the check's
+// transaction starts (so each was committed before it).
+std::set<int64_t> read_acks(const std::string& dir) {
+  std::set<int64_t> ids;
+  for (const auto& e : fs::directory_iterator(dir)) {
+    if (e.path().filename().string().rfind("acks.", 0) != 0) continue;
+    std::ifstream in(e.path());
+    std::string all((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    size_t at = 0;
+    for (size_t nl; (nl = all.find('\n', at)) != std::string::npos; at = nl + 1) {  // whole lines only
+      ids.insert(std::strtoll(all.c_str() + at, nullptr, 10));
+    }
+  }
+  return ids;
+}
+
+int role_check(const Options& o) {
+  const std::set<int64_t> acked = read_acks(o.dir);
+  sqlite3* db = open_retrying(o, "check", 30000);
+  auto fail = [&](const std::string& what) {
+    std::printf("check FAILED: %s\n", what.c_str());
+    std::fflush(stdout);
+    std::exit(1);
+  };
+  char* msg = nullptr;
+  if (sqlite3_exec(db, "BEGIN", nullptr, nullptr, &msg) != SQLITE_OK) fail(msg != nullptr ? msg : "BEGIN");
+  std::string err;
+  if (!swtpcc::integrity_ok(db, &err)) fail(err);
+  int64_t rows = 0;
+  if (const std::string bad = all_conditions(db, &rows); !bad.empty()) fail(bad);
+  // Every acknowledged id is in the ledger; at the end, every ledger row
+  // not acknowledged is the last commit of a writer incarnation (at most one each).
+  sqlite3_stmt* s = nullptr;
+  if (sqlite3_prepare_v2(db, "SELECT id, kind FROM mp_ledger", -1, &s, nullptr) != SQLITE_OK) fail(sqlite3_errmsg(db));
+  std::set<int64_t> present;
+  std::map<int64_t, int> unacked_per_incarnation;
+  int64_t kinds[swtpcc::kTxTypes] = {};
+  int rc;
+  while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+    const int64_t id = sqlite3_column_int64(s, 0);
+    present.insert(id);
+    if (acked.count(id) != 0) {
+      kinds[std::clamp<int64_t>(sqlite3_column_int64(s, 1), 0, swtpcc::kTxTypes - 1)]++;
+    } else {
+      unacked_per_incarnation[incarnation_of(id)]++;
+    }
+  }
+  if (rc != SQLITE_DONE) fail(std::string("reading the ledger: ") + sqlite3_errmsg(db));
+  sqlite3_finalize(s);
+  int64_t lost = 0, first_lost = 0;
+  for (const int64_t id : acked) {
+    if (present.count(id) == 0 && lost++ == 0) first_lost = id;
+  }
+  if (lost != 0) {
+    fail(std::to_string(lost) + " acknowledged transactions are not in the database (first: writer " +
+         std::to_string(first_lost >> (kIncBits + kSeqBits)) + ", incarnation " +
+         std::to_string((first_lost >> kSeqBits) & ((1 << kIncBits) - 1)) + ", transaction " +
+         std::to_string(first_lost & ((1 << kSeqBits) - 1)) + ")");
+  }
+  int64_t unacked = 0;
+  for (const auto& [inc, n] : unacked_per_incarnation) {
+    unacked += n;
+    if (o.final_check && n > 1) {
+      fail(std::to_string(n) + " committed transactions of writer incarnation " + std::to_string(inc) +
+           " were never acknowledged (at most one may be: the one it was killed after)");
+    }
+  }
+  if (sqlite3_exec(db, "COMMIT", nullptr, nullptr, &msg) != SQLITE_OK) fail(msg != nullptr ? msg : "COMMIT");
+  if (sqlite3_close(db) != SQLITE_OK) fail("close");
+  std::printf("check ok acked %zu ledger %" PRId64 " unacked %" PRId64 " new_order %" PRId64 " payment %" PRId64
+              " delivery %" PRId64 "\n",
+              acked.size(), rows, unacked, kinds[swtpcc::kNewOrder], kinds[swtpcc::kPayment],
+              kinds[swtpcc::kDelivery]);
+  return 0;
+}
+
+// ---------------------------------------------------------------- supervisor
+
+struct Worker {
+  bool writer;
+  int id;
+  int incarnation = 0;
+  pid_t pid = -1;
+  const char* name() const { return writer ? "writer" : "reader"; }
+};
+
+std::string self_exe() {
+  std::error_code ec;
+  const fs::path p = fs::read_symlink("/proc/self/exe", ec);
+  return ec ? std::string() : p.string();
+}
+
+std::vector<std::string> common_args(const Options& o) {
+  std::vector<std::string> a = {self_exe(), "--dir", o.dir, "--vfs", o.vfs, "--items", std::to_string(o.items),
+                                "--customers", std::to_string(o.customers), "--seed", std::to_string(o.seed)};
+  if (!o.engine.empty()) a.insert(a.end(), {"--engine", o.engine});
+  return a;
+}
+
+pid_t spawn(std::vector<std::string> args) {
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+  pid_t pid = -1;
+  const int rc = posix_spawn(&pid, argv[0], &fa, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&fa);
+  return rc == 0 ? pid : -1;
+}
+
+void start(const Options& o, Worker* w) {
+  auto args = common_args(o);
+  args.insert(args.end(), {"--role", w->name(), "--id", std::to_string(w->id), "--incarnation",
+                           std::to_string(w->incarnation)});
+  w->pid = spawn(args);
+}
+
+// Runs the checker; its one line of output in *line.  True if it passed.
+bool run_check(const Options& o, bool final_check, std::string* line) {
+  auto args = common_args(o);
+  args.insert(args.end(), {"--role", "check"});
+  if (final_check) args.emplace_back("--final");
+  std::string out;
+  const int rc = softwrap::sqlite_test::run_program(args, "", &out);
+  while (!out.empty() && out.back() == '\n') out.pop_back();
+  *line = out;
+  return rc == 0 && out.rfind("check ok", 0) == 0;
+}
+
+int64_t field(const std::string& line, const std::string& key) {
+  std::istringstream in(line);
+  std::string k;
+  while (in >> k) {
+    if (k == key) {
+      int64_t v = 0;
+      in >> v;
+      return v;
+    }
+  }
+  return -1;
+}
+
+int supervise(Options o) {
+  if (o.seed == 0) o.seed = static_cast<uint64_t>(std::random_device{}()) | 1;
+  bool own_dir = false;
+  if (o.dir.empty()) {
+    o.dir = "/dev/shm/sw_mp_kill." + std::to_string(getpid());
+    own_dir = true;
+  }
+  std::error_code ec;
+  fs::create_directories(o.dir, ec);
+  if (ec) {
+    std::fprintf(stderr, "sw_sqlite_mp_kill: cannot create %s: %s\n", o.dir.c_str(), ec.message().c_str());
+    return 2;
+  }
+  if (self_exe().empty()) {
+    std::fprintf(stderr, "sw_sqlite_mp_kill: cannot find its own executable\n");
+    return 2;
+  }
+  setenv("SOFTWRAP_MEDIUM", std::getenv("SOFTWRAP_MEDIUM") != nullptr ? std::getenv("SOFTWRAP_MEDIUM") : "x86", 1);
+  std::printf("sw_sqlite_mp_kill: %s, engine %s, %d writers, %d readers, %d kills, seed %" PRIu64 ", medium %s\n",
+              db_uri(o).c_str(), o.engine.empty() ? "(default)" : o.engine.c_str(), o.writers, o.readers, o.kills,
+              o.seed, std::getenv("SOFTWRAP_MEDIUM"));
+  std::fflush(stdout);
+  const auto t0 = Clock::now();
+  auto seconds = [&] { return std::chrono::duration<double>(Clock::now() - t0).count(); };
+  std::mt19937_64 rng(o.seed);
+
+  std::vector<Worker> workers;
+  bool failed = false;
+  std::string why;
+  auto stop_all = [&] {
+    for (Worker& w : workers) {
+      if (w.pid > 0) {
+        kill(w.pid, SIGKILL);
+        waitpid(w.pid, nullptr, 0);
+        w.pid = -1;
+      }
+    }
+  };
+
+  {
+    auto args = common_args(o);
+    args.insert(args.end(), {"--role", "load"});
+    std::string out;
+    if (softwrap::sqlite_test::run_program(args, "", &out) != 0) {
+      std::fprintf(stderr, "sw_sqlite_mp_kill: loading failed: %s\n", out.c_str());
+      return 1;
+    }
+  }
+  const double load_s = seconds();
+  int checks = 0, kills = 0, writer_kills = 0;
+  std::string line;
+  if (!run_check(o, false, &line)) {
+    failed = true;
+    why = "the check after loading: " + line;
+  } else {
+    ++checks;
+  }
+  for (int i = 0; i < o.writers; ++i) workers.push_back(Worker{true, i + 1});
+  for (int i = 0; i < o.readers; ++i) workers.push_back(Worker{false, i + 1});
+  for (Worker& w : workers) {
+    start(o, &w);
+    if (w.pid < 0) {
+      failed = true;
+      why = "cannot start a worker";
+    }
+  }
+  // A worker that ended by itself (anything but our SIGKILL) fails the run.
+  auto reap_unexpected = [&]() -> bool {
+    for (Worker& w : workers) {
+      int status = 0;
+      if (w.pid > 0 && waitpid(w.pid, &status, WNOHANG) == w.pid) {
+        w.pid = -1;
+        why = std::string(w.name()) + " " + std::to_string(w.id) + " (incarnation " + std::to_string(w.incarnation) +
+              ") " +
+              (WIFEXITED(status) ? "exited with status " + std::to_string(WEXITSTATUS(status))
+                                 : "died of signal " + std::to_string(WTERMSIG(status))) +
+              " before it was killed";
+        return true;
+      }
+    }
+    return false;
+  };
+  while (!failed && kills < o.kills) {
+    if (seconds() > o.max_seconds) {
+      failed = true;
+      why = "--max-seconds passed after " + std::to_string(kills) + " kills";
+      break;
+    }
+    const auto until = Clock::now() + std::chrono::microseconds(std::uniform_int_distribution<int64_t>(
+                                          0, int64_t{2000} * o.interval_ms)(rng));
+    while (!failed && Clock::now() < until) {
+      if (reap_unexpected()) failed = true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+    if (failed) break;
+    Worker& v = workers[std::uniform_int_distribution<size_t>(0, workers.size() - 1)(rng)];
+    kill(v.pid, SIGKILL);
+    int status = 0;
+    waitpid(v.pid, &status, 0);
+    if (!WIFSIGNALED(status) || WTERMSIG(status) != SIGKILL) {
+      failed = true;
+      why = std::string(v.name()) + " " + std::to_string(v.id) + " (incarnation " + std::to_string(v.incarnation) +
+            ") ended by itself before the kill (status " + std::to_string(status) + ")";
+      v.pid = -1;
+      break;
+    }
+    ++kills;
+    if (v.writer) ++writer_kills;
+    v.incarnation++;
+    start(o, &v);
+    if (v.pid < 0) {
+      failed = true;
+      why = "cannot restart a worker";
+      break;
+    }
+    if (kills % o.check_every == 0) {
+      if (!run_check(o, false, &line)) {
+        failed = true;
+        why = "the check after kill " + std::to_string(kills) + ": " + line;
+        break;
+      }
+      ++checks;
+      if (o.verbose) {
+        std::printf("kill %d (%s %d): %s (%.1f s)\n", kills, v.name(), v.id, line.c_str(), seconds());
+        std::fflush(stdout);
+      }
+    }
+  }
+  if (!failed && reap_unexpected()) failed = true;
+  stop_all();
+  if (!failed) {
+    if (!run_check(o, true, &line)) {
+      failed = true;
+      why = "the final check: " + line;
+    } else {
+      ++checks;
+    }
+  }
+  // Reader transactions checked, from the readers' counter files.
+  int64_t reads = 0;
+  std::map<int, int64_t> reads_by;
+  for (const auto& e : fs::directory_iterator(o.dir, ec)) {
+    const std::string n = e.path().filename().string();
+    if (n.rfind("reads.", 0) != 0) continue;
+    std::ifstream in(e.path());
+    int64_t v = 0;
+    in >> v;
+    reads += v;
+    reads_by[std::atoi(n.c_str() + 6)] += v;
+  }
+  const int64_t acked = field(line, "acked");
+  if (!failed) {
+    // Progress: every writer acknowledged something, every reader checked.
+    std::set<int64_t> acks = read_acks(o.dir);
+    for (int i = 1; i <= o.writers; ++i) {
+      const bool some = acks.lower_bound(ledger_id(i, 0, 0)) != acks.lower_bound(ledger_id(i + 1, 0, 0));
+      if (!some) {
+        failed = true;
+        why = "writer " + std::to_string(i) + " acknowledged no transaction";
+      }
+    }
+    for (int i = 1; i <= o.readers; ++i) {
+      if (reads_by[i] == 0) {
+        failed = true;
+        why = "reader " + std::to_string(i) + " checked no transaction";
+      }
+    }
+  }
+  std::printf("kills %d (writers %d, readers %d), checks passed %d, transactions acknowledged %" PRId64
+              " (new_order %" PRId64 ", payment %" PRId64 ", delivery %" PRId64 "), committed but not acknowledged %" PRId64
+              ", reader transactions checked %" PRId64 ", load %.1f s, total %.1f s\n",
+              kills, writer_kills, kills - writer_kills, checks, acked, field(line, "new_order"), field(line, "payment"),
+              field(line, "delivery"), field(line, "unacked"), reads, load_s, seconds());
+  if (failed) {
+    std::printf("FAILED: %s\ndatabase kept in %s\n", why.c_str(), o.dir.c_str());
+    return 1;
+  }
+  std::printf("ok\n");
+  if (own_dir && !o.keep) fs::remove_all(o.dir, ec);
+  return 0;
+}
+
+void usage() {
+  std::fprintf(stderr,
+               "usage: sw_sqlite_mp_kill [--kills N (100)] [--max-seconds S (600)] [--engine NAME] [--vfs softwrap|scm]\n"
+               "         [--writers N (2)] [--readers N (2)] [--interval-ms MS (100): kills 0 to 2 MS apart]\n"
+               "         [--check-every K (1)] [--seed N] [--dir DIR] [--keep] [--items N (1000)]\n"
+               "         [--customers N (30)] [--verbose]\n");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options o;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    auto val = [&]() -> std::string {
+      if (i + 1 >= argc) {
+        usage();
+        std::exit(2);
+      }
+      return argv[++i];
+    };
+    if (a == "--role") o.role = val();
+    else if (a == "--dir") o.dir = val();
+    else if (a == "--engine") o.engine = val();
+    else if (a == "--vfs") o.vfs = val();
+    else if (a == "--kills") o.kills = std::atoi(val().c_str());
+    else if (a == "--max-seconds") o.max_seconds = std::atof(val().c_str());
+    else if (a == "--writers") o.writers = std::atoi(val().c_str());
+    else if (a == "--readers") o.readers = std::atoi(val().c_str());
+    else if (a == "--interval-ms") o.interval_ms = std::atoi(val().c_str());
+    else if (a == "--check-every") o.check_every = std::atoi(val().c_str());
+    else if (a == "--seed") o.seed = std::strtoull(val().c_str(), nullptr, 10);
+    else if (a == "--items") o.items = std::atoi(val().c_str());
+    else if (a == "--customers") o.customers = std::atoi(val().c_str());
+    else if (a == "--id") o.id = std::atoi(val().c_str());
+    else if (a == "--incarnation") o.incarnation = std::atoi(val().c_str());
+    else if (a == "--keep") o.keep = true;
+    else if (a == "--verbose") o.verbose = true;
+    else if (a == "--final") o.final_check = true;
+    else {
+      usage();
+      return 2;
+    }
+  }
+  if (o.kills < 0 || o.writers < 1 || o.readers < 0 || o.interval_ms < 0 || o.check_every < 1 || o.items < 1 ||
+      o.customers < 1 || o.writers >= 255) {
+    usage();
+    return 2;
+  }
+  if (o.role.empty()) return supervise(o);
+  if (sw_sqlite_register(0) != 0) {
+    std::fprintf(stderr, "sw_sqlite_mp_kill: cannot register the softwrap VFSes\n");
+    return 1;
+  }
+  if (o.role == "load") return role_load(o);
+  if (o.role == "writer") return role_writer(o);
+  if (o.role == "reader") return role_reader(o);
+  if (o.role == "check") return role_check(o);
+  usage();
+  return 2;
+}

@@ -51,6 +51,12 @@ int Sharing::open_begin() {
   std::lock_guard<std::mutex> g(mu_);
   if (int rc = p_->file->lock_write(resolve_wait(-1))) return rc;
   held_ = true;
+  // The file was validated and mapped at the durable size it had before
+  // we held write access: another handle may have grown the pool since
+  // (a growth needs write access).  Map it before anything relies on the
+  // size (recovery, the allocator's scan, this handle's own growths).
+  if (int rc = p_->file->follow_growth()) return rc;
+  p_->medium->extend(p_->file->size());
   return 0;
 }
 

@@ -147,9 +147,11 @@ int Sharing::take(int wait_ms) {
     md.flush(&m->writer, 3 * sizeof(uint64_t));
     md.fence(FenceKind::kOther);
   }
-  // Taking write access changes no content: a caller whose caches were
-  // current stays current.
-  if (view_epoch_ == epoch) view_epoch_ = next;
+  // Taking write access changes no content (unless it recovered a dead
+  // holder's commits: a dead holder that had not raised the epoch leaves
+  // it where a caller's caches are): a caller whose caches were current
+  // stays current.
+  if (!dead && view_epoch_ == epoch) view_epoch_ = next;
   state_epoch_ = next;
   held_ = true;
   last_exit_ms_ = now_ms();

@@ -74,6 +74,8 @@ int write_root(sw_pool* p, Root* r, uint64_t v) {
     _exit(2);
   }
   auto* r = static_cast<Root*>(sw_pool_root(p, 0));
+  // A session of its own first, given up (the parent has the pool open).
+  if (write_root(p, r, 1) != 0) _exit(9);
   uint64_t go = 1;
   if (write(up, &go, sizeof go) != sizeof go || read(down, &go, sizeof go) != sizeof go) _exit(7);
   if (sw_pool_write_begin(p, -1) != 0) _exit(3);
@@ -150,6 +152,57 @@ class Shared : public ::testing::TestWithParam<sw_engine_kind> {
     for (int i = 0; i < kWords; ++i) ASSERT_EQ(sw_load64(p, &r->words[i]), v + i) << "word " << i;
   }
   static int write_words(sw_pool* p, Root* r, uint64_t v) { return write_root(p, r, v); }
+  // The parent opens, a forked child opens too and runs died_role; the
+  // parent writes 100 wraps meanwhile (parent_writes) or only catches up
+  // with the child's first session; the child is killed holding write
+  // access with 50 commits only in its log, and the parent's refresh
+  // recovers them.
+  void died_writer(bool parent_writes) {
+  sw_pool* a = create();
+  ASSERT_NE(a, nullptr);
+  auto* ra = static_cast<Root*>(sw_pool_root(a, sizeof(Root)));
+  ASSERT_EQ(write_words(a, ra, 0), 0);
+  int up[2], down[2];
+  ASSERT_EQ(pipe(up), 0);
+  ASSERT_EQ(pipe(down), 0);
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    close(up[0]);
+    close(down[1]);
+    sw_pool_close(a);  // the parent's handle: forgotten, not touched
+    exec_role("died", path_, GetParam(), up[1], down[0]);
+  }
+  close(up[1]);
+  close(down[0]);
+  uint64_t v = 0;
+  ASSERT_EQ(read(up[0], &v, sizeof v), static_cast<ssize_t>(sizeof v));
+  if (parent_writes) {
+    for (uint64_t i = 0; i < 100; ++i) ASSERT_EQ(write_words(a, ra, 100 + i), 0) << sw_errormsg();
+  } else {
+    ASSERT_EQ(sw_pool_refresh(a), 1) << sw_errormsg();  // the child's first session: the parent is current
+    expect_words(a, ra, 1);
+  }
+  ASSERT_EQ(write(down[1], &v, sizeof v), static_cast<ssize_t>(sizeof v));
+  uint64_t last = 0;
+  while (read(up[0], &v, sizeof v) == sizeof v && v != 0) last = v;
+  ASSERT_EQ(last, 50u);
+  kill(pid, SIGKILL);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  close(up[0]);
+  close(down[1]);
+  ASSERT_EQ(sw_pool_refresh(a), 1) << sw_errormsg();
+  expect_words(a, ra, 50000);
+  ASSERT_EQ(write_words(a, ra, 90000), 0) << sw_errormsg();
+  expect_words(a, ra, 90000);
+  ASSERT_EQ(sw_pool_close(a), 0);
+  sw_pool* x = open(0);
+  ASSERT_NE(x, nullptr) << sw_errormsg();
+  expect_words(x, static_cast<Root*>(sw_pool_root(x, 0)), 90000);
+  ASSERT_EQ(sw_pool_close(x), 0);
+}
+
   std::string path_;
 };
 
@@ -311,46 +364,12 @@ TEST_P(Shared, ExclusiveAndSharedOpensRefuseEachOther) {
 // commits are numbered above theirs only if taking write access brought
 // its commit order up to the pool (Engine::resync): recovery replays only
 // frames above the durable watermark.
-TEST_P(Shared, AWriterThatDiedIsRecoveredByTheNextHandle) {
-  sw_pool* a = create();
-  ASSERT_NE(a, nullptr);
-  auto* ra = static_cast<Root*>(sw_pool_root(a, sizeof(Root)));
-  ASSERT_EQ(write_words(a, ra, 0), 0);
-  int up[2], down[2];
-  ASSERT_EQ(pipe(up), 0);
-  ASSERT_EQ(pipe(down), 0);
-  const pid_t pid = fork();
-  ASSERT_GE(pid, 0);
-  if (pid == 0) {
-    close(up[0]);
-    close(down[1]);
-    sw_pool_close(a);  // the parent's handle: forgotten, not touched
-    exec_role("died", path_, GetParam(), up[1], down[0]);
-  }
-  close(up[1]);
-  close(down[0]);
-  uint64_t v = 0;
-  ASSERT_EQ(read(up[0], &v, sizeof v), static_cast<ssize_t>(sizeof v));
-  for (uint64_t i = 0; i < 100; ++i) ASSERT_EQ(write_words(a, ra, 100 + i), 0) << sw_errormsg();
-  ASSERT_EQ(write(down[1], &v, sizeof v), static_cast<ssize_t>(sizeof v));
-  uint64_t last = 0;
-  while (read(up[0], &v, sizeof v) == sizeof v && v != 0) last = v;
-  ASSERT_EQ(last, 50u);
-  kill(pid, SIGKILL);
-  int status = 0;
-  waitpid(pid, &status, 0);
-  close(up[0]);
-  close(down[1]);
-  ASSERT_EQ(sw_pool_refresh(a), 1) << sw_errormsg();
-  expect_words(a, ra, 50000);
-  ASSERT_EQ(write_words(a, ra, 90000), 0) << sw_errormsg();
-  expect_words(a, ra, 90000);
-  ASSERT_EQ(sw_pool_close(a), 0);
-  sw_pool* x = open(0);
-  ASSERT_NE(x, nullptr) << sw_errormsg();
-  expect_words(x, static_cast<Root*>(sw_pool_root(x, 0)), 90000);
-  ASSERT_EQ(sw_pool_close(x), 0);
-}
+TEST_P(Shared, AWriterThatDiedIsRecoveredByTheNextHandle) { died_writer(true); }
+
+// The child's last session followed its own first one with nobody writing
+// in between (so taking write access did not raise the epoch): the reader
+// still learns that recovering it changed the pool.
+TEST_P(Shared, AReaderLearnsOfADeadWritersCommitsAfterItsOwnSession) { died_writer(false); }
 
 TEST_P(Shared, AForkedChildCannotUseItsParentsHandle) {
   sw_pool* a = create();

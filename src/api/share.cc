@@ -63,22 +63,12 @@ int Sharing::open_begin() {
 int Sharing::open_end() {
   std::unique_lock<std::mutex> g(mu_);
   PoolMeta* m = p_->file->meta();
-  Medium& md = *p_->medium;
   // Recovery ran at open: whatever the marker said, the pool is current.
   const uint64_t next = load_word(&m->write_epoch) + 1;
-  {
-    SW_TRACE_LABEL("share:take");
-    md.store(&m->writer_pid, static_cast<uint64_t>(getpid()), 8);
-    md.store(&m->write_epoch, next, 8);
-    md.store(&m->writer, token_ | 1, 8);
-    md.flush(&m->writer, 3 * sizeof(uint64_t));
-    md.fence(FenceKind::kOther);
-  }
+  mark_taken(next);
   state_epoch_ = view_epoch_ = next;
   heap_epoch_ = load_word(&m->heap_epoch);  // the allocator was built at open, from this heap
-  heap_changes_ = p_->alloc->heap_changes();
-  last_exit_ms_ = now_ms();
-  alone_ = !p_->file->others_open();
+  now_held();
   int rc = 0;
   if (!alone_) rc = give_up();
   watcher_ = std::thread([this] { watch(); });
@@ -137,27 +127,35 @@ int Sharing::take(int wait_ms) {
     }
     p_->engine->resync();
   }
-  heap_changes_ = p_->alloc->heap_changes();
   const uint64_t next = others_wrote ? epoch + 1 : epoch;
-  {
-    SW_TRACE_LABEL("share:take");
-    md.store(&m->writer_pid, static_cast<uint64_t>(getpid()), 8);
-    md.store(&m->write_epoch, next, 8);
-    md.store(&m->writer, token_ | 1, 8);
-    md.flush(&m->writer, 3 * sizeof(uint64_t));
-    md.fence(FenceKind::kOther);
-  }
+  mark_taken(next);
   // Taking write access changes no content (unless it recovered a dead
   // holder's commits: a dead holder that had not raised the epoch leaves
   // it where a caller's caches are): a caller whose caches were current
   // stays current.
   if (!dead && view_epoch_ == epoch) view_epoch_ = next;
   state_epoch_ = next;
-  held_ = true;
-  last_exit_ms_ = now_ms();
-  alone_ = !f.others_open();
+  now_held();
   cv_.notify_all();  // the watcher looks for company while we are alone
   return 0;
+}
+
+void Sharing::mark_taken(uint64_t epoch) {
+  PoolMeta* m = p_->file->meta();
+  Medium& md = *p_->medium;
+  SW_TRACE_LABEL("share:take");
+  md.store(&m->writer_pid, static_cast<uint64_t>(getpid()), 8);
+  md.store(&m->write_epoch, epoch, 8);
+  md.store(&m->writer, token_ | 1, 8);
+  md.flush(&m->writer, 3 * sizeof(uint64_t));
+  md.fence(FenceKind::kOther);
+}
+
+void Sharing::now_held() {
+  held_ = true;
+  heap_changes_ = p_->alloc->heap_changes();
+  last_exit_ms_ = now_ms();
+  alone_ = !p_->file->others_open();
 }
 
 int Sharing::give_up() {

@@ -75,6 +75,10 @@ class Sharing {
   int take(int wait_ms);  // REQUIRES mu_
   int give_up();          // REQUIRES mu_, sessions_ == 0
   void mark_clean();      // REQUIRES mu_, write access held, every commit home
+  // REQUIRES mu_, write access held: the marker says this handle holds it
+  // (write_epoch = epoch; stored, flushed, fenced), then the handle's state.
+  void mark_taken(uint64_t epoch);
+  void now_held();
   void watch();
   int resolve_wait(int wait_ms) const;
 

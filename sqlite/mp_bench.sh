@@ -9,7 +9,8 @@
 # 100-byte row (two indexes), an update of its counter row, COMMIT, with a
 # 10 s busy timeout.  ROUNDS rounds run, each configuration once per round
 # in turn (so machine drift hits all alike): for P in 1 and 2, P processes
-# start together on a fresh database for SECONDS; their commits per second
+# write one fresh database over one common wall-clock window of SECONDS
+# (each waits for its start after opening); their commits per second
 # are summed, each process's counter must equal its commits, and the
 # database must pass integrity_check.  Prints one line per run and a
 # Markdown table of medians with the ratio softwrap / stock at each P;
@@ -39,9 +40,12 @@ run() {
   db=$SHM/run.$vfs
   rm -f "$db" "$db-journal"
   "$W" --db "$(uri "$vfs" "$db")" --init
+  # One wall-clock window for every process (sw_sqlite_mp_write waits for
+  # its start after opening), so that their rates add up.
+  start=$(($(date +%s%3N) + 500))
   i=0
   while [ $i -lt "$p" ]; do
-    "$W" --db "$(uri "$vfs" "$db")" --proc $i --seconds "$SECONDS_PER_RUN" --rows "$ROWS" \
+    "$W" --db "$(uri "$vfs" "$db")" --proc $i --seconds "$SECONDS_PER_RUN" --rows "$ROWS" --start-ms "$start" \
       >"$SHM/out.$i" 2>"$SHM/err.$i" &
     i=$((i + 1))
   done

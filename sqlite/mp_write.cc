@@ -4,7 +4,15 @@
 // row with a 100-byte payload, an UPDATE of this process's counter row,
 // COMMIT, with a busy timeout (SQLITE_BUSY that escapes it is retried and
 // counted).  Prints "commits N", "seconds S", "tps T", "busy B".  With
-// --init it creates the schema and exits.  Any VFS: the softwrap ones are
+// --init it creates the schema and exits.
+//
+// The window.  With --start-ms T (milliseconds since the epoch, the same
+// for every process of a run) a process opens and prepares first, then
+// waits for T, and counts the commits made from T to T + seconds: every
+// process measures the same wall-clock window, so their rates add up to
+// the run's throughput.  (Each process timing its own seconds would not:
+// a process kept out by another's writing starts late and still reports a
+// full-speed rate over a window of its own.)  Without it, T is now.  Any VFS: the softwrap ones are
 // registered, so "file:PATH?vfs=softwrap" and plain paths both work.
 #include <sqlite3.h>
 
@@ -14,13 +22,15 @@
 #include <cstring>
 #include <random>
 #include <string>
+#include <thread>
 
 #include "softwrap/sqlite.h"
 
 namespace {
 
 int usage() {
-  std::fprintf(stderr, "usage: sw_sqlite_mp_write --db URI (--init | --proc N [--seconds S] [--rows R])\n");
+  std::fprintf(stderr,
+               "usage: sw_sqlite_mp_write --db URI (--init | --proc N [--seconds S] [--rows R] [--start-ms T])\n");
   return 2;
 }
 
@@ -39,6 +49,7 @@ int main(int argc, char** argv) {
   bool init = false;
   int proc = -1, rows = 10;
   double seconds = 5;
+  long long start_ms = -1;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     const char* v = i + 1 < argc ? argv[i + 1] : nullptr;
@@ -54,6 +65,8 @@ int main(int argc, char** argv) {
       seconds = std::atof(argv[++i]);
     } else if (a == "--rows") {
       rows = std::atoi(argv[++i]);
+    } else if (a == "--start-ms") {
+      start_ms = std::atoll(argv[++i]);
     } else {
       return usage();
     }
@@ -88,9 +101,12 @@ int main(int argc, char** argv) {
   std::mt19937_64 rng(static_cast<uint64_t>(proc) * 7919 + 1);
   unsigned char payload[100];
   uint64_t commits = 0, busy = 0;
-  const auto t0 = std::chrono::steady_clock::now();
-  auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
-  while (elapsed() < seconds) {
+  using Clock = std::chrono::system_clock;
+  const Clock::time_point t0 =
+      start_ms < 0 ? Clock::now() : Clock::time_point(std::chrono::milliseconds(start_ms));
+  const Clock::time_point end = t0 + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
+  std::this_thread::sleep_until(t0);
+  while (Clock::now() < end) {
     int rc = sqlite3_exec(db, "BEGIN IMMEDIATE", nullptr, nullptr, nullptr);
     for (int r = 0; r < rows && rc == SQLITE_OK; ++r) {
       for (unsigned char& b : payload) b = static_cast<unsigned char>(rng());
@@ -116,7 +132,7 @@ int main(int argc, char** argv) {
     ++busy;
     sqlite3_exec(db, "ROLLBACK", nullptr, nullptr, nullptr);
   }
-  const double s = elapsed();
+  const double s = seconds;
   sqlite3_finalize(ins);
   sqlite3_finalize(upd);
   // The counter must equal this process's committed transactions.

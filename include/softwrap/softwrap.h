@@ -391,6 +391,34 @@ SW_API int sw_pool_refresh(sw_pool *pool);
  * always does), else 0. */
 SW_API int sw_pool_write_held(sw_pool *pool);
 
+/* Locks of the program's own, elided while its process is alone.  A
+ * program that coordinates its processes with byte-range locks on the pool
+ * file (open-file-description locks, at offsets from SW_APP_LOCK_BASE on:
+ * never pool data) need not take them while its handle holds write access
+ * and no other handle has the pool open: nobody else can take them then,
+ * since opening a shared pool waits for write access.  The SQLite VFS
+ * elides SQLite's locks so.
+ *
+ * sw_pool_if_alone calls fn(arg) and returns 1 if that holds now; else it
+ * returns 0 without calling fn.  Once it has returned 1, the handle calls
+ * the hook set by sw_pool_set_alone_hook before it next gives write access
+ * up (to another handle's open, after idling, or at sw_pool_close): the
+ * hook takes for real the locks the program skipped, and returns 0, or
+ * nonzero if it could not (write access is then kept, the give-up fails
+ * with SW_EIO, and is tried again later; at close it is given up anyway).
+ * fn and the hook run under the handle's sharing lock, on any thread (the
+ * hook often on the handle's background thread): they must not call
+ * softwrap on this pool nor wait for a thread that does.  So the program
+ * sets its own "elided" flag in fn and clears it in the hook, both under a
+ * mutex of its own that it never holds while calling softwrap.
+ * sw_pool_if_alone returns 0 on a pool that is not shared (an exclusive
+ * pool has no company to fear: such a program takes no locks at all),
+ * SW_EINVAL on a forked child's handle; sw_pool_set_alone_hook returns 0
+ * (hook NULL: none) or SW_EINVAL on a pool that is not shared. */
+#define SW_APP_LOCK_BASE ((int64_t)((UINT64_C(1) << 62) + 4096))
+SW_API int sw_pool_set_alone_hook(sw_pool *pool, int (*hook)(void *arg), void *arg);
+SW_API int sw_pool_if_alone(sw_pool *pool, void (*fn)(void *arg), void *arg);
+
 /* Offset of a pool address (0 for NULL) and the reverse (NULL for 0). */
 SW_API uint64_t sw_pool_offset(sw_pool *pool, const void *addr);
 SW_API void *sw_pool_ptr(sw_pool *pool, uint64_t offset);

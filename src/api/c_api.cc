@@ -637,6 +637,27 @@ int sw_pool_write_held(sw_pool* p) {
   return p->share->held() ? 1 : 0;
 }
 
+static_assert(SW_APP_LOCK_BASE == static_cast<int64_t>(softwrap::kAppLockBase));
+
+int sw_pool_set_alone_hook(sw_pool* p, int (*hook)(void*), void* arg) {
+  SW_NEED_POOL(p, "sw_pool_set_alone_hook", SW_EINVAL);
+  if (p->forked) return forked_misuse(p, "sw_pool_set_alone_hook");
+  if (!p->share) {
+    return misuse(p->strict, SW_EINVAL, "sw_pool_set_alone_hook: pool '%s' is not shared (SW_CONFIG_SHARED)",
+                  p->file->path().c_str());
+  }
+  p->share->set_alone_hook(hook, arg);
+  return 0;
+}
+
+int sw_pool_if_alone(sw_pool* p, void (*fn)(void*), void* arg) {
+  SW_NEED_POOL(p, "sw_pool_if_alone", SW_EINVAL);
+  if (p->forked) return forked_misuse(p, "sw_pool_if_alone");
+  if (fn == nullptr) return misuse(p->strict, SW_EINVAL, "sw_pool_if_alone: fn is NULL");
+  if (!p->share) return 0;
+  return p->share->if_alone(fn, arg) ? 1 : 0;
+}
+
 int sw_pool_quiesce(sw_pool* p) {
   SW_NEED_POOL(p, "sw_pool_quiesce", SW_EINVAL);
   {

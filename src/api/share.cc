@@ -87,7 +87,10 @@ void Sharing::stop_watcher() {
 void Sharing::close() {
   stop_watcher();
   std::lock_guard<std::mutex> g(mu_);
-  if (held_) mark_clean();  // the engine's shutdown made every commit home
+  if (held_) {
+    leave_alone();  // closing: the lock is given up even if the hook failed
+    mark_clean();   // the engine's shutdown made every commit home
+  }
 }
 
 int Sharing::take(int wait_ms) {
@@ -136,7 +139,7 @@ int Sharing::take(int wait_ms) {
   if (!dead && view_epoch_ == epoch) view_epoch_ = next;
   state_epoch_ = next;
   now_held();
-  cv_.notify_all();  // the watcher looks for company while we are alone
+  if (alone_) cv_.notify_all();  // the watcher looks for company while we are alone
   return 0;
 }
 
@@ -162,8 +165,49 @@ int Sharing::give_up() {
   if (!p_->cfg.share_skip_quiesce) {
     if (int rc = p_->engine->quiesce()) return rc;
   }
+  if (int rc = leave_alone()) return rc;
   mark_clean();
   return 0;
+}
+
+int Sharing::leave_alone() {
+  if (!alone_armed_) return 0;
+  if (alone_hook_ != nullptr && alone_hook_(alone_arg_) != 0) {
+    return set_error(SW_EIO, "pool '%s': the program's alone hook failed; write access is kept",
+                     p_->file->path().c_str());
+  }
+  alone_armed_ = false;
+  return 0;
+}
+
+void Sharing::set_alone_hook(int (*hook)(void*), void* arg) {
+  std::lock_guard<std::mutex> g(mu_);
+  alone_hook_ = hook;
+  alone_arg_ = arg;
+}
+
+bool Sharing::if_alone(void (*fn)(void*), void* arg) {
+  std::lock_guard<std::mutex> g(mu_);
+  if (stop_) return false;
+  const uint64_t now = now_ms();
+  if (!held_) {
+    // A reader alone on its pool takes write access too (never waiting),
+    // so that its locks are elided as well.  With company, not again for
+    // kCompanyBackoffMs: the probe is a system call.
+    if (p_->file->read_only() || now < company_until_ms_) return false;
+    if (p_->file->others_open() || take(0) != 0) {
+      company_until_ms_ = now + kCompanyBackoffMs;
+      return false;
+    }
+    if (!alone_ && sessions_ == 0) give_up();  // company came in between
+  }
+  // alone_ turns false as soon as the watcher sees company; until then,
+  // whoever opens the pool waits for write access in its open.
+  if (!held_ || !alone_) return false;
+  if (sessions_ == 0) last_exit_ms_ = now;  // activity: not idle
+  alone_armed_ = true;
+  fn(arg);
+  return true;
 }
 
 void Sharing::mark_clean() {
@@ -188,6 +232,7 @@ void Sharing::mark_clean() {
   }
   p_->file->unlock_write();
   held_ = false;
+  alone_armed_ = false;
 }
 
 void Sharing::watch() {
@@ -196,7 +241,12 @@ void Sharing::watch() {
     if (held_ && alone_) {
       cv_.wait_for(lk, std::chrono::milliseconds(1));
       if (stop_ || !held_ || !alone_) continue;
-      if (p_->file->others_open()) {
+      // The probe is a system call: sessions and if_alone() go on meanwhile.
+      lk.unlock();
+      const bool company = p_->file->others_open();
+      lk.lock();
+      if (stop_ || !held_ || !alone_) continue;
+      if (company) {
         alone_ = false;
         if (sessions_ == 0) give_up();  // a failure keeps it: the next session's end tries again
       } else if (sessions_ == 0 && now_ms() - last_exit_ms_ >= kIdleGiveUpMs) {
@@ -263,6 +313,7 @@ void Sharing::forget_after_fork() {
   // Only this thread exists in the child; the watcher's std::thread must
   // never be joined or destroyed here (the handle is leaked: c_api.cc).
   held_ = false;
+  alone_armed_ = false;
   stop_ = true;
 }
 

@@ -68,6 +68,17 @@ class Sharing {
   int refresh();
   bool held();
 
+  // Lock elision for a handle alone on its pool (sw_pool_if_alone,
+  // softwrap.h).  set_alone_hook: the hook run (under mu_) before write
+  // access is given up or the handle closes, if if_alone() called its fn
+  // since write access was last taken.  if_alone: calls fn(arg) under mu_
+  // and returns true if the handle holds write access and no other handle
+  // had the pool open when it took it, nor has since; else false.  A
+  // handle without write access takes it first (never waiting) if no
+  // other handle has the pool open.
+  void set_alone_hook(int (*hook)(void*), void* arg);
+  bool if_alone(void (*fn)(void*), void* arg);
+
   // A forked child: the handle is the parent's (share.cc's atfork handler).
   void forget_after_fork();
 
@@ -81,6 +92,9 @@ class Sharing {
   void now_held();
   void watch();
   int resolve_wait(int wait_ms) const;
+  // REQUIRES mu_: runs the alone hook if if_alone() armed it (before write
+  // access goes).  0, or SW_EIO (the hook failed: write access is kept).
+  int leave_alone();
 
   sw_pool* const p_;
   std::mutex mu_;
@@ -96,6 +110,11 @@ class Sharing {
   uint64_t heap_epoch_ = 0;   // the heap_epoch the allocator's state reflects
   uint64_t heap_changes_ = 0;  // Allocator::heap_changes() when write access was taken
   uint64_t last_exit_ms_ = 0;  // GUARDED_BY(mu_): when the last session ended
+  int (*alone_hook_)(void*) = nullptr;  // GUARDED_BY(mu_)
+  void* alone_arg_ = nullptr;           // GUARDED_BY(mu_)
+  bool alone_armed_ = false;            // GUARDED_BY(mu_): if_alone() ran fn while held
+  uint64_t company_until_ms_ = 0;       // GUARDED_BY(mu_): if_alone() found company; no probe till then
+  static constexpr uint64_t kCompanyBackoffMs = 10;
   // A lone handle gives write access up after this long without a session.
   static constexpr uint64_t kIdleGiveUpMs = 100;
   std::thread watcher_;

@@ -4,8 +4,10 @@
 // it sees the other's growth and allocations (never hands out a block the
 // other allocated); a process that dies holding it is recovered by the
 // next one, which reads no half-applied wrap; exclusive and shared opens
-// refuse each other; a forked child cannot use its parent's handle.
+// refuse each other; a forked child cannot use its parent's handle; locks
+// a program elides while alone are taken before another handle gets in.
 // Labels api, recovery and concurrency: the sanitizer stages run it.
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -430,6 +432,134 @@ TEST_P(Shared, ThreadsOfTwoHandlesTakeTurns) {
   EXPECT_FALSE(failed);
   ASSERT_EQ(sw_pool_close(a), 0);
   ASSERT_EQ(sw_pool_close(b), 0);
+}
+
+// Locks of the program's own, elided while alone (sw_pool_if_alone): the
+// hook takes them for real before another handle gets in (its open waits
+// for write access), after idling, and at close; a handle with company is
+// never told it is alone; a hook that fails keeps write access.
+struct AloneLocks {
+  int fd = -1;                  // the program's lock descriptor
+  std::atomic<bool> elided{false};
+  std::atomic<int> hooks{0};
+  std::atomic<bool> fail{false};
+};
+void alone_elide(void* arg) { static_cast<AloneLocks*>(arg)->elided = true; }
+int alone_take(void* arg) {
+  auto* l = static_cast<AloneLocks*>(arg);
+  l->hooks++;
+  if (l->fail) return -1;
+  struct flock fl {};
+  fl.l_type = F_WRLCK;
+  fl.l_whence = SEEK_SET;
+  fl.l_start = SW_APP_LOCK_BASE;
+  fl.l_len = 1;
+  if (fcntl(l->fd, F_OFD_SETLK, &fl) != 0) return -1;
+  l->elided = false;
+  return 0;
+}
+// Whether a descriptor other than the program's sees its lock byte taken.
+bool app_byte_locked(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDWR | O_CLOEXEC);
+  struct flock fl {};
+  fl.l_type = F_WRLCK;
+  fl.l_whence = SEEK_SET;
+  fl.l_start = SW_APP_LOCK_BASE;
+  fl.l_len = 1;
+  const bool locked = fd >= 0 && fcntl(fd, F_OFD_GETLK, &fl) == 0 && fl.l_type != F_UNLCK;
+  if (fd >= 0) close(fd);
+  return locked;
+}
+
+TEST_P(Shared, ElidedLocksAreTakenBeforeWriteAccessGoes) {
+  sw_pool* a = create();
+  ASSERT_NE(a, nullptr);
+  auto* ra = static_cast<Root*>(sw_pool_root(a, sizeof(Root)));
+  AloneLocks l;
+  l.fd = ::open(path_.c_str(), O_RDWR | O_CLOEXEC);
+  ASSERT_GE(l.fd, 0);
+  ASSERT_EQ(sw_pool_set_alone_hook(a, alone_take, &l), 0);
+  EXPECT_EQ(sw_pool_if_alone(a, nullptr, &l), SW_EINVAL);
+
+  // Alone, holding write access (the wrap just committed kept it): the
+  // program is told so, and skips its lock.
+  ASSERT_EQ(write_words(a, ra, 0), 0);
+  ASSERT_EQ(sw_pool_if_alone(a, alone_elide, &l), 1);
+  EXPECT_TRUE(l.elided);
+  EXPECT_FALSE(app_byte_locked(path_));
+  // Another handle opens (this process, its own descriptor: to the locks,
+  // another process): by the time its open returns, the hook has run.
+  sw_pool* b = open();
+  ASSERT_NE(b, nullptr) << sw_errormsg();
+  EXPECT_EQ(l.hooks, 1);
+  EXPECT_FALSE(l.elided);
+  EXPECT_TRUE(app_byte_locked(path_));
+  // With company, nobody is alone (nor takes write access to find out).
+  EXPECT_EQ(sw_pool_if_alone(a, alone_elide, &l), 0);
+  EXPECT_EQ(sw_pool_if_alone(b, alone_elide, &l), 0);
+  EXPECT_EQ(sw_pool_write_held(a), 0);
+  EXPECT_EQ(sw_pool_write_held(b), 0);
+  ASSERT_EQ(sw_pool_write_begin(a, -1), 0);  // holding write access is not enough
+  EXPECT_EQ(sw_pool_if_alone(a, alone_elide, &l), 0);
+  ASSERT_EQ(write_words(a, ra, 100), 0);
+  ASSERT_EQ(sw_pool_write_end(a), 0);
+  EXPECT_FALSE(l.elided);
+  EXPECT_EQ(l.hooks, 1);
+  ASSERT_EQ(sw_pool_close(b), 0);
+
+  // Alone again once it takes write access anew; the program's lock
+  // released meanwhile.  Idle for 100 ms, the handle gives write access
+  // up, the hook first.
+  struct flock fl {};
+  fl.l_type = F_UNLCK;
+  fl.l_whence = SEEK_SET;
+  fl.l_start = SW_APP_LOCK_BASE;
+  fl.l_len = 1;
+  ASSERT_EQ(fcntl(l.fd, F_OFD_SETLK, &fl), 0);
+  ASSERT_EQ(write_words(a, ra, 200), 0);
+  ASSERT_EQ(sw_pool_if_alone(a, alone_elide, &l), 1);
+  for (int i = 0; i < 2000 && sw_pool_write_held(a); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  EXPECT_EQ(sw_pool_write_held(a), 0);
+  EXPECT_EQ(l.hooks, 2);
+  EXPECT_TRUE(app_byte_locked(path_));
+  // A handle alone without write access (a reader) takes it, never
+  // waiting, and elides too.
+  ASSERT_EQ(fcntl(l.fd, F_OFD_SETLK, &fl), 0);
+  EXPECT_EQ(sw_pool_if_alone(a, alone_elide, &l), 1);
+  EXPECT_EQ(sw_pool_write_held(a), 1);
+  EXPECT_TRUE(l.elided);
+
+  // A hook that fails keeps write access: the newcomer is refused.
+  ASSERT_EQ(write_words(a, ra, 300), 0);
+  ASSERT_EQ(sw_pool_if_alone(a, alone_elide, &l), 1);
+  l.fail = true;
+  setenv("SOFTWRAP_SHARE_WAIT_MS", "150", 1);
+  sw_pool* c = open();
+  unsetenv("SOFTWRAP_SHARE_WAIT_MS");
+  EXPECT_EQ(c, nullptr);
+  EXPECT_EQ(sw_errno(), SW_EBUSY) << sw_errormsg();
+  if (c != nullptr) sw_pool_close(c);
+  EXPECT_GE(l.hooks, 3);
+  EXPECT_TRUE(l.elided);
+  EXPECT_EQ(sw_pool_write_held(a), 1);
+  // At close it is run too, and write access goes even if it fails.
+  l.fail = false;
+  const int before = l.hooks;
+  ASSERT_EQ(sw_pool_close(a), 0);
+  EXPECT_GT(l.hooks, before);
+  EXPECT_FALSE(l.elided);
+  close(l.fd);
+  sw_pool* x = open();
+  ASSERT_NE(x, nullptr) << sw_errormsg();
+  expect_words(x, static_cast<Root*>(sw_pool_root(x, 0)), 300);
+  ASSERT_EQ(sw_pool_close(x), 0);
+
+  // Not shared: no company to fear, nothing to elide.
+  sw_pool* e = open(0);
+  ASSERT_NE(e, nullptr) << sw_errormsg();
+  EXPECT_EQ(sw_pool_if_alone(e, alone_elide, &l), 0);
+  EXPECT_EQ(sw_pool_set_alone_hook(e, alone_take, &l), SW_EINVAL);
+  ASSERT_EQ(sw_pool_close(e), 0);
 }
 
 INSTANTIATE_TEST_SUITE_P(Engines, Shared,

@@ -220,7 +220,7 @@ bool AliasRing::holds_any(uint64_t off, size_t n) {
   return false;
 }
 
-bool AliasRing::try_switch_locked(bool overflow) {
+bool AliasRing::try_switch_locked(bool overflow, bool wake_retirer) {
   const uint64_t a = active_gen_.load(), o = oldest_gen_.load();
   const uint64_t live = a - o + 1;
   if (!overflow && live > 1) return false;
@@ -253,7 +253,7 @@ bool AliasRing::try_switch_locked(bool overflow) {
   cur.state.store(TableState::kFull);
   active_gen_.store(ng);
   counters().table_switches.add();
-  wake();
+  if (wake_retirer) wake();
   return true;
 }
 
@@ -696,7 +696,10 @@ void AliasRing::resync(uint64_t durable) {
 int AliasRing::quiesce() {
   std::unique_lock<std::mutex> lk(mu_);
   if (has_aliases(active_gen_.load())) {
-    while (!try_switch_locked(true)) {
+    // The caller retires the tables itself (below): waking the retirer
+    // would only have it contend for mu_ (a futex call per quiesce; a
+    // shared pool quiesces at every give-up).
+    while (!try_switch_locked(true, false)) {
       if (!step_locked(lk)) done_cv_.wait_for(lk, std::chrono::milliseconds(1));
     }
   }

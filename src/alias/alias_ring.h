@@ -193,7 +193,7 @@ class AliasRing {
   bool past_threshold(const AliasTable& t, unsigned x) const {
     return t.count() >= x * threshold_ || past_shadow_budget(t, x);
   }
-  bool try_switch_locked(bool overflow);
+  bool try_switch_locked(bool overflow, bool wake_retirer = true);
   // Retirement in chunks.  job_.claim: total << 32 | next chunk of the
   // published phase (0: none).  A writer that claims chunks writes them,
   // fences (or lets its commit fence), then adds them to job_.done.

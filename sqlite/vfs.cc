@@ -56,6 +56,7 @@ SQLITE_EXTENSION_INIT1
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdarg>
 #include <cstdio>
 #include <cstdlib>
@@ -102,11 +103,21 @@ void set_err(const char* fmt, ...) {
 }
 
 struct Pool;
+// The lock bytes of one stored file (PENDING, RESERVED, the SHARED range):
+// the type SQLite's locks of this process need on each (want) and the one
+// the pool's lock descriptor holds (have).  They differ only while the
+// locks are elided (Pool::elided).
+enum { kPendingByte, kReservedByte, kSharedRange, kLockRanges };
+struct ByteLocks {
+  short want[kLockRanges] = {F_UNLCK, F_UNLCK, F_UNLCK};
+  short have[kLockRanges] = {F_UNLCK, F_UNLCK, F_UNLCK};
+};
 // Per-process state of one open stored file: its DRAM map and SQLite's
 // lock state.
 struct Shared {
   Pool* pool;
   int slot;
+  ByteLocks* bytes;  // in pool->bytes
   std::unique_ptr<FileMap> map;
   int refs = 0;
   int n_shared = 0;
@@ -121,7 +132,7 @@ struct Shared {
 struct Pool {
   std::string path;
   sw_pool* p = nullptr;
-  int lock_fd = -1;        // SQLite's locks across processes (shared pools only)
+  int lock_fd = -1;        // SQLite's locks across processes (shared pools only); written under g_mu and lk_mu
   bool read_only = false;  // a file this process may not write: opened SW_CONFIG_READONLY
   Root* root = nullptr;
   int refs = 0;
@@ -130,7 +141,19 @@ struct Pool {
   // pool while it has it open): lookups happen at every transaction start
   // (SQLite's hot-journal check).
   std::map<std::string, int> names;
+  // Elided locks ("locks across processes").  lk_mu is taken last (after
+  // g_mu and the core's sharing lock, which runs the hooks under it) and
+  // never held while calling softwrap.
+  std::mutex lk_mu;
+  std::atomic<bool> elided{false};   // written under lk_mu
+  uint64_t elide_gen = 0;            // GUARDED_BY(lk_mu): elisions begun
+  // GUARDED_BY(lk_mu): this process caught up with the others (catch_up)
+  // within the current elision, so nobody else has written since.
+  bool current = false;
+  std::map<int, ByteLocks> bytes;    // GUARDED_BY(lk_mu); by slot, never erased
 };
+int take_elided(void* arg);  // "locks across processes"
+
 struct DbName {
   Pool* pool;
   std::string key;
@@ -387,6 +410,7 @@ int pool_acquire(const std::string& path, uint64_t size, const sw_config& cfg_in
   P->path = path;
   P->p = p;
   P->lock_fd = lock_fd;
+  if (lock_fd >= 0) sw_pool_set_alone_hook(p, take_elided, P);
   P->root = root;
   P->refs = 1;
   P->read_only = read_only;
@@ -399,8 +423,18 @@ int pool_acquire(const std::string& path, uint64_t size, const sw_config& cfg_in
 void pool_release(Pool* P) {  // g_mu held
   if (--P->refs > 0) return;
   g_pools.erase(P->path);
+  // No file is open, so none of SQLite's locks is held: the descriptor
+  // goes first (with any lock bytes left over from elision), so that a
+  // process waiting to open the pool finds none when it gets in.
+  int fd = -1;
+  {
+    std::lock_guard<std::mutex> lk(P->lk_mu);
+    std::swap(fd, P->lock_fd);
+    P->elided = false;
+    P->current = false;
+  }
+  if (fd >= 0) close(fd);
   sw_pool_close(P->p);
-  if (P->lock_fd >= 0) close(P->lock_fd);  // drops any lock bytes still held
   delete P;
 }
 
@@ -411,6 +445,8 @@ Shared* shared_acquire(Pool* P, int slot) {  // g_mu held
     s->pool = P;
     s->slot = slot;
     s->map = std::make_unique<FileMap>(P->p, &P->root->ents[slot]);
+    std::lock_guard<std::mutex> lk(P->lk_mu);
+    s->bytes = &P->bytes[slot];
   }
   s->refs++;
   return s;
@@ -557,31 +593,95 @@ int p_size(sqlite3_file* pf, sqlite3_int64* out) {
 // RESERVED and SHARED bytes of a database file.
 constexpr uint64_t kLockBase = (uint64_t{1} << 62) + 4096;
 constexpr uint64_t kLockStride = 1024;
-constexpr uint64_t kPendingOff = 0, kReservedOff = 1, kSharedOff = 2, kSharedLen = 510;
+constexpr uint64_t kRangeOff[kLockRanges] = {0, 1, 2};
+constexpr uint64_t kRangeLen[kLockRanges] = {1, 1, 510};
+static_assert(kLockBase == static_cast<uint64_t>(SW_APP_LOCK_BASE));
 
-bool byte_lock(const Shared* s, uint64_t off, uint64_t len, short type) {
-  const int fd = s->pool->lock_fd;
-  if (fd < 0) return true;  // the pool is this process's alone
+bool set_range(int fd, int slot, int range, short type) {
   struct flock fl {};
   fl.l_type = type;
   fl.l_whence = SEEK_SET;
-  fl.l_start = static_cast<off_t>(kLockBase + static_cast<uint64_t>(s->slot) * kLockStride + off);
-  fl.l_len = static_cast<off_t>(len);
+  fl.l_start = static_cast<off_t>(kLockBase + static_cast<uint64_t>(slot) * kLockStride + kRangeOff[range]);
+  fl.l_len = static_cast<off_t>(kRangeLen[range]);
   while (fcntl(fd, F_OFD_SETLK, &fl) != 0) {
     if (errno != EINTR) return false;
   }
   return true;
 }
-bool shared_range(const Shared* s, short type) { return byte_lock(s, kSharedOff, kSharedLen, type); }
+
+// Elision.  While the core's handle holds write access and no other
+// handle has the pool open, no other process can take a lock byte (its
+// open waits for write access), so the lock bytes are left alone: SQLite's
+// locks are only recorded (want).  The core calls take_elided before it
+// gives write access up (to a newcomer, after idling, at close), which
+// takes the recorded locks for real; from then on they are taken as they
+// change, until the core again finds the handle alone (sw_pool_if_alone).
+// So a lone process's transactions make no lock system call.
+void elide(void* arg) {  // under the core's sharing lock
+  auto* P = static_cast<Pool*>(arg);
+  std::lock_guard<std::mutex> lk(P->lk_mu);
+  P->elided = true;
+  P->elide_gen++;
+  P->current = false;
+}
+int take_elided(void* arg) {  // under the core's sharing lock, any thread
+  auto* P = static_cast<Pool*>(arg);
+  std::lock_guard<std::mutex> lk(P->lk_mu);
+  if (!P->elided || P->lock_fd < 0) return 0;
+  for (auto& [slot, b] : P->bytes) {
+    for (int r = 0; r < kLockRanges; ++r) {
+      if (b.have[r] == b.want[r]) continue;
+      if (!set_range(P->lock_fd, slot, r, b.want[r])) return -1;  // still elided: the core tries again
+      b.have[r] = b.want[r];
+    }
+  }
+  P->elided = false;
+  P->current = false;
+  return 0;
+}
+
+// Sets one of the file's lock ranges to `type` for this process (F_RDLCK,
+// F_WRLCK, F_UNLCK); false if another process's lock conflicts.
+bool byte_lock(const Shared* s, int range, short type) {
+  Pool* P = s->pool;
+  if (P->lock_fd < 0) return true;  // the pool is this process's alone
+  if (!P->elided.load(std::memory_order_relaxed)) sw_pool_if_alone(P->p, elide, P);
+  std::lock_guard<std::mutex> lk(P->lk_mu);
+  ByteLocks& b = *s->bytes;
+  if (P->elided) {
+    // Releases still happen (only of locks taken before the elision began:
+    // once each), so the descriptor never holds more than SQLite does.
+    b.want[range] = type;
+    const bool weaker = type == F_UNLCK || (type == F_RDLCK && b.have[range] == F_WRLCK);
+    if (weaker && b.have[range] != type && set_range(P->lock_fd, s->slot, range, type)) b.have[range] = type;
+    return true;
+  }
+  if (b.have[range] != type && !set_range(P->lock_fd, s->slot, range, type)) return false;
+  b.want[range] = b.have[range] = type;
+  return true;
+}
+bool shared_range(const Shared* s, short type) { return byte_lock(s, kSharedRange, type); }
 
 // The process's first SHARED lock on the file: as unixLock, a read lock on
 // PENDING (no writer is waiting for readers to leave), the SHARED range,
 // then PENDING released.
 bool process_shared(Shared* s) {
-  if (!byte_lock(s, kPendingOff, 1, F_RDLCK)) return false;
+  if (!byte_lock(s, kPendingByte, F_RDLCK)) return false;
   const bool ok = shared_range(s, F_RDLCK);
-  byte_lock(s, kPendingOff, 1, F_UNLCK);
+  byte_lock(s, kPendingByte, F_UNLCK);
   return ok;
+}
+
+// The process's first SHARED lock while its locks are elided and it has
+// caught up since the elision began (nobody else can have written): only
+// recorded, and no catching up.  False if not so.
+bool elided_shared(Shared* s) {
+  Pool* P = s->pool;
+  if (P->lock_fd < 0 || !P->elided.load(std::memory_order_relaxed)) return false;
+  std::lock_guard<std::mutex> lk(P->lk_mu);
+  if (!P->elided || !P->current) return false;
+  s->bytes->want[kSharedRange] = F_RDLCK;
+  return true;
 }
 
 // After the process's first SHARED lock: what other processes wrote since
@@ -590,6 +690,11 @@ bool process_shared(Shared* s) {
 int catch_up(Shared* s) {
   Pool* P = s->pool;
   if (P->lock_fd >= 0) {
+    uint64_t gen = 0;  // the elision this catching up happens within, if any
+    {
+      std::lock_guard<std::mutex> lk(P->lk_mu);
+      if (P->elided) gen = P->elide_gen;
+    }
     const int r = sw_pool_refresh(P->p);
     if (r < 0) {
       set_err("softwrap vfs: catching up with other processes' writes to %s: %s", P->path.c_str(), sw_errormsg());
@@ -603,6 +708,8 @@ int catch_up(Shared* s) {
       }
       load_names(P);
     }
+    std::lock_guard<std::mutex> lk(P->lk_mu);
+    if (gen != 0 && P->elided && P->elide_gen == gen) P->current = true;
   }
   if (s->stale) {
     s->map->reload();
@@ -619,10 +726,17 @@ int p_lock(sqlite3_file* pf, int level) {
   if (level == SQLITE_LOCK_SHARED) {
     if (s->pending != nullptr || s->exclusive != nullptr) return SQLITE_BUSY;
     if (s->n_shared == 0) {
-      if (!process_shared(s)) return SQLITE_BUSY;
-      if (const int rc = catch_up(s); rc != SQLITE_OK) {
-        shared_range(s, F_UNLCK);
-        return rc == SQLITE_BUSY ? rc : failed(f, rc);
+      if (elided_shared(s)) {
+        if (s->stale) {
+          s->map->reload();
+          s->stale = false;
+        }
+      } else {
+        if (!process_shared(s)) return SQLITE_BUSY;
+        if (const int rc = catch_up(s); rc != SQLITE_OK) {
+          shared_range(s, F_UNLCK);
+          return rc == SQLITE_BUSY ? rc : failed(f, rc);
+        }
       }
     }
     s->n_shared++;
@@ -631,7 +745,7 @@ int p_lock(sqlite3_file* pf, int level) {
   }
   if (level == SQLITE_LOCK_RESERVED) {
     if (s->reserved != nullptr || s->pending != nullptr || s->exclusive != nullptr) return SQLITE_BUSY;
-    if (!byte_lock(s, kReservedOff, 1, F_WRLCK)) return SQLITE_BUSY;
+    if (!byte_lock(s, kReservedByte, F_WRLCK)) return SQLITE_BUSY;
     s->reserved = f;
     f->lock = SQLITE_LOCK_RESERVED;
     return SQLITE_OK;
@@ -641,7 +755,7 @@ int p_lock(sqlite3_file* pf, int level) {
     return SQLITE_BUSY;
   }
   if (!s->proc_pending) {
-    if (!byte_lock(s, kPendingOff, 1, F_WRLCK)) return SQLITE_BUSY;
+    if (!byte_lock(s, kPendingByte, F_WRLCK)) return SQLITE_BUSY;
     s->proc_pending = true;
   }
   s->pending = f;
@@ -684,12 +798,12 @@ int p_unlock(sqlite3_file* pf, int level) {
     if (f->lock == SQLITE_LOCK_EXCLUSIVE && level == SQLITE_LOCK_SHARED) shared_range(s, F_RDLCK);
     if (s->reserved == f) {
       s->reserved = nullptr;
-      byte_lock(s, kReservedOff, 1, F_UNLCK);
+      byte_lock(s, kReservedByte, F_UNLCK);
     }
     if (s->pending == f) {
       s->pending = nullptr;
       s->proc_pending = false;
-      byte_lock(s, kPendingOff, 1, F_UNLCK);
+      byte_lock(s, kPendingByte, F_UNLCK);
     }
     if (s->exclusive == f) s->exclusive = nullptr;
   }
@@ -703,15 +817,17 @@ int p_check_reserved(sqlite3_file* pf, int* out) {
   std::lock_guard<std::mutex> g(g_mu);
   Shared* s = f->sh;
   *out = (s->reserved != nullptr || s->pending != nullptr || s->exclusive != nullptr) ? 1 : 0;
-  if (*out == 0 && f->pool->lock_fd >= 0) {
+  Pool* P = f->pool;
+  std::lock_guard<std::mutex> lk(P->lk_mu);
+  if (*out == 0 && P->lock_fd >= 0 && !P->elided) {
     // Another process's RESERVED byte (or one in this process, which the
-    // records above already showed).
+    // records above already showed).  While elided there is no other.
     struct flock fl {};
     fl.l_type = F_WRLCK;
     fl.l_whence = SEEK_SET;
-    fl.l_start = static_cast<off_t>(kLockBase + static_cast<uint64_t>(s->slot) * kLockStride + kReservedOff);
+    fl.l_start = static_cast<off_t>(kLockBase + static_cast<uint64_t>(s->slot) * kLockStride + kRangeOff[kReservedByte]);
     fl.l_len = 1;
-    if (fcntl(f->pool->lock_fd, F_OFD_GETLK, &fl) != 0) return SQLITE_IOERR_CHECKRESERVEDLOCK;
+    if (fcntl(P->lock_fd, F_OFD_GETLK, &fl) != 0) return SQLITE_IOERR_CHECKRESERVEDLOCK;
     *out = fl.l_type != F_UNLCK ? 1 : 0;
   }
   return SQLITE_OK;
@@ -1125,8 +1241,11 @@ int register_vfs(bool make_default, std::string* err) {
     pthread_atfork(nullptr, nullptr, [] {
       new (&g_mu) std::mutex;
       for (auto& [path, P] : g_pools) {
+        new (&P->lk_mu) std::mutex;
         if (P->lock_fd >= 0) close(P->lock_fd);
         P->lock_fd = -1;
+        P->elided = false;
+        P->current = false;
       }
       g_pools.clear();  // the Pool records stay (open files of the parent's connections point to them)
       g_dbs.clear();

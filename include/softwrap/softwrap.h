@@ -400,7 +400,10 @@ SW_API int sw_pool_write_held(sw_pool *pool);
  * elides SQLite's locks so.
  *
  * sw_pool_if_alone calls fn(arg) and returns 1 if that holds now; else it
- * returns 0 without calling fn.  Once it has returned 1, the handle calls
+ * returns 0 without calling fn.  A handle without write access takes it
+ * first if no other handle has the pool open (never waiting; having found
+ * company, it does not look again for 10 ms), so a reader alone elides
+ * too; it keeps it as after a wrap.  Once it has returned 1, the handle calls
  * the hook set by sw_pool_set_alone_hook before it next gives write access
  * up (to another handle's open, after idling, or at sw_pool_close): the
  * hook takes for real the locks the program skipped, and returns 0, or

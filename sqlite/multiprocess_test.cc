@@ -10,12 +10,8 @@
 // commits, several processes opening while one commits.
 //
 // Pools live in a per-test directory under /dev/shm with the x86 medium.
-#include <fcntl.h>
 #include <gtest/gtest.h>
-#include <signal.h>
-#include <spawn.h>
 #include <sqlite3.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -32,83 +28,17 @@
 #include <vector>
 
 #include "run_program.h"
+#include "test_sql.h"
 #include "softwrap/sqlite.h"
 
 namespace {
 
 namespace fs = std::filesystem;
+using softwrap::sqlite_test::Child;
+using softwrap::sqlite_test::exec;
+using softwrap::sqlite_test::one;
 using softwrap::sqlite_test::run_program;
-
-// A program running beside the test: its standard input and output are
-// pipes (line by line), its standard error goes to its output.  Killed if
-// the test ends first.
-class Child {
- public:
-  explicit Child(const std::vector<std::string>& argv) {
-    int in[2], out[2];
-    if (pipe(in) != 0) return;
-    if (pipe(out) != 0) {
-      close(in[0]);
-      close(in[1]);
-      return;
-    }
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_adddup2(&fa, in[0], 0);
-    posix_spawn_file_actions_adddup2(&fa, out[1], 1);
-    posix_spawn_file_actions_adddup2(&fa, out[1], 2);
-    posix_spawn_file_actions_addclose(&fa, in[1]);
-    posix_spawn_file_actions_addclose(&fa, out[0]);
-    std::vector<char*> args;
-    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-    args.push_back(nullptr);
-    if (posix_spawn(&pid_, args[0], &fa, nullptr, args.data(), environ) != 0) pid_ = -1;
-    posix_spawn_file_actions_destroy(&fa);
-    close(in[0]);
-    close(out[1]);
-    to_ = in[1];
-    from_ = fdopen(out[0], "r");
-  }
-  ~Child() {
-    if (to_ >= 0) close(to_);
-    if (pid_ > 0) {
-      kill(pid_, SIGKILL);
-      waitpid(pid_, nullptr, 0);
-    }
-    if (from_ != nullptr) fclose(from_);
-  }
-  bool started() const { return pid_ > 0 && from_ != nullptr; }
-  bool send(const std::string& line) {
-    const std::string l = line + "\n";
-    return write(to_, l.data(), l.size()) == static_cast<ssize_t>(l.size());
-  }
-  // The next line of its output without the newline ("" at its end).
-  std::string line() {
-    char buf[4096];
-    if (fgets(buf, sizeof buf, from_) == nullptr) return "";
-    std::string s(buf);
-    if (!s.empty() && s.back() == '\n') s.pop_back();
-    return s;
-  }
-  // Closes its input, reads the rest of its output, waits; its exit status
-  // (-1 if it died of a signal).
-  int finish(std::string* rest) {
-    close(to_);
-    to_ = -1;
-    char buf[4096];
-    size_t n;
-    while ((n = fread(buf, 1, sizeof buf, from_)) > 0) rest->append(buf, n);
-    int status = 0;
-    waitpid(pid_, &status, 0);
-    pid_ = -1;
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  }
-
- private:
-  pid_t pid_ = -1;
-  int to_ = -1;
-  FILE* from_ = nullptr;
-};
+using softwrap::sqlite_test::series;
 
 class MultiProcess : public ::testing::Test {
  protected:
@@ -152,21 +82,6 @@ class MultiProcess : public ::testing::Test {
     sqlite3_busy_timeout(db, 10000);
     return db;
   }
-  static std::string one(sqlite3* db, const std::string& sql) {
-    sqlite3_stmt* s = nullptr;
-    if (sqlite3_prepare_v2(db, sql.c_str(), -1, &s, nullptr) != SQLITE_OK) return std::string("ERR ") + sqlite3_errmsg(db);
-    std::string out;
-    const int rc = sqlite3_step(s);
-    if (rc == SQLITE_ROW) {
-      const auto* t = sqlite3_column_text(s, 0);
-      out = t != nullptr ? reinterpret_cast<const char*>(t) : "NULL";
-    } else if (rc != SQLITE_DONE) {
-      out = std::string("ERR ") + sqlite3_errmsg(db);
-    }
-    sqlite3_finalize(s);
-    return out;
-  }
-  static int exec(sqlite3* db, const std::string& sql) { return sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr); }
 
   std::string dir_, module_, db_;
 };
@@ -293,8 +208,7 @@ for line in sys.stdin:
   ASSERT_EQ(py.line(), "open");
   for (int i = 1; i <= 6; ++i) {
     // About 500 KB per transaction: new blocks for the file each time.
-    ASSERT_EQ(exec(db, "BEGIN IMMEDIATE; INSERT INTO t SELECT randomblob(1000) FROM (WITH RECURSIVE s(n) AS "
-                       "(SELECT 1 UNION ALL SELECT n + 1 FROM s WHERE n < 500) SELECT n FROM s); COMMIT"),
+    ASSERT_EQ(exec(db, "BEGIN IMMEDIATE; INSERT INTO t SELECT randomblob(1000) FROM " + series(500) + "; COMMIT"),
               SQLITE_OK)
         << sqlite3_errmsg(db);
     ASSERT_TRUE(py.send("read"));

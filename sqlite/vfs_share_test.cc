@@ -23,13 +23,17 @@
 #include <vector>
 
 #include "run_program.h"
+#include "test_sql.h"
 #include "softwrap/softwrap.h"
 #include "softwrap/sqlite.h"
 
 namespace {
 
 namespace fs = std::filesystem;
+using softwrap::sqlite_test::exec;
+using softwrap::sqlite_test::one;
 using softwrap::sqlite_test::run_program;
+using softwrap::sqlite_test::series;
 
 // The child: opens $SW_VFS_CHILD_URI and runs its standard input's SQL,
 // printing rows as "a|b"; the first error is printed ("Error: ...") and
@@ -82,12 +86,6 @@ std::vector<std::string> sqlite_lock_bytes(const std::string& pool) {
   return out;
 }
 
-// "(SELECT value FROM 1..n)" without generate_series.
-std::string series(int n) {
-  return "(WITH RECURSIVE s(value) AS (SELECT 1 UNION ALL SELECT value + 1 FROM s WHERE value < " +
-         std::to_string(n) + ") SELECT value FROM s)";
-}
-
 class VfsShare : public ::testing::TestWithParam<const char*> {
  protected:
   void SetUp() override {
@@ -113,21 +111,6 @@ class VfsShare : public ::testing::TestWithParam<const char*> {
                                    nullptr);
     EXPECT_EQ(rc, SQLITE_OK) << (db ? sqlite3_errmsg(db) : "");
     return db;
-  }
-  static int exec(sqlite3* db, const std::string& sql) { return sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr); }
-  static std::string one(sqlite3* db, const std::string& sql) {
-    sqlite3_stmt* s = nullptr;
-    if (sqlite3_prepare_v2(db, sql.c_str(), -1, &s, nullptr) != SQLITE_OK) return std::string("ERR ") + sqlite3_errmsg(db);
-    std::string out;
-    const int rc = sqlite3_step(s);
-    if (rc == SQLITE_ROW) {
-      const auto* t = sqlite3_column_text(s, 0);
-      out = t ? reinterpret_cast<const char*>(t) : "NULL";
-    } else if (rc != SQLITE_DONE) {
-      out = std::string("ERR ") + sqlite3_errstr(rc);
-    }
-    sqlite3_finalize(s);
-    return out;
   }
   // Another process runs `sql` on `u`: its exit status; *out what it printed.
   static int other_process(const std::string& u, const std::string& sql, std::string* out) {

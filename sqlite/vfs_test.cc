@@ -22,18 +22,16 @@
 
 #include "softwrap/softwrap.h"
 #include "run_program.h"
+#include "test_sql.h"
 #include "softwrap/sqlite.h"
 
 namespace {
 
 namespace fs = std::filesystem;
+using softwrap::sqlite_test::exec;
+using softwrap::sqlite_test::one;
 using softwrap::sqlite_test::run_program;
-
-// "(SELECT value FROM 1..n)" without the shell's generate_series.
-std::string series(int n) {
-  return "(WITH RECURSIVE s(value) AS (SELECT 1 UNION ALL SELECT value + 1 FROM s WHERE value < " +
-         std::to_string(n) + ") SELECT value FROM s)";
-}
+using softwrap::sqlite_test::series;
 
 class VfsTest : public ::testing::TestWithParam<const char*> {
  protected:
@@ -59,21 +57,6 @@ class VfsTest : public ::testing::TestWithParam<const char*> {
                                    nullptr);
     EXPECT_EQ(rc, SQLITE_OK) << (db ? sqlite3_errmsg(db) : "");
     return db;
-  }
-  static int exec(sqlite3* db, const std::string& sql) { return sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr); }
-  static std::string one(sqlite3* db, const std::string& sql) {
-    sqlite3_stmt* s = nullptr;
-    if (sqlite3_prepare_v2(db, sql.c_str(), -1, &s, nullptr) != SQLITE_OK) return std::string("ERR ") + sqlite3_errmsg(db);
-    std::string out;
-    const int rc = sqlite3_step(s);
-    if (rc == SQLITE_ROW) {
-      const auto* t = sqlite3_column_text(s, 0);
-      out = t ? reinterpret_cast<const char*>(t) : "NULL";
-    } else if (rc != SQLITE_DONE) {
-      out = std::string("ERR ") + sqlite3_errstr(rc);
-    }
-    sqlite3_finalize(s);
-    return out;
   }
   static std::string vfs_error() {
     char buf[512] = {};

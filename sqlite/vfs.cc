@@ -146,7 +146,6 @@ struct Pool {
   // never held while calling softwrap.
   std::mutex lk_mu;
   std::atomic<bool> elided{false};   // written under lk_mu
-  uint64_t elide_gen = 0;            // GUARDED_BY(lk_mu): elisions begun
   // GUARDED_BY(lk_mu): this process caught up with the others (catch_up)
   // within the current elision, so nobody else has written since.
   bool current = false;
@@ -621,7 +620,6 @@ void elide(void* arg) {  // under the core's sharing lock
   auto* P = static_cast<Pool*>(arg);
   std::lock_guard<std::mutex> lk(P->lk_mu);
   P->elided = true;
-  P->elide_gen++;
   P->current = false;
 }
 int take_elided(void* arg) {  // under the core's sharing lock, any thread
@@ -642,7 +640,7 @@ int take_elided(void* arg) {  // under the core's sharing lock, any thread
 
 // Sets one of the file's lock ranges to `type` for this process (F_RDLCK,
 // F_WRLCK, F_UNLCK); false if another process's lock conflicts.
-bool byte_lock(const Shared* s, int range, short type) {
+bool byte_lock(const Shared* s, int range, short type) {  // g_mu held
   Pool* P = s->pool;
   if (P->lock_fd < 0) return true;  // the pool is this process's alone
   if (!P->elided.load(std::memory_order_relaxed)) sw_pool_if_alone(P->p, elide, P);
@@ -690,11 +688,6 @@ bool elided_shared(Shared* s) {
 int catch_up(Shared* s) {
   Pool* P = s->pool;
   if (P->lock_fd >= 0) {
-    uint64_t gen = 0;  // the elision this catching up happens within, if any
-    {
-      std::lock_guard<std::mutex> lk(P->lk_mu);
-      if (P->elided) gen = P->elide_gen;
-    }
     const int r = sw_pool_refresh(P->p);
     if (r < 0) {
       set_err("softwrap vfs: catching up with other processes' writes to %s: %s", P->path.c_str(), sw_errormsg());
@@ -708,8 +701,10 @@ int catch_up(Shared* s) {
       }
       load_names(P);
     }
+    // An elision begins only in byte_lock, under g_mu, which we hold: one
+    // still on now was on before the refresh, so the refresh counts.
     std::lock_guard<std::mutex> lk(P->lk_mu);
-    if (gen != 0 && P->elided && P->elide_gen == gen) P->current = true;
+    if (P->elided) P->current = true;
   }
   if (s->stale) {
     s->map->reload();

@@ -58,6 +58,7 @@ class Stmt {
   // Next row: true, done: false, error: throws.
   bool row() {
     const int rc = sqlite3_step(s_);
+    open_ = rc != SQLITE_DONE;  // at a row, or failed (reset it)
     if (rc == SQLITE_ROW) return true;
     if (rc == SQLITE_DONE) return false;
     throw DbError{rc, sqlite3_errmsg(db_)};
@@ -75,11 +76,16 @@ class Stmt {
   void reset() {
     sqlite3_reset(s_);
     sqlite3_clear_bindings(s_);
+    open_ = false;
   }
+  // Stepped and not run to its end (nor reset): it may keep the
+  // connection's read transaction.
+  bool open() const { return open_; }
 
  private:
   sqlite3* db_;
   sqlite3_stmt* s_ = nullptr;
+  bool open_ = false;
 };
 
 void exec(sqlite3* db, const char* sql) {
@@ -146,12 +152,14 @@ class Driver {
 
   int log_fd = -1;
 
-  // Resets every cached statement.  A statement that returned a row and was
-  // not run to its end keeps the connection's read transaction, and with it
-  // the SHARED lock, past COMMIT or ROLLBACK: another process could then
-  // never commit (its EXCLUSIVE lock waits for this one to leave).
+  // Resets the statements left open.  A statement that returned a row and
+  // was not run to its end keeps the connection's read transaction, and
+  // with it the SHARED lock, past COMMIT or ROLLBACK: another process could
+  // then never commit (its EXCLUSIVE lock waits for this one to leave).
   void reset_statements() {
-    for (auto& entry : cache_) entry.second->reset();
+    for (auto& entry : cache_) {
+      if (entry.second->open()) entry.second->reset();
+    }
   }
 
  private:

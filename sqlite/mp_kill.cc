@@ -17,7 +17,8 @@
 // database directory is kept).
 //
 // Writers run New-Order, Payment and Delivery (BEGIN IMMEDIATE, busy
-// timeout 5 s, a transaction that met SQLITE_BUSY is retried).  Each write
+// timeout 5 s, a transaction that met SQLITE_BUSY is retried, 200 us of
+// think time after each commit, so that neither writer starves the other).  Each write
 // transaction also inserts one mp_ledger row whose id names the writer, its
 // incarnation (restart count) and a sequence number; after its COMMIT
 // returned SQLITE_OK the writer appends the id to acks.W (write and
@@ -202,6 +203,9 @@ int role_load(const Options& o) {
   return 0;
 }
 
+// Pause after each acknowledged commit (role_writer).
+constexpr useconds_t kWriterThinkUs = 200;
+
 int role_writer(const Options& o) {
   const std::string acks = o.dir + "/acks." + std::to_string(o.id);
   const int fd = ::open(acks.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
@@ -233,7 +237,13 @@ int role_writer(const Options& o) {
   cfg.after_commit = [&](const swtpcc::TxInfo&) {
     char line[32];
     const int n = std::snprintf(line, sizeof line, "%" PRId64 "\n", id);
-    return write(fd, line, static_cast<size_t>(n)) == n && fdatasync(fd) == 0;
+    const bool ok = write(fd, line, static_cast<size_t>(n)) == n && fdatasync(fd) == 0;
+    // A think time (TPC-C's terminals have one): a writer committing back
+    // to back takes RESERVED again at once, and SQLite's busy handler,
+    // which sleeps and polls, can then keep the other writer out for a
+    // whole run (with stock SQLite too).
+    usleep(kWriterThinkUs);
+    return ok;
   };
   swtpcc::Result r;
   std::string err;

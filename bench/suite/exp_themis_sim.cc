@@ -30,6 +30,7 @@
 #include "themis/cases.h"
 #include "themis/machine.h"
 #include "themis/persist_check.h"
+#include "themis/storage.h"
 #include "themis/workload_trace.h"
 #include "workloads/registry.h"
 
@@ -37,8 +38,14 @@ namespace softwrap::bench {
 namespace {
 
 using themis::Config;
+using themis::mc_storage;
+using themis::StoragePart;
+using themis::themis_storage;
 using themis::Design;
 using crashsim::Persistency;
+
+constexpr Design kDesigns[] = {Design::kBaseline, Design::kThemis,    Design::kThemisMc,
+                               Design::kIdeal,    Design::kBrokenWbb, Design::kBrokenMc};
 
 // Transactions per trace: about 400,000 events each (about 20,000 with
 // --quick), from the events per transaction of each workload at its
@@ -150,32 +157,35 @@ class PersistTable {
                                        "wait_max_cycles", "example"}) {}
   void add(const std::string& w, Design d, const std::string& setting, const Run& r) {
     for (const auto& [model, v] : r.violations) {
-      const themis::Histogram& h = r.stats.wbb_wait;
+      const themis::Histogram& h = themis::numbers_writebacks(d) ? r.stats.pm_hold_wait : r.stats.wbb_wait;
       csv_.add(w).add(themis::design_name(d)).add(setting).add(model).add(v.first).add(v.second);
       csv_.add(r.stats.version_regressions).add(h.total - h.counts[0]).add(static_cast<uint64_t>(h.max));
       csv_.add(v.first + v.second ? r.example : "");
       csv_.end_row();
-      const bool must_keep = d == Design::kBaseline || d == Design::kThemis;
+      const bool must_keep = d == Design::kBaseline || d == Design::kThemis || d == Design::kThemisMc;
       if (must_keep && v.first + v.second > 0) {
         fail(fmt("%s: %s broke the persist order (%s model, %s): %s", w.c_str(), themis::design_name(d),
                  model.c_str(), setting.c_str(), r.example.c_str()));
       }
       if (r.stats.version_regressions) fail(w + ": a line persisted older data after newer (a model bug)");
+      if (r.stats.seq_misjudged) fail(w + ": themis-mc compared a number after it wrapped (a model bug)");
       if (d == Design::kIdeal) ideal_[setting] += v.first;
       if (d == Design::kBrokenWbb) broken_[setting] += v.first;
+      if (d == Design::kBrokenMc) broken_mc_[setting] += v.first;
     }
   }
   uint64_t ideal(const std::string& setting) { return ideal_[setting]; }
   uint64_t broken(const std::string& setting) { return broken_[setting]; }
+  uint64_t broken_mc(const std::string& setting) { return broken_mc_[setting]; }
 
  private:
   Csv csv_;
-  std::map<std::string, uint64_t> ideal_, broken_;
+  std::map<std::string, uint64_t> ideal_, broken_, broken_mc_;
 };
 
 void constructed_cases(Context& ctx) {
   Csv c(ctx.file("constructed.csv"), {"case", "design", "setting", "order_violations", "fence_violations",
-                                       "wait_max_cycles"});
+                                       "wait_max_cycles", "held_max", "held_full", "guard_stalls", "misjudged"});
   struct Case {
     const char* name;
     std::vector<TraceEvent> ev;
@@ -185,16 +195,23 @@ void constructed_cases(Context& ctx) {
   const Case cases[] = {{"held-record", themis::held_record_case(), themis::holding_wcb(), "holding-wcb"},
                         {"held-record", themis::held_record_case(), Config{}, "default"},
                         {"slow-path", themis::slow_path_case(), themis::slow_nt_path(), "slow-nt-path"},
-                        {"slow-path", themis::slow_path_case(), Config{}, "default"}};
+                        {"slow-path", themis::slow_path_case(), Config{}, "default"},
+                        {"full-queue", themis::full_queue_case(), themis::far_nt_path(), "far-nt-path"},
+                        {"wrap", themis::wrap_case(), themis::slow_llc_path(), "slow-llc-path"}};
   std::map<std::string, uint64_t> got;
+  std::map<std::string, themis::Stats> stats;
   for (const Case& k : cases) {
-    for (Design d : {Design::kBaseline, Design::kThemis, Design::kIdeal, Design::kBrokenWbb}) {
+    for (Design d : kDesigns) {
       const Run r = run(k.ev, 1.0, d, k.cfg, {Persistency::kThemis});
       const auto v = r.violations.at("themis");
+      const themis::Stats& s = r.stats;
       c.add(k.name).add(themis::design_name(d)).add(k.setting).add(v.first).add(v.second);
-      c.add(static_cast<uint64_t>(r.stats.wbb_wait.max));
+      c.add(static_cast<uint64_t>(std::max(s.wbb_wait.max, s.pm_hold_wait.max))).add(s.pm_held_max);
+      c.add(s.pm_held_full).add(s.seq_guard_stalls).add(s.seq_misjudged);
       c.end_row();
-      got[fmt("%s/%s/%s", k.name, themis::design_name(d), k.setting)] = v.first + v.second;
+      const std::string key = fmt("%s/%s/%s", k.name, themis::design_name(d), k.setting);
+      got[key] = v.first + v.second;
+      stats[key] = s;
     }
   }
   auto expect = [&](const char* key, bool want_violation) {
@@ -205,14 +222,35 @@ void constructed_cases(Context& ctx) {
   };
   expect("held-record/ideal/holding-wcb", true);
   expect("held-record/themis/holding-wcb", false);
+  expect("held-record/themis-mc/holding-wcb", false);
   expect("held-record/baseline/holding-wcb", false);
   expect("slow-path/broken-wbb/slow-nt-path", true);
+  expect("slow-path/broken-mc/slow-nt-path", true);
   expect("slow-path/themis/slow-nt-path", false);
+  expect("slow-path/themis-mc/slow-nt-path", false);
+  expect("full-queue/themis-mc/far-nt-path", false);
+  expect("wrap/themis-mc/slow-llc-path", false);
+  const themis::Stats& fq = stats["full-queue/themis-mc/far-nt-path"];
+  const uint64_t cap = Config{}.pm_write_queue;
+  if (fq.pm_held_max != cap - 1 || fq.pm_held_full == 0) {
+    fail(fmt("constructed case full-queue: themis-mc held at most %llu writes (%llu refused); expected %llu and some",
+             static_cast<unsigned long long>(fq.pm_held_max), static_cast<unsigned long long>(fq.pm_held_full),
+             static_cast<unsigned long long>(cap - 1)));
+  }
+  const themis::Stats& wr = stats["wrap/themis-mc/slow-llc-path"];
+  if (wr.seq_guard_stalls == 0 || wr.seq_misjudged != 0) {
+    fail("constructed case wrap: themis-mc's wrap guard did not hold the core, or a number was misjudged");
+  }
   ctx.note("constructed case (held record, holding WCB)",
-           fmt("Ideal %llu Eq. 3 violation(s), Themis 0, Baseline 0",
+           fmt("Ideal %llu Eq. 3 violation(s), Themis 0, themis-mc 0, Baseline 0",
                static_cast<unsigned long long>(got["held-record/ideal/holding-wcb"])));
-  ctx.note("broken WBB (slow non-temporal path case)",
-           fmt("caught: %llu violations", static_cast<unsigned long long>(got["slow-path/broken-wbb/slow-nt-path"])));
+  ctx.note("broken WBB and broken-mc (slow non-temporal path case)",
+           fmt("caught: %llu and %llu violations", static_cast<unsigned long long>(got["slow-path/broken-wbb/slow-nt-path"]),
+               static_cast<unsigned long long>(got["slow-path/broken-mc/slow-nt-path"])));
+  ctx.note("themis-mc full controller queue (far non-temporal path)",
+           fmt("%llu writes held at most (queue %llu), %llu arrivals refused a held slot, finished, 0 violations",
+               static_cast<unsigned long long>(fq.pm_held_max), static_cast<unsigned long long>(cap),
+               static_cast<unsigned long long>(fq.pm_held_full)));
 }
 
 }  // namespace
@@ -239,18 +277,26 @@ void run_themis_sim(Context& ctx) {
 
   Csv f9(ctx.file("fig9.csv"),
          {"workload", "label", "transactions", "stores_per_tx", "removable_fences_per_tx", "events",
-          "work_cycles_per_removable_fence", "capped_gaps", "baseline_cycles", "themis_cycles", "ideal_cycles",
-          "themis_speedup", "ideal_speedup", "themis_vs_ideal_pct", "waited_pct", "wait_p50", "wait_p99",
-          "wait_max", "holding_themis_speedup", "holding_ideal_speedup"});
-  Csv f11(ctx.file("fig11.csv"), {"workload", "wait_from", "wait_to", "writebacks"});
+          "work_cycles_per_removable_fence", "capped_gaps", "baseline_cycles", "themis_cycles", "mc_cycles",
+          "ideal_cycles", "themis_speedup", "mc_speedup", "ideal_speedup", "themis_vs_ideal_pct", "mc_vs_ideal_pct",
+          "waited_pct", "wait_p50", "wait_p99", "wait_max", "mc_stamped_pct", "mc_held_pct", "mc_hold_p50",
+          "mc_hold_p99", "mc_hold_max", "mc_held_max", "mc_write_throughs", "pm_writes", "holding_themis_speedup",
+          "holding_mc_speedup", "holding_ideal_speedup"});
+  Csv f11(ctx.file("fig11.csv"), {"workload", "design", "setting", "wait_from", "wait_to", "writebacks"});
   Csv tw(ctx.file("tail_width.csv"), {"workload", "bits", "tag_storage_bytes", "overflows",
                                       "overflows_per_1k_allocations", "themis_cycles", "speedup",
                                       "vs_6bit_pct"});
-  Csv sens(ctx.file("sensitivity.csv"), {"workload", "knob", "value", "themis_speedup", "ideal_speedup"});
+  Csv sw(ctx.file("seq_width.csv"), {"workload", "bits", "storage_bytes_per_core", "guard_stalls", "held_max",
+                                     "misjudged", "mc_cycles", "speedup", "vs_8bit_pct"});
+  Csv sens(ctx.file("sensitivity.csv"), {"workload", "knob", "value", "themis_speedup", "mc_speedup",
+                                         "ideal_speedup", "themis_vs_ideal_pct", "mc_vs_ideal_pct"});
   PersistTable persist(ctx);
   const std::vector<Persistency> themis_model = {Persistency::kThemis};
-  std::vector<std::string> far_from_ideal, not_faster;
-  std::vector<double> th_speedups, id_speedups;
+  std::vector<std::string> far_from_ideal, mc_far_from_ideal, mc_far_at_40, th_far_at_40, not_faster;
+  std::vector<double> th_speedups, mc_speedups, id_speedups;
+  auto pct_vs = [](const Run& a, const Run& b) {
+    return 100.0 * (static_cast<double>(a.stats.cycles) / static_cast<double>(b.stats.cycles) - 1);
+  };
   for (const workloads::Info* info : all) {
     const std::string w = info->name;
     ctx.step("fig. 9: " + w);
@@ -258,55 +304,77 @@ void run_themis_sim(Context& ctx) {
     const double tpn = t.undo.ticks_per_ns;
     const auto& ue = t.undo.events;
     const auto& te = t.themis.events;
-    const Run base = run(ue, tpn, Design::kBaseline, {}, {Persistency::kX86, Persistency::kThemis});
-    const Run th = run(te, tpn, Design::kThemis, {}, themis_model);
-    const Run id = run(te, tpn, Design::kIdeal, {}, themis_model);
-    const Run br = run(te, tpn, Design::kBrokenWbb, {}, themis_model);
-    for (const auto& [d, r] : {std::pair{Design::kBaseline, &base}, {Design::kThemis, &th}, {Design::kIdeal, &id},
-                               {Design::kBrokenWbb, &br}}) {
-      persist.add(w, d, "default", *r);
+    // Every design on the default machine, with a WCB that holds partial
+    // lines (Ideal's violations) and a slow non-temporal path (the broken
+    // variants); Baseline runs the undo trace, the others undo-themis's.
+    std::map<std::string, std::map<Design, Run>> at;
+    const std::pair<const char*, Config> machines[] = {
+        {"default", Config{}}, {"holding-wcb", themis::holding_wcb()}, {"slow-nt-path", themis::slow_nt_path()}};
+    for (const auto& [setting, cfg] : machines) {
+      for (Design d : kDesigns) {
+        const bool base = d == Design::kBaseline;
+        const std::vector<Persistency> models =
+            base && std::string(setting) == "default" ? std::vector<Persistency>{Persistency::kX86, Persistency::kThemis}
+                                                      : themis_model;
+        at[setting].emplace(d, run(base ? ue : te, tpn, d, cfg, models));
+        persist.add(w, d, setting, at[setting].at(d));
+      }
     }
-    // A WCB that holds partial lines (Ideal's violations), a slow
-    // non-temporal path (the broken WBB).
-    const Run hb = run(ue, tpn, Design::kBaseline, themis::holding_wcb(), themis_model);
-    const Run ht = run(te, tpn, Design::kThemis, themis::holding_wcb(), themis_model);
-    const Run hi = run(te, tpn, Design::kIdeal, themis::holding_wcb(), themis_model);
-    const Run hbr = run(te, tpn, Design::kBrokenWbb, themis::holding_wcb(), themis_model);
-    persist.add(w, Design::kBaseline, "holding-wcb", hb);
-    persist.add(w, Design::kThemis, "holding-wcb", ht);
-    persist.add(w, Design::kIdeal, "holding-wcb", hi);
-    persist.add(w, Design::kBrokenWbb, "holding-wcb", hbr);
-    persist.add(w, Design::kThemis, "slow-nt-path", run(te, tpn, Design::kThemis, themis::slow_nt_path(), themis_model));
-    persist.add(w, Design::kIdeal, "slow-nt-path", run(te, tpn, Design::kIdeal, themis::slow_nt_path(), themis_model));
-    persist.add(w, Design::kBrokenWbb, "slow-nt-path",
-                run(te, tpn, Design::kBrokenWbb, themis::slow_nt_path(), themis_model));
-
-    const double sth = speedup(base, th), sid = speedup(base, id);
+    const Run& base = at["default"].at(Design::kBaseline);
+    const Run& th = at["default"].at(Design::kThemis);
+    const Run& mc = at["default"].at(Design::kThemisMc);
+    const Run& id = at["default"].at(Design::kIdeal);
+    const double sth = speedup(base, th), smc = speedup(base, mc), sid = speedup(base, id);
     th_speedups.push_back(sth);
+    mc_speedups.push_back(smc);
     id_speedups.push_back(sid);
-    if (static_cast<double>(th.stats.cycles) > 1.05 * static_cast<double>(id.stats.cycles)) far_from_ideal.push_back(w);
+    if (pct_vs(th, id) > 5) far_from_ideal.push_back(w);
+    if (pct_vs(mc, id) > 5) mc_far_from_ideal.push_back(w);
     if (sth <= 1.0) not_faster.push_back(w);
     const double tx = static_cast<double>(t.undo.transactions);
     const double rmf = static_cast<double>(t.undo.removable_fences);
     const themis::Histogram& h = th.stats.wbb_wait;
+    const themis::Histogram& hm = mc.stats.pm_hold_wait;
     uint64_t work = 0;
     for (const TraceEvent& e : ue) work += e.work;
+    const auto& hold = at["holding-wcb"];
+    const double wbs = static_cast<double>(std::max<uint64_t>(1, mc.stats.writebacks));
     f9.add(w).add(info->label).add(t.undo.transactions).add(t.undo.stores_per_tx).add(rmf / tx);
     f9.add(static_cast<uint64_t>(ue.size())).add(rmf > 0 ? static_cast<double>(work) / rmf : 0.0).add(base.capped);
     f9.add(static_cast<uint64_t>(base.stats.cycles)).add(static_cast<uint64_t>(th.stats.cycles));
-    f9.add(static_cast<uint64_t>(id.stats.cycles)).add(sth).add(sid);
-    f9.add(100.0 * (static_cast<double>(th.stats.cycles) / static_cast<double>(id.stats.cycles) - 1));
+    f9.add(static_cast<uint64_t>(mc.stats.cycles)).add(static_cast<uint64_t>(id.stats.cycles));
+    f9.add(sth).add(smc).add(sid).add(pct_vs(th, id)).add(pct_vs(mc, id));
     f9.add(h.total ? 100.0 * static_cast<double>(h.total - h.counts[0]) / static_cast<double>(h.total) : 0.0);
     f9.add(static_cast<uint64_t>(h.quantile(0.5))).add(static_cast<uint64_t>(h.quantile(0.99)));
-    f9.add(static_cast<uint64_t>(h.max)).add(speedup(hb, ht)).add(speedup(hb, hi));
+    f9.add(static_cast<uint64_t>(h.max));
+    f9.add(100.0 * static_cast<double>(mc.stats.seq_stamped) / wbs);
+    f9.add(100.0 * static_cast<double>(hm.total - hm.counts[0]) / wbs);
+    f9.add(static_cast<uint64_t>(hm.quantile(0.5))).add(static_cast<uint64_t>(hm.quantile(0.99)));
+    f9.add(static_cast<uint64_t>(hm.max)).add(mc.stats.pm_held_max).add(mc.stats.seq_write_throughs);
+    f9.add(mc.stats.pm_writes + mc.stats.pm_write_merges);
+    f9.add(speedup(hold.at(Design::kBaseline), hold.at(Design::kThemis)));
+    f9.add(speedup(hold.at(Design::kBaseline), hold.at(Design::kThemisMc)));
+    f9.add(speedup(hold.at(Design::kBaseline), hold.at(Design::kIdeal)));
     f9.end_row();
-    // Fig. 11: waits in bins of 10 cycles.
-    for (themis::Cycle lo = 0; lo <= std::min<themis::Cycle>(h.max, themis::Histogram::kExact); lo = lo ? lo + 10 : 1) {
-      const themis::Cycle hi_ = lo == 0 ? 0 : std::min<themis::Cycle>(lo + 9, themis::Histogram::kExact);
-      uint64_t n = 0;
-      for (themis::Cycle v = lo; v <= hi_; ++v) n += h.counts[v];
-      f11.add(w).add(static_cast<uint64_t>(lo)).add(static_cast<uint64_t>(hi_)).add(n);
-      f11.end_row();
+    // Fig. 11: Themis' waits in the WBB, themis-mc's at the controller, in
+    // bins of 10 cycles (writebacks that did not wait in bin 0), on the
+    // default machine and with a slow non-temporal path.
+    for (const char* setting : {"default", "slow-nt-path"}) {
+      for (Design d : {Design::kThemis, Design::kThemisMc}) {
+        const themis::Stats& st = at[setting].at(d).stats;
+        const bool mcd = d == Design::kThemisMc;
+        const themis::Histogram& hist = mcd ? st.pm_hold_wait : st.wbb_wait;
+        const uint64_t zero = mcd ? st.writebacks - (hist.total - hist.counts[0]) : 0;
+        for (themis::Cycle lo = 0; lo <= std::min<themis::Cycle>(hist.max, themis::Histogram::kExact);
+             lo = lo ? lo + 10 : 1) {
+          const themis::Cycle hi_ = lo == 0 ? 0 : std::min<themis::Cycle>(lo + 9, themis::Histogram::kExact);
+          uint64_t n = lo == 0 ? zero : 0;
+          for (themis::Cycle v = lo; v <= hi_; ++v) n += hist.counts[v];
+          f11.add(w).add(themis::design_name(d)).add(setting).add(static_cast<uint64_t>(lo));
+          f11.add(static_cast<uint64_t>(hi_)).add(n);
+          f11.end_row();
+        }
+      }
     }
     // Section V-E: tail pointer widths (the persist order checked at each).
     for (unsigned bits : {4u, 6u, 8u, 10u}) {
@@ -318,29 +386,68 @@ void run_themis_sim(Context& ctx) {
       tw.add(w).add(bits).add(static_cast<uint64_t>(1024 * bits / 8)).add(r.stats.wcb_overflows);
       tw.add(alloc > 0 ? 1000.0 * static_cast<double>(r.stats.wcb_overflows) / alloc : 0.0);
       tw.add(static_cast<uint64_t>(r.stats.cycles)).add(speedup(base, r));
-      tw.add(100.0 * (static_cast<double>(r.stats.cycles) / static_cast<double>(th.stats.cycles) - 1));
+      tw.add(pct_vs(r, th));
       tw.end_row();
     }
-    // Sensitivities: the ACK's latency, the work between events.
-    for (double ack : {5.0, 10.0}) {
+    // themis-mc's sequence number widths (6 is the least for 16 entries).
+    for (unsigned bits : {6u, 8u, 10u}) {
       Config c;
-      c.ack_ns = ack;
-      const Run b = run(ue, tpn, Design::kBaseline, c, {});
-      sens.add(w).add("ack_ns").add(ack).add(speedup(b, run(te, tpn, Design::kThemis, c, {})));
-      sens.add(speedup(b, run(te, tpn, Design::kIdeal, c, {})));
-      sens.end_row();
+      c.seq_bits = bits;
+      const Run r = bits == 8 ? mc : run(te, tpn, Design::kThemisMc, c, themis_model);
+      if (bits != 8) persist.add(w, Design::kThemisMc, fmt("seq-%u", bits), r);
+      sw.add(w).add(bits).add(mc_storage(c).total_bytes()).add(r.stats.seq_guard_stalls).add(r.stats.pm_held_max);
+      sw.add(r.stats.seq_misjudged).add(static_cast<uint64_t>(r.stats.cycles)).add(speedup(base, r));
+      sw.add(pct_vs(r, mc));
+      sw.end_row();
     }
-    for (double scale : {0.5, 0.25}) {
-      const Run b = run(ue, tpn, Design::kBaseline, {}, {}, scale);
-      sens.add(w).add("work_scale").add(scale).add(speedup(b, run(te, tpn, Design::kThemis, {}, {}, scale)));
-      sens.add(speedup(b, run(te, tpn, Design::kIdeal, {}, {}, scale)));
+    // Sensitivities: the ACK alone, both ways of the WCB's path, the WCB's
+    // distance alone, and the work between events.  Themis and themis-mc
+    // are checked at every latency.
+    struct Knob {
+      const char* name;
+      double value;
+      Config cfg;
+      double scale;
+    };
+    std::vector<Knob> knobs;
+    for (double ns : {5.0, 10.0, 40.0}) {
+      Config a;
+      a.ack_ns = ns;
+      knobs.push_back({"ack_ns", ns, a, 1.0});
+      Config e;
+      e.ack_ns = e.wcb_to_pm_ns = ns;
+      knobs.push_back({"each_way_ns", ns, e, 1.0});
+    }
+    for (double ns : {10.0, 40.0, 100.0}) {
+      Config c;
+      c.wcb_to_pm_ns = ns;
+      knobs.push_back({"wcb_to_pm_ns", ns, c, 1.0});
+    }
+    for (double scale : {0.5, 0.25}) knobs.push_back({"work_scale", scale, Config{}, scale});
+    for (const Knob& k : knobs) {
+      const bool check = k.scale == 1.0;
+      const Run b = run(ue, tpn, Design::kBaseline, k.cfg, {}, k.scale);
+      const Run rt = run(te, tpn, Design::kThemis, k.cfg, check ? themis_model : std::vector<Persistency>{}, k.scale);
+      const Run rm = run(te, tpn, Design::kThemisMc, k.cfg, check ? themis_model : std::vector<Persistency>{}, k.scale);
+      const Run ri = run(te, tpn, Design::kIdeal, k.cfg, {}, k.scale);
+      if (check) {
+        const std::string setting = fmt("%s-%g", k.name, k.value);
+        persist.add(w, Design::kThemis, setting, rt);
+        persist.add(w, Design::kThemisMc, setting, rm);
+      }
+      sens.add(w).add(k.name).add(k.value).add(speedup(b, rt)).add(speedup(b, rm)).add(speedup(b, ri));
+      sens.add(pct_vs(rt, ri)).add(pct_vs(rm, ri));
       sens.end_row();
+      if (std::string(k.name) == "each_way_ns" && k.value == 40.0) {
+        if (pct_vs(rm, ri) > 5) mc_far_at_40.push_back(w);
+        if (pct_vs(rt, ri) > 5) th_far_at_40.push_back(w);
+      }
     }
   }
 
   // Fig. 12: speedup against stores per transaction.
   Csv f12(ctx.file("fig12.csv"), {"workload", "tx_size", "stores_per_tx", "removable_fences_per_tx",
-                                   "themis_speedup", "ideal_speedup"});
+                                   "themis_speedup", "mc_speedup", "ideal_speedup"});
   for (const auto& [w, sizes] : fig12) {
     for (uint32_t s : sizes) {
       ctx.step(fmt("fig. 12: %s, size %u", w.c_str(), s));
@@ -349,34 +456,62 @@ void run_themis_sim(Context& ctx) {
       const Run b = run(t.undo.events, tpn, Design::kBaseline, {}, {});
       const Run th = run(t.themis.events, tpn, Design::kThemis, {}, themis_model);
       persist.add(w, Design::kThemis, fmt("fig12-size-%u", s), th);
+      const Run mc = run(t.themis.events, tpn, Design::kThemisMc, {}, themis_model);
+      persist.add(w, Design::kThemisMc, fmt("fig12-size-%u", s), mc);
       const Run id = run(t.themis.events, tpn, Design::kIdeal, {}, {});
       f12.add(w).add(s).add(t.undo.stores_per_tx);
       f12.add(static_cast<double>(t.undo.removable_fences) / static_cast<double>(t.undo.transactions));
-      f12.add(speedup(b, th)).add(speedup(b, id));
+      f12.add(speedup(b, th)).add(speedup(b, mc)).add(speedup(b, id));
       f12.end_row();
     }
+  }
+
+  // Section V-E's storage, per core, beside the paper's design's.
+  Csv st(ctx.file("storage.csv"), {"design", "structure", "where", "entries", "bits_each", "bytes_per_core"});
+  for (const auto& [design, parts] : {std::pair{std::string("themis"), themis_storage(Config{})},
+                                      {std::string("themis-mc"), mc_storage(Config{})}}) {
+    for (const StoragePart& x : parts.parts) {
+      st.add(design).add(x.structure).add(x.where).add(x.entries).add(x.bits_each).add(x.bytes_per_core());
+      st.end_row();
+    }
+    st.add(design).add("total").add("").add("").add("").add(parts.total_bytes());
+    st.end_row();
   }
 
   if (persist.broken("slow-nt-path") == 0) {
     fail("the broken WBB was never caught on the workloads with a slow non-temporal path");
   }
+  if (persist.broken_mc("slow-nt-path") == 0) {
+    fail("broken-mc (the controller ignores the numbers) was never caught on the workloads with a slow "
+         "non-temporal path");
+  }
   auto mean = [](const std::vector<double>& v) { return std::accumulate(v.begin(), v.end(), 0.0) / v.size(); };
   ctx.note("themis speedup over baseline, mean of workloads", pct(mean(th_speedups)) + " (paper: +45.8%)");
+  ctx.note("themis-mc speedup over baseline, mean of workloads", pct(mean(mc_speedups)));
   ctx.note("ideal speedup over baseline, mean of workloads", pct(mean(id_speedups)));
+  auto totals = [&](auto get) {
+    return fmt("%llu / %llu / %llu", static_cast<unsigned long long>(get("default")),
+               static_cast<unsigned long long>(get("holding-wcb")), static_cast<unsigned long long>(get("slow-nt-path")));
+  };
   ctx.note("ideal: Eq. 3 violations (default WCB / holding WCB / slow path)",
-           fmt("%llu / %llu / %llu", static_cast<unsigned long long>(persist.ideal("default")),
-               static_cast<unsigned long long>(persist.ideal("holding-wcb")),
-               static_cast<unsigned long long>(persist.ideal("slow-nt-path"))));
+           totals([&](const char* s) { return persist.ideal(s); }));
   ctx.note("broken WBB: Eq. 3 violations (default WCB / holding WCB / slow path)",
-           fmt("%llu / %llu / %llu", static_cast<unsigned long long>(persist.broken("default")),
-               static_cast<unsigned long long>(persist.broken("holding-wcb")),
-               static_cast<unsigned long long>(persist.broken("slow-nt-path"))));
+           totals([&](const char* s) { return persist.broken(s); }));
+  ctx.note("broken-mc: Eq. 3 violations (default WCB / holding WCB / slow path)",
+           totals([&](const char* s) { return persist.broken_mc(s); }));
+  ctx.note("storage per core: themis (6-bit tails) / themis-mc (8-bit numbers)",
+           fmt("%.1f / %.1f bytes", themis_storage(Config{}).total_bytes(), mc_storage(Config{}).total_bytes()));
   auto join = [](const std::vector<std::string>& v) {
     std::string s;
     for (const auto& x : v) s += (s.empty() ? "" : ", ") + x;
     return s.empty() ? std::string("none") : s;
   };
   ctx.check(far_from_ideal.empty(), "Themis within 5% of Ideal on every workload (beyond: " + join(far_from_ideal) + ")");
+  ctx.check(mc_far_from_ideal.empty(),
+            "themis-mc within 5% of Ideal on every workload (beyond: " + join(mc_far_from_ideal) + ")");
+  ctx.check(mc_far_at_40.empty(), "themis-mc within 5% of Ideal on every workload at 40 ns each way (beyond: " +
+                                      join(mc_far_at_40) + ")");
+  ctx.note("Themis beyond 5% of Ideal at 40 ns each way", join(th_far_at_40));
   ctx.check(not_faster.empty(), "Themis faster than Baseline on every workload (not: " + join(not_faster) + ")");
 }
 

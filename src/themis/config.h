@@ -20,12 +20,20 @@ using Cycle = uint64_t;
 // fences.  Ideal: x86 as it is, the program drops those fences (fast, not
 // crash-consistent).  BrokenWbb: Themis whose writeback buffer ignores the
 // drainable-after pointers (a control the persist-order check must catch).
-enum class Design : uint8_t { kBaseline, kThemis, kIdeal, kBrokenWbb };
+// ThemisMc (ours, docs/themis-sim.md): the order is enforced at the PM
+// controller instead — each core numbers its non-temporal WCB entries, a
+// writeback leaving an L1 while an earlier entry is unACKed carries the
+// core's count, and the controller holds it until that core's entries
+// numbered below it have arrived; the WBB never waits.  BrokenMc: ThemisMc
+// whose controller ignores the numbers (the control).
+enum class Design : uint8_t { kBaseline, kThemis, kIdeal, kBrokenWbb, kThemisMc, kBrokenMc };
 const char* design_name(Design d);
 
 // Stores are tagged with the WCB tail and the WCB runs the overflow
 // protocol (section IV-A/B).
 inline bool tags_stores(Design d) { return d == Design::kThemis || d == Design::kBrokenWbb; }
+// Writebacks are numbered in their core's sequence (themis-mc and its control).
+inline bool numbers_writebacks(Design d) { return d == Design::kThemisMc || d == Design::kBrokenMc; }
 // The program keeps its non-temporal->temporal (FenceKind::kLogOrder) fences.
 inline bool keeps_log_order_fences(Design d) { return d == Design::kBaseline; }
 
@@ -48,6 +56,18 @@ struct Config {
   // for combining (the bench's "holding WCB", 1000 ns).
   double wcb_idle_ns = 1;
   unsigned wcb_issue_cycles = 2;  // ours: one 64-byte entry per 2 cycles on the link
+
+  // themis-mc: sequence numbers of seq_bits bits (the controller compares
+  // them modulo 2^seq_bits, which needs 2^(seq_bits-1) > wcb_entries: 6 or
+  // more for 16 entries), and the core's four counters of numbered
+  // writebacks the controller has not yet resolved, seq_guard_bits each
+  // (what keeps a number from being compared after it wrapped; 7 bits: one
+  // core can have all 127 holdable queue entries' writebacks in flight).
+  unsigned seq_bits = 8;
+  unsigned seq_guard_bits = 7;
+  // For tests only: false lets a core allocate entries however far its
+  // unresolved numbers lag (the comparison can then be wrong after a wrap).
+  bool seq_guard = true;
 
   // L1 data cache: 64 KiB, 4-way, 64 B lines, 2 ns hit; 16-entry WBB.
   unsigned l1_kib = 64;

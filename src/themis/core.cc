@@ -15,7 +15,8 @@ Core::Core(unsigned id, const Config& cfg, Machine* m)
       wcb_(cfg.wcb_entries, tags_stores(cfg.design) ? cfg.tail_bits : 0),
       l1_(cfg.l1_kib, cfg.l1_ways),
       wbb_(cfg.wbb_entries, cfg.design == Design::kThemis),
-      tags_(tags_stores(cfg.design)) {}
+      tags_(tags_stores(cfg.design)),
+      numbers_(numbers_writebacks(cfg.design)) {}
 
 void Core::set_program(const std::vector<Op>* ops, size_t warmup_ops) {
   ops_ = ops;
@@ -170,7 +171,7 @@ bool Core::sb_store(const Op& op, Cycle now) {
     ++stats_.stores;
     // The store now depends on the WCB's entries below its tag: have them
     // drained rather than held for combining (our addition, see core.h).
-    if (tags_ && wcb_.tail() > drain_to_ && wcb_.head() != wcb_.tail()) {
+    if ((tags_ || numbers_) && wcb_.tail() > drain_to_ && wcb_.head() != wcb_.tail()) {
       drain_to_ = wcb_.tail();
       ++drain_requests_;
       kick_wcb(now);
@@ -196,6 +197,14 @@ bool Core::sb_stream(const Op& op, Cycle now) {
   if (l1_.peek(op.line)) {
     if (auto wb = l1_.invalidate(op.line)) push_writeback(*wb, m_->version(op.line), false, now);
     m_->dropped(id_, op.line);
+  }
+  // themis-mc's wrap guard: no new number while a stamp two generations
+  // back is unresolved (core.h).
+  if (numbers_ && cfg_.seq_guard && !wcb_.holds_undrained(op.line) && !wcb_.full() &&
+      unresolved_[(generation(wcb_.tail()) + 2) & 3] != 0) {
+    if (sb_wait_ != SbWait::kSeqGuard) ++guard_stalls_;
+    sb_wait_ = SbWait::kSeqGuard;
+    return false;
   }
   switch (wcb_.store(op.line, op.word, op.event, now)) {
     case WriteCombiningBuffer::Put::kAllocated:
@@ -223,6 +232,18 @@ void Core::sb_flush(const Op& op, Cycle now) {
 void Core::flush_ack(Cycle now) {
   --outstanding_flushes_;
   try_fence(now);
+}
+
+void Core::seq_resolved(uint32_t seq, Cycle now) {
+  --unresolved_[generation(seq)];
+  if (sb_wait_ == SbWait::kSeqGuard) {
+    sb_wait_ = SbWait::kNone;
+    kick_sb(now);
+  }
+  if (wbb_guard_wait_) {
+    wbb_guard_wait_ = false;
+    kick_wbb(now);
+  }
 }
 
 void Core::try_fence(Cycle now) {
@@ -340,9 +361,29 @@ void Core::kick_wbb(Cycle now) {
 
 void Core::wbb_pump(Cycle now) {
   wbb_scheduled_ = false;
+  // themis-mc: a writeback leaving while an entry of the WCB is unACKed is
+  // stamped with the count of entries allocated so far.
+  const uint32_t seq = wcb_.tail();
+  const bool stamp = numbers_ && seq != wcb_.head_ack() && wbb_.has_drainable();
+  if (stamp && unresolved_[generation(seq)] >= (1u << cfg_.seq_guard_bits) - 1) {
+    wbb_guard_wait_ = true;  // seq_resolved kicks the WBB
+    return;
+  }
   std::optional<WritebackBuffer::Entry> e = wbb_.pop_drainable();
   if (e) {
-    m_->events().push(now + cfg_.cycles(cfg_.llc_hit_ns), Ev::kLlcWriteback, id_, e->line, e->version, e->flush);
+    uint8_t flag = e->flush ? 1 : 0;
+    if (stamp) {
+      flag |= 2;
+      ++unresolved_[generation(seq)];
+      ++stamped_;
+      if (seq > drain_to_) {  // have the entries it waits for sent at once
+        drain_to_ = seq;
+        ++drain_requests_;
+        kick_wcb(now);
+      }
+    }
+    m_->events().push(now + cfg_.cycles(cfg_.llc_hit_ns), Ev::kLlcWriteback, id_, e->line, e->version, flag,
+                      stamp ? seq : 0);
     wbb_port_free_ = now + 1;
   }
   move_victims(now);

@@ -26,6 +26,18 @@
 // so does a writeback waiting in the WBB (without it a full WBB could wait
 // for a partial entry that nothing drains).  The broken variant keeps this
 // signal and only ignores the DA pointers.
+// themis-mc (config.h) tags nothing in the L1 and never holds the WBB: a
+// writeback leaving the WBB while one of the core's WCB entries is unACKed
+// is stamped with the core's count of entries (its place in the core's
+// sequence) and asks the WCB to send the entries below it; the LLC sends
+// a stamped line on to the controller, which holds it until those entries
+// have arrived (pm_controller.h).  The wrap guard: the core counts its
+// stamped writebacks the controller has not yet resolved in four
+// generations of 2^(seq_bits-2) numbers, and allocates no entry while any
+// of two generations back is unresolved, so no number is compared after
+// it wrapped (a full generation counter keeps a stamped writeback in the
+// WBB).  A temporal store asks the WCB to send its entries too, as under
+// Themis.
 #ifndef SOFTWRAP_THEMIS_CORE_H_
 #define SOFTWRAP_THEMIS_CORE_H_
 
@@ -58,6 +70,8 @@ class Core {
   void wcb_ack(uint32_t p, Cycle now);
   void wbb_pump(Cycle now);
   void flush_ack(Cycle now);
+  // themis-mc: the controller has done with the writeback stamped `seq`.
+  void seq_resolved(uint32_t seq, Cycle now);
   // The Machine filled (or upgraded) `line` in this L1.
   void filled(uint64_t line, Cycle now);
 
@@ -74,10 +88,13 @@ class Core {
   CoreStats& stats() { return stats_; }
   Cycle warm() const { return warm_; }
   uint64_t drain_requests() const { return drain_requests_; }
+  uint64_t stamped() const { return stamped_; }
+  uint64_t guard_stalls() const { return guard_stalls_; }
+  uint32_t unresolved(unsigned generation) const { return unresolved_[generation & 3]; }
 
  private:
   enum class State : uint8_t { kRun, kWork, kLoad, kSbFull, kFence, kDrainEnd, kDone };
-  enum class SbWait : uint8_t { kNone, kLine, kWcb, kVictims };
+  enum class SbWait : uint8_t { kNone, kLine, kWcb, kVictims, kSeqGuard };
   struct Victim {
     Writeback wb;
     uint64_t version;
@@ -97,6 +114,7 @@ class Core {
   bool sb_stream(const Op& op, Cycle now);
   void sb_flush(const Op& op, Cycle now);
   bool fill_pending(uint64_t line) const;
+  unsigned generation(uint32_t seq) const { return (seq >> (cfg_.seq_bits - 2)) & 3; }
 
   unsigned id_;
   const Config& cfg_;
@@ -105,6 +123,7 @@ class Core {
   L1Cache l1_;
   WritebackBuffer wbb_;
   bool tags_;
+  bool numbers_;  // themis-mc and its control
 
   const std::vector<Op>* ops_ = nullptr;
   size_t pc_ = 0, warmup_ops_ = 0;
@@ -129,6 +148,9 @@ class Core {
   Cycle wbb_port_free_ = 0;
   std::deque<Victim> victims_;  // writebacks waiting for a WBB slot
   uint64_t drain_requests_ = 0;
+  uint32_t unresolved_[4] = {0, 0, 0, 0};  // stamped writebacks per generation, not yet resolved
+  bool wbb_guard_wait_ = false;            // the WBB's next writeback waits for a generation counter
+  uint64_t stamped_ = 0, guard_stalls_ = 0;
   CoreStats stats_;
 };
 

@@ -13,6 +13,8 @@ const char* design_name(Design d) {
     case Design::kThemis: return "themis";
     case Design::kIdeal: return "ideal";
     case Design::kBrokenWbb: return "broken-wbb";
+    case Design::kThemisMc: return "themis-mc";
+    case Design::kBrokenMc: return "broken-mc";
   }
   return "?";
 }
@@ -39,6 +41,15 @@ bool Machine::run(const Program& p, const RunOptions& o, PersistObserver* obs, S
     *why = "the program has more threads than the machine has cores";
     return false;
   }
+  if (numbers_writebacks(cfg_.design) &&
+      (cfg_.seq_bits < 3 || cfg_.seq_bits > 31 || (1u << (cfg_.seq_bits - 1)) <= cfg_.wcb_entries ||
+       cfg_.seq_guard_bits < 1 || cfg_.seq_guard_bits > 16)) {
+    *why = "themis-mc needs sequence numbers of at most 31 bits with 2^(bits-1) above the WCB's " +
+           std::to_string(cfg_.wcb_entries) + " entries (" + std::to_string(cfg_.seq_bits) +
+           " given), and guard counters of 1 to 16 bits";
+    return false;
+  }
+  split_inputs_ = numbers_writebacks(cfg_.design);
   *out = Stats{};
   obs_ = obs;
   stats_ = out;
@@ -76,7 +87,10 @@ bool Machine::run(const Program& p, const RunOptions& o, PersistObserver* obs, S
     out->wcb_allocations += c.wcb().allocations();
     out->wcb_coalesced += c.wcb().coalesced();
     out->wcb_drain_requests += c.drain_requests();
+    out->seq_stamped += c.stamped();
+    out->seq_guard_stalls += c.guard_stalls();
   }
+  out->seq_misjudged = pm_.misjudged();
   obs_ = nullptr;
   stats_ = nullptr;
   return true;
@@ -95,9 +109,11 @@ void Machine::dispatch(const Event& e) {
     }
     case Ev::kWcbAck: cores_[e.core]->wcb_ack(static_cast<uint32_t>(e.x), t); break;
     case Ev::kWbbPump: cores_[e.core]->wbb_pump(t); break;
-    case Ev::kLlcWriteback: llc_writeback(e.core, e.line, e.x, e.flag != 0, t); break;
+    case Ev::kLlcWriteback:
+      llc_writeback(e.core, e.line, e.x, (e.flag & 1) != 0, Stamp{(e.flag & 2) != 0, e.core, e.y}, t);
+      break;
     case Ev::kLlcLookup: llc_lookup(e.core, e.line, e.flag != 0, t); break;
-    case Ev::kLineToPm: to_pm(PmWrite{false, 0, 0, e.line, e.x}, t); break;
+    case Ev::kLineToPm: to_pm(PmWrite{false, e.core, 0, e.line, e.x, Stamp{e.flag != 0, e.core, e.y}}, t); break;
     case Ev::kPmReadArrive: pm_read(e.x, t); break;
     case Ev::kPmReadReturn: {
       const ReadReq r = reads_[e.x];
@@ -109,6 +125,7 @@ void Machine::dispatch(const Event& e) {
     case Ev::kPmBankDone: bank_done(static_cast<unsigned>(e.x), t); break;
     case Ev::kFillDone: fill_done(e.core, e.line, e.flag != 0, t); break;
     case Ev::kFlushAck: cores_[e.core]->flush_ack(t); break;
+    case Ev::kSeqResolved: cores_[e.core]->seq_resolved(e.y, t); break;
   }
 }
 
@@ -199,13 +216,18 @@ void Machine::fill_done(unsigned core, uint64_t line, bool exclusive, Cycle now)
 
 // ------------------------------------------------------- writebacks, clwb
 
-void Machine::llc_writeback(unsigned core, uint64_t line, uint64_t version, bool flush, Cycle now) {
+void Machine::llc_writeback(unsigned core, uint64_t line, uint64_t version, bool flush, const Stamp& s,
+                            Cycle now) {
   LineState& ls = lines_[line];
   --ls.below_l1;
   const Cycle at_pm = now + cfg_.cycles(cfg_.llc_to_pm_ns);
   if (auto v = llc_.write(line, version)) line_to_pm(v->line, v->version, at_pm);
-  if (flush || llc_forward_.count(line)) {
-    if (auto w = llc_.clean(line)) line_to_pm(line, w->version, at_pm);
+  // themis-mc: a stamped line goes on to the controller, which holds it if
+  // it must; the LLC keeps it clean and so keeps no number.
+  const bool forward = flush || llc_forward_.count(line);
+  if (forward || s.on) {
+    if (s.on && !forward) ++stats_->seq_write_throughs;
+    if (auto w = llc_.clean(line)) line_to_pm(line, w->version, at_pm, s);
   }
   if (ls.below_l1 == 0) {
     llc_forward_.erase(line);
@@ -249,20 +271,78 @@ void Machine::clwb(unsigned core, uint64_t line, Cycle now) {
 
 // --------------------------------------------------------- PM controller
 
-void Machine::line_to_pm(uint64_t line, uint64_t version, Cycle t) { q_.push(t, Ev::kLineToPm, 0, line, version); }
+void Machine::line_to_pm(uint64_t line, uint64_t version, Cycle t, const Stamp& s) {
+  q_.push(t, Ev::kLineToPm, s.core, line, version, s.on, s.seq);
+}
 
-void Machine::to_pm(const PmWrite& w, Cycle now) {
-  if (pm_writes_waiting_.empty()) {
-    const PmController::Accept a = pm_.write(w.line);
-    if (a != PmController::Accept::kFull) {
-      ++(a == PmController::Accept::kMerged ? stats_->pm_write_merges : stats_->pm_writes);
-      accept(w, now);
-      pm_start(now);
-      return;
-    }
+void Machine::to_pm(const PmWrite& w0, Cycle now) {
+  PmWrite w = w0;
+  w.arrived = now;
+  std::deque<PmWrite>& waiting = split_inputs_ && w.stream ? pm_streams_waiting_ : pm_writes_waiting_;
+  if (waiting.empty() && try_accept(w, now)) {
+    pm_start(now);
+    return;
   }
   ++stats_->pm_write_queue_full;
-  pm_writes_waiting_.push_back(w);
+  // A numbered write that found every holdable slot held (one is kept unheld).
+  if (w.stamp.on && pm_.held() + 1 >= cfg_.pm_write_queue) ++stats_->pm_held_full;
+  waiting.push_back(w);
+}
+
+bool Machine::try_accept(const PmWrite& w, Cycle now) {
+  const PmController::Accept a = pm_.write(w.line, w.stamp, w.stream);
+  switch (a) {
+    case PmController::Accept::kFull: return false;
+    case PmController::Accept::kQueued:
+    case PmController::Accept::kMerged:
+      ++(a == PmController::Accept::kMerged ? stats_->pm_write_merges : stats_->pm_writes);
+      accept(w, now);
+      if (w.stamp.on) resolved(w.stamp, now);
+      break;
+    case PmController::Accept::kHeld:
+    case PmController::Accept::kMergedHeld: {
+      ++(a == PmController::Accept::kMergedHeld ? stats_->pm_write_merges : stats_->pm_writes);
+      ++stats_->pm_held;
+      stats_->pm_held_max = std::max<uint64_t>(stats_->pm_held_max, pm_.held());
+      Held& h = held_[pm_.held_id()];
+      h.line = w.line;
+      h.version = std::max(h.version, w.version);
+      h.writes.push_back(w);
+      break;
+    }
+  }
+  if (w.stream && split_inputs_) {  // the core's count moves on: release what it held
+    released_.clear();
+    pm_.stream_arrived(w.core, &released_);
+    const std::vector<uint64_t> ids = released_;
+    for (uint64_t id : ids) release(id, now);
+    if (!ids.empty()) retry_writes(now);
+  }
+  return true;
+}
+
+// A held entry may persist: it enters the persistence domain now.
+void Machine::release(uint64_t id, Cycle now) {
+  auto it = held_.find(id);
+  const Held h = std::move(it->second);
+  held_.erase(it);
+  PmWrite w{false, 0, 0, h.line, h.version};
+  accept(w, now);
+  for (const PmWrite& x : h.writes) {
+    stats_->pm_hold_wait.add(now - x.arrived);
+    if (x.stamp.on) resolved(x.stamp, now);
+  }
+}
+
+// The controller tells the core it has done with a numbered writeback
+// (held and released, or found its entries arrived).
+void Machine::resolved(const Stamp& s, Cycle now) {
+  q_.push(now + cfg_.cycles(cfg_.ack_ns), Ev::kSeqResolved, s.core, 0, 0, 0, s.seq);
+}
+
+// Writebacks refused for want of a held slot may fit now.
+void Machine::retry_writes(Cycle now) {
+  while (!pm_writes_waiting_.empty() && try_accept(pm_writes_waiting_.front(), now)) pm_writes_waiting_.pop_front();
 }
 
 // The write is in the write queue: persistent (ADR).
@@ -320,14 +400,10 @@ void Machine::pm_read(uint64_t id, Cycle now) {
 void Machine::bank_done(unsigned bank, Cycle now) {
   const PmController::Finished f = pm_.finish(bank);
   if (f.read) q_.push(now + cfg_.cycles(cfg_.llc_to_pm_ns), Ev::kPmReadReturn, 0, 0, f.id);
-  while (!pm_writes_waiting_.empty()) {
-    const PmWrite w = pm_writes_waiting_.front();
-    const PmController::Accept a = pm_.write(w.line);
-    if (a == PmController::Accept::kFull) break;
-    ++(a == PmController::Accept::kMerged ? stats_->pm_write_merges : stats_->pm_writes);
-    pm_writes_waiting_.pop_front();
-    accept(w, now);
+  while (!pm_streams_waiting_.empty() && try_accept(pm_streams_waiting_.front(), now)) {
+    pm_streams_waiting_.pop_front();
   }
+  retry_writes(now);
   while (!pm_reads_waiting_.empty()) {
     const uint64_t id = pm_reads_waiting_.front();
     const PmController::Read r = pm_.read(reads_[id].line, id);

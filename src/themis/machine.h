@@ -103,6 +103,14 @@ class Machine {
     uint8_t core;
     uint32_t pointer;  // stream: the WCB entry
     uint64_t line, version;
+    Stamp stamp = {};  // themis-mc: a numbered writeback
+    Cycle arrived = 0;
+  };
+  // themis-mc: a held controller entry's data (its newest version) and the
+  // writebacks merged into it.
+  struct Held {
+    uint64_t line = 0, version = 0;
+    std::vector<PmWrite> writes;
   };
   struct ReadReq {
     uint8_t core;
@@ -121,13 +129,18 @@ class Machine {
   void dispatch(const Event& e);
   void llc_lookup(unsigned core, uint64_t line, bool exclusive, Cycle now);
   void fill_done(unsigned core, uint64_t line, bool exclusive, Cycle now);
-  void llc_writeback(unsigned core, uint64_t line, uint64_t version, bool flush, Cycle now);
+  void llc_writeback(unsigned core, uint64_t line, uint64_t version, bool flush, const Stamp& s, Cycle now);
   void to_pm(const PmWrite& w, Cycle now);
+  // Offers w to the write queue; false if it must wait at the input.
+  bool try_accept(const PmWrite& w, Cycle now);
   void accept(const PmWrite& w, Cycle now);
+  void resolved(const Stamp& s, Cycle now);
+  void release(uint64_t id, Cycle now);
+  void retry_writes(Cycle now);
   void pm_read(uint64_t id, Cycle now);
   void bank_done(unsigned bank, Cycle now);
   void pm_start(Cycle now);
-  void line_to_pm(uint64_t line, uint64_t version, Cycle t);
+  void line_to_pm(uint64_t line, uint64_t version, Cycle t, const Stamp& s = {});
 
   Config cfg_;
   EventQueue q_;
@@ -141,6 +154,12 @@ class Machine {
   std::unordered_map<uint64_t, std::vector<FlushWaiter>> flush_waiters_;
   std::unordered_set<uint64_t> llc_forward_;  // lines a clwb wants sent on from the LLC
   std::deque<PmWrite> pm_writes_waiting_;      // arrivals that found the write queue full
+  // themis-mc: non-temporal entries wait apart and go first (a held
+  // writeback never keeps the entry it waits for out).
+  bool split_inputs_ = false;
+  std::deque<PmWrite> pm_streams_waiting_;
+  std::unordered_map<uint64_t, Held> held_;
+  std::vector<uint64_t> released_;
   std::deque<uint64_t> pm_reads_waiting_;
   std::vector<ReadReq> reads_;
   std::vector<uint64_t> free_reads_;

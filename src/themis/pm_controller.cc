@@ -10,21 +10,83 @@ PmController::PmController(const Config& cfg)
       wq_cap_(cfg.pm_write_queue),
       rq_cap_(cfg.pm_read_queue),
       write_cycles_(cfg.cycles(cfg.pm_write_ns)),
-      read_cycles_(cfg.cycles(cfg.pm_read_ns)) {}
+      read_cycles_(cfg.cycles(cfg.pm_read_ns)),
+      hold_(cfg.design == Design::kThemisMc),
+      seq_mask_(cfg.seq_bits >= 32 ? ~0u : (1u << cfg.seq_bits) - 1),
+      window_(cfg.wcb_entries),
+      arrived_(cfg.cores, 0) {}
 
-PmController::Accept PmController::write(uint64_t line) {
+bool PmController::pending(const Stamp& s) {
+  if (!hold_ || !s.on) return false;
+  // The hardware's comparison: the stamp is at most a WCB's worth of
+  // entries ahead of what arrived (the entries not yet arrived are unACKed,
+  // so in the WCB), and never more than half the number space behind (the
+  // core's guard).
+  const uint32_t d = (s.seq - arrived_[s.core]) & seq_mask_;
+  const bool hw = d != 0 && d <= window_;
+  if (hw != (static_cast<int32_t>(s.seq - arrived_[s.core]) > 0)) ++misjudged_;
+  return hw;
+}
+
+PmController::Accept PmController::write(uint64_t line, const Stamp& s, bool stream) {
   Bank& b = banks_[bank_of(line)];
-  if (std::find(b.writes.begin(), b.writes.end(), line) != b.writes.end()) return Accept::kMerged;
-  if (writes_ >= wq_cap_) return Accept::kFull;
-  b.writes.push_back(line);
+  Write *newest = nullptr, *newest_held = nullptr;
+  for (Write& w : b.writes) {
+    if (w.line != line) continue;
+    newest = &w;
+    if (w.held) newest_held = &w;
+  }
+  const bool pend = !stream && pending(s);
+  if (newest_held && !stream) {
+    // Newer data of a held line waits with it; a stamp of the same core
+    // replaces the older (a later writeback's count is never smaller).
+    if (!pend || !newest_held->stamp.on || newest_held->stamp.core == s.core) {
+      if (pend) newest_held->stamp = s;
+      last_held_ = newest_held->id;
+      return Accept::kMergedHeld;
+    }
+  } else if (newest && !pend && !newest->held) {
+    return Accept::kMerged;
+  }
+  const bool hold = pend || (newest_held && !stream);  // or behind a held entry of its line
+  if (writes_ >= wq_cap_ || (hold && held_ + 1 >= wq_cap_)) return Accept::kFull;
+  Write w;
+  w.line = line;
+  w.stream = stream;
+  if (hold) {
+    w.held = true;
+    w.stamp = pend ? s : Stamp{};
+    w.id = last_held_ = next_id_++;
+    ++held_;
+  }
+  b.writes.push_back(w);
   ++writes_;
   ++waiting_;
-  return Accept::kQueued;
+  return hold ? Accept::kHeld : Accept::kQueued;
+}
+
+void PmController::stream_arrived(unsigned core, std::vector<uint64_t>* released) {
+  ++arrived_[core];
+  if (held_ == 0) return;
+  for (Bank& b : banks_) {
+    for (size_t i = 0; i < b.writes.size(); ++i) {
+      Write& w = b.writes[i];
+      if (!w.held || pending(w.stamp)) continue;
+      bool older_held = false;
+      for (size_t j = 0; j < i && !older_held; ++j) older_held = b.writes[j].held && b.writes[j].line == w.line;
+      if (older_held) continue;
+      w.held = false;
+      --held_;
+      released->push_back(w.id);
+    }
+  }
 }
 
 PmController::Read PmController::read(uint64_t line, uint64_t id) {
   Bank& b = banks_[bank_of(line)];
-  if (std::find(b.writes.begin(), b.writes.end(), line) != b.writes.end()) return Read::kForwarded;
+  if (std::any_of(b.writes.begin(), b.writes.end(), [&](const Write& w) { return w.line == line; })) {
+    return Read::kForwarded;
+  }
   if (reads_ >= rq_cap_) return Read::kFull;
   b.reads.emplace_back(line, id);
   ++reads_;
@@ -43,11 +105,14 @@ void PmController::start(Cycle now, std::vector<Started>* out) {
       --reads_;
       --waiting_;
       out->push_back({i, now + read_cycles_});
-    } else if (!b.writes.empty()) {
-      // The write leaves the merge window but keeps its slot until done.
+    } else {
+      // The oldest released write leaves the merge window but keeps its
+      // slot until done; held writes are not in the persistence domain.
+      auto it = std::find_if(b.writes.begin(), b.writes.end(), [](const Write& w) { return !w.held; });
+      if (it == b.writes.end()) continue;
       b.busy = true;
       b.busy_read = false;
-      b.writes.pop_front();
+      b.writes.erase(it);
       --waiting_;
       out->push_back({i, now + write_cycles_});
     }

@@ -48,6 +48,15 @@ struct Stats {
   uint64_t pm_writes = 0, pm_reads = 0, pm_write_merges = 0;
   uint64_t pm_write_queue_full = 0;  // arrivals that found the write queue full
   uint64_t version_regressions = 0;  // a line persisted older data after newer (must be 0)
+  // themis-mc
+  uint64_t seq_stamped = 0;         // writebacks that left a WBB with a number
+  uint64_t seq_write_throughs = 0;  // ... of which not clwb's: the LLC sent them on (extra PM writes)
+  uint64_t pm_held = 0;             // writes the controller held (stamped, or merged into a held entry)
+  uint64_t pm_held_max = 0;         // most entries held at once
+  uint64_t pm_held_full = 0;        // numbered arrivals that waited: every holdable slot was held
+  Histogram pm_hold_wait;           // cycles a held write waited at the controller
+  uint64_t seq_guard_stalls = 0;    // entry allocations that waited for the wrap guard
+  uint64_t seq_misjudged = 0;       // modulo comparisons that disagreed with the true counts (must be 0)
 };
 
 }  // namespace softwrap::themis

@@ -32,6 +32,13 @@ WriteCombiningBuffer::Put WriteCombiningBuffer::store(uint64_t line, unsigned wo
   return Put::kAllocated;
 }
 
+bool WriteCombiningBuffer::holds_undrained(uint64_t line) const {
+  for (uint32_t p = head_; p != tail_; ++p) {
+    if (entry(p).line == line) return true;
+  }
+  return false;
+}
+
 uint32_t WriteCombiningBuffer::drain() {
   at(head_).drained = true;
   return head_++;

@@ -63,6 +63,8 @@ class WriteCombiningBuffer {
   // 2^tail_bits, or 0 without a pointer width.
   uint32_t limit() const { return limit_; }
   bool has_undrained() const { return head_ != tail_; }
+  // Whether a store to `line` would coalesce (an undrained entry holds it).
+  bool holds_undrained(uint64_t line) const;
   bool all_acked() const { return head_ack_ == tail_; }
   bool full() const { return tail_ - head_ack_ == entries_.size(); }
   // (d) The tail reached 2^w: no allocation until the reset.

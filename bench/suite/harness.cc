@@ -641,7 +641,18 @@ Csv::~Csv() {
 }
 
 Csv& Csv::add(const std::string& v) {
-  std::fprintf(f_, "%s%s", at_++ ? "," : "", v.c_str());
+  // RFC 4180: a field with a comma, a quote or a line break is quoted.
+  if (v.find_first_of(",\"\n\r") == std::string::npos) {
+    std::fprintf(f_, "%s%s", at_++ ? "," : "", v.c_str());
+    return *this;
+  }
+  std::string q = "\"";
+  for (char c : v) {
+    if (c == '"') q += '"';
+    q += c;
+  }
+  q += '"';
+  std::fprintf(f_, "%s%s", at_++ ? "," : "", q.c_str());
   return *this;
 }
 

@@ -34,10 +34,14 @@ IMG_DIR = None  # <dir of the output file>/results: the plots, committed with th
 OUT = []
 SHORT = []  # shortfalls, collected by the sections and listed near the top
 CHECKS = []  # (text, PASS/FAIL): bars checked here (B+tree, TPC-C), added to the checks table
+SECTION = {}  # experiment -> the title of its section (for --only)
+CURRENT = [None]  # the experiment whose section is being written
+BY_EXP = {}  # experiment -> (its CHECKS texts, its SHORT texts)
 
 
 def shortfall(text):
     SHORT.append(text)
+    BY_EXP.setdefault(CURRENT[0], ([], []))[1].append(text)
 
 
 def read(exp, name=None):
@@ -123,6 +127,8 @@ def section(title, exp, name=None, how=None):
     without them, says how to produce them and returns None."""
     w(f"## {title}")
     w()
+    SECTION.setdefault(exp, title)
+    CURRENT[0] = exp
     d = read(exp, name)
     if not d:
         missing(exp, how)
@@ -1022,6 +1028,7 @@ FIG16_ANCHOR = "#fig-16--tpc-c-on-sqlite"
 def check(text, ok):
     """A bar of the issue: listed in the acceptance-checks table."""
     CHECKS.append((text, "PASS" if ok else "FAIL"))
+    BY_EXP.setdefault(CURRENT[0], ([], []))[0].append(text)
     return ok
 
 
@@ -1504,12 +1511,66 @@ def speedtest1():
                       f"(bar {float(r['limit']):.2f}x)")
 
 
+def splice(out, exp, page):
+    """--only EXP: replaces, in the existing page `out`, EXP's section, its
+    rows of the checks table, its lines of the shortfalls and its load
+    average with those of `page` (the page generated from EXP's results)."""
+    title = SECTION.get(exp)
+    if not title:
+        sys.exit(f"make_results.py: no section reads the results of {exp}")
+    with open(out) as fh:
+        old = fh.read().split("\n")
+
+    def block(lines):
+        head = f"## {title}"
+        if head not in lines:
+            sys.exit(f"make_results.py: {out} has no section \"{title}\"")
+        a = lines.index(head)
+        b = next((i for i in range(a + 1, len(lines)) if lines[i].startswith("## ")), len(lines))
+        return a, b
+    a, b = block(old)
+    na, nb = block(page)
+    old[a:b] = page[na:nb]
+    checks, shorts = BY_EXP.get(exp, ([], []))
+    mine = [f"({exp})"] + [c for c in checks]
+    # Check rows: drop this experiment's old rows, add its new ones after
+    # the table's last row.
+    rows = [ln for ln in page if ln.startswith("| ") and any(ln.startswith(f"| {c} |") for c in checks)]
+    first = next(i for i, ln in enumerate(old) if ln == "## The issue's acceptance checks")
+    end = next(i for i in range(first + 1, len(old)) if old[i].startswith("## "))
+    keep = [ln for ln in old[first:end] if not (ln.startswith("| ") and any(m in ln for m in mine))]
+    last = max(i for i, ln in enumerate(keep) if ln.startswith("| "))
+    keep[last + 1:last + 1] = rows
+    old[first:end] = keep
+    # Shortfalls: those linking to the section are this experiment's.
+    anchor = "(#" + re.sub(r"[^a-z0-9 -]", "", title.lower()).replace(" ", "-") + ")"
+    first = next(i for i, ln in enumerate(old) if ln == "## Where we fall short")
+    end = next(i for i in range(first + 1, len(old)) if old[i].startswith("## "))
+    keep = [ln for ln in old[first:end] if not (ln.startswith("- ") and anchor in ln)]
+    items = [i for i, ln in enumerate(keep) if ln.startswith("- ")]
+    at = (items[-1] + 1) if items else len(keep) - 1
+    keep[at:at] = [f"- {s}" for s in shorts]
+    old[first:end] = keep
+    # The load average at the experiment's start, in the setup's list.
+    load = meta(exp).get("loadavg_start", "").split()
+    if load:
+        old = [re.sub(rf"(\b{re.escape(exp)}) [0-9.]+(?=[,.])", rf"\g<1> {load[0]}", ln)
+               if ln.startswith("- **Machine:**") else ln for ln in old]
+    with open(out, "w") as fh:
+        fh.write("\n".join(old))
+
+
 def main():
     global R, IMG_DIR
-    if len(sys.argv) != 3:
-        sys.exit("usage: make_results.py RESULTS_DIR OUT.md")
-    R = sys.argv[1]
-    out = sys.argv[2]
+    args = sys.argv[1:]
+    only = None
+    if len(args) == 4 and args[2] == "--only":
+        only = args[3]
+        args = args[:2]
+    if len(args) != 2:
+        sys.exit("usage: make_results.py RESULTS_DIR OUT.md [--only EXPERIMENT]")
+    R = args[0]
+    out = args[1]
     IMG_DIR = os.path.join(os.path.dirname(os.path.abspath(out)), "results")
     header()
     at = len(OUT)
@@ -1536,6 +1597,8 @@ def main():
         short.append("Nowhere in this run: every check and every comparison with the paper's stated values held.")
     short.append("")
     OUT[at:at] = short
+    if only:
+        return splice(out, only, OUT)
     w(f"<!-- generated {datetime.date.today().isoformat()} -->")
     with open(out, "w") as fh:
         fh.write("\n".join(OUT) + "\n")

@@ -588,19 +588,24 @@ def themis_sim(d):
     f11 = read(os.path.join(d, "fig11.csv"))
     f12 = read(os.path.join(d, "fig12.csv"))
     tw = read(os.path.join(d, "tail_width.csv"))
+    sens_path = os.path.join(d, "sensitivity.csv")
+    sens = read(sens_path) if os.path.exists(sens_path) else []
     p = paper.THEMIS
-    fig, axes = plt.subplots(1, 4, figsize=(24, 4.8))
-    fig.suptitle("Themis on the simulated machine (Table I): Figs. 9, 11, 12 and section V-E")
+    fig, axes = plt.subplots(1, 5, figsize=(30, 4.8))
+    fig.suptitle("Themis and themis-mc (ours: the order kept at the PM controller) on the simulated machine "
+                 "(Table I): Figs. 9, 11, 12, section V-E and the latency sensitivity")
     # Fig. 9: speedup over Baseline.
     ax = axes[0]
     names = [r["label"] for r in f9] + ["mean"]
     th = [num(r, "themis_speedup") for r in f9]
+    mc = [num(r, "mc_speedup") for r in f9]
     idl = [num(r, "ideal_speedup") for r in f9]
-    th.append(sum(th) / len(th))
-    idl.append(sum(idl) / len(idl))
+    for v in (th, mc, idl):
+        v.append(sum(v) / len(v))
     xs = range(len(names))
-    ax.bar([x - 0.2 for x in xs], th, 0.4, color="tab:green", label="Themis")
-    ax.bar([x + 0.2 for x in xs], idl, 0.4, color="tab:gray", label="Ideal")
+    ax.bar([x - 0.27 for x in xs], th, 0.27, color="tab:green", label="Themis")
+    ax.bar(list(xs), mc, 0.27, color="tab:blue", label="themis-mc")
+    ax.bar([x + 0.27 for x in xs], idl, 0.27, color="tab:gray", label="Ideal")
     for i, r in enumerate(f9):
         if r["workload"] in p["fig9_best"]:
             ax.plot([i, i], p["fig9_best_range"], color="black", linewidth=2)
@@ -621,7 +626,8 @@ def themis_sim(d):
     for b in range(len(labels)):
         fr = []
         for r in f9:
-            rs = rows(f11, workload=r["workload"])
+            rs = [x for x in rows(f11, workload=r["workload"])
+                  if x.get("design", "themis") == "themis" and x.get("setting", "default") == "default"]
             tot = sum(num(x, "writebacks") for x in rs) or 1
             n = sum(num(x, "writebacks") for x in rs if edges[b] <= num(x, "wait_from") < edges[b + 1])
             fr.append(100 * n / tot)
@@ -630,15 +636,20 @@ def themis_sim(d):
     ax.set_xticks(range(len(f9)))
     ax.set_xticklabels([r["label"] for r in f9], rotation=45)
     ax.set_ylabel("% of writebacks")
-    ax.set_title(f"Fig. 11: cycles a writeback waited (paper: at most ~{p['fig11_max_wait_cycles']})")
+    ax.set_title(f"Fig. 11: cycles waited in Themis' WBB\n(paper: at most ~{p['fig11_max_wait_cycles']}; "
+                 "themis-mc's WBB never waits)")
     ax.legend(fontsize=6, title="cycles", title_fontsize=7)
     # Fig. 12: speedup against stores per transaction.
     ax = axes[2]
     for wl in sorted({r["workload"] for r in f12}):
         xs2, ys = series(f12, "stores_per_tx", "themis_speedup", workload=wl)
         ax.plot(xs2, ys, marker="o", label=f"{wl} Themis")
+        color = ax.lines[-1].get_color()
+        if f12 and "mc_speedup" in f12[0]:
+            xs2, ys = series(f12, "stores_per_tx", "mc_speedup", workload=wl)
+            ax.plot(xs2, ys, marker="x", linestyle="--", color=color, label=f"{wl} themis-mc")
         xs2, ys = series(f12, "stores_per_tx", "ideal_speedup", workload=wl)
-        ax.plot(xs2, ys, linestyle=":", color=ax.lines[-1].get_color(), label=f"{wl} Ideal")
+        ax.plot(xs2, ys, linestyle=":", color=color, label=f"{wl} Ideal")
     ax.set_xscale("log")
     ax.set_xlabel("stores per transaction")
     ax.set_ylabel("speedup over Baseline")
@@ -655,6 +666,29 @@ def themis_sim(d):
     ax.set_xticklabels([r["label"] for r in f9], rotation=45)
     ax.set_ylabel("Themis speedup over Baseline")
     ax.set_title("Section V-E: tail pointer width")
+    ax.legend(fontsize=7)
+    # Sensitivity: the largest gap to Ideal over the workloads against the
+    # latency of the WCB's path (both ways, and the way there alone).
+    ax = axes[4]
+    default_gap = {"themis": max(num(r, "themis_vs_ideal_pct") for r in f9),
+                   "mc": max(num(r, "mc_vs_ideal_pct") for r in f9)}
+    for knob, style, what in (("each_way_ns", "-", "each way (ACK too)"), ("wcb_to_pm_ns", "--", "WCB to controller")):
+        rs = [r for r in sens if r["knob"] == knob]
+        if not rs:
+            continue
+        vals = sorted({num(r, "value") for r in rs} | {20.0})
+        for key, color, name in (("themis", "tab:green", "Themis"), ("mc", "tab:blue", "themis-mc")):
+            ys = []
+            for v in vals:
+                if v == 20.0:
+                    ys.append(default_gap[key])
+                else:
+                    ys.append(max(num(r, f"{key}_vs_ideal_pct") for r in rs if num(r, "value") == v))
+            ax.plot(vals, ys, marker="o", linestyle=style, color=color, label=f"{name}, {what}")
+    ax.axhline(5, color="red", linewidth=0.8, linestyle=":", label="5 %")
+    ax.set_xlabel("latency (ns)")
+    ax.set_ylabel("worst workload: cycles over Ideal (%)")
+    ax.set_title("Sensitivity: the non-temporal path's latency")
     ax.legend(fontsize=7)
     save(fig, d, "themis-sim")
 

@@ -227,7 +227,11 @@ void Machine::llc_writeback(unsigned core, uint64_t line, uint64_t version, bool
   const bool forward = flush || llc_forward_.count(line);
   if (forward || s.on) {
     if (s.on && !forward) ++stats_->seq_write_throughs;
-    if (auto w = llc_.clean(line)) line_to_pm(line, w->version, at_pm, s);
+    if (auto w = llc_.clean(line)) {
+      line_to_pm(line, w->version, at_pm, s);
+    } else if (s.on) {
+      resolved(s, now);  // (not reached: the write above left the line dirty) the core must not wait for it
+    }
   }
   if (ls.below_l1 == 0) {
     llc_forward_.erase(line);

@@ -236,7 +236,8 @@ void Core::flush_ack(Cycle now) {
 
 void Core::seq_resolved(uint32_t seq, Cycle now) {
   --unresolved_[generation(seq)];
-  if (sb_wait_ == SbWait::kSeqGuard) {
+  // The store buffer waits until the generation two back is all resolved.
+  if (sb_wait_ == SbWait::kSeqGuard && unresolved_[(generation(wcb_.tail()) + 2) & 3] == 0) {
     sb_wait_ = SbWait::kNone;
     kick_sb(now);
   }

@@ -372,5 +372,22 @@ TEST(ThemisMcStorageTest, ThemisMcNeedsFarLessStorage) {
   EXPECT_LT(s.total_bytes() * 10, themis_storage(Config{}).total_bytes()) << "an order of magnitude less";
 }
 
+// One record, two lines stored and flushed right after it (both stamped 1,
+// generation 0), then 60 more records on the slow LLC path with 6-bit
+// numbers: the allocation of entry 32 waits for generation 0 once, however
+// many of its stamps are resolved one by one.
+TEST(ThemisMcTest, OneAllocationWaitingForTheGuardIsCountedOnce) {
+  TestTrace t;
+  t.load(0, kData).load(0, kData + 64);
+  t.stream(0, kLog);
+  t.store(0, kData).flush(0, kData).store(0, kData + 64).flush(0, kData + 64);
+  for (uint64_t i = 1; i <= 60; ++i) t.stream(0, kLog + 64 * i);
+  t.fence(0, FenceKind::kCommit);
+  const Outcome mc = run(t.ev, Design::kThemisMc, slow_llc_path());
+  ASSERT_TRUE(mc.ok) << mc.why;
+  EXPECT_EQ(mc.stats.seq_stamped, 2u);
+  EXPECT_EQ(mc.stats.seq_guard_stalls, 1u) << "entry 32's allocation waited once (for both stamps of generation 0)";
+}
+
 }  // namespace
 }  // namespace softwrap::themis

@@ -286,8 +286,8 @@ void run_themis_sim(Context& ctx) {
   Csv tw(ctx.file("tail_width.csv"), {"workload", "bits", "tag_storage_bytes", "overflows",
                                       "overflows_per_1k_allocations", "themis_cycles", "speedup",
                                       "vs_6bit_pct"});
-  Csv sw(ctx.file("seq_width.csv"), {"workload", "bits", "storage_bytes_per_core", "guard_stalls", "held_max",
-                                     "misjudged", "mc_cycles", "speedup", "vs_8bit_pct"});
+  Csv sw(ctx.file("seq_width.csv"), {"workload", "machine", "bits", "storage_bytes_per_core", "guard_stalls",
+                                     "held", "held_max", "misjudged", "mc_cycles", "speedup", "vs_8bit_pct"});
   Csv sens(ctx.file("sensitivity.csv"), {"workload", "knob", "value", "themis_speedup", "mc_speedup",
                                          "ideal_speedup", "themis_vs_ideal_pct", "mc_vs_ideal_pct"});
   PersistTable persist(ctx);
@@ -389,16 +389,23 @@ void run_themis_sim(Context& ctx) {
       tw.add(pct_vs(r, th));
       tw.end_row();
     }
-    // themis-mc's sequence number widths (6 is the least for 16 entries).
-    for (unsigned bits : {6u, 8u, 10u}) {
-      Config c;
-      c.seq_bits = bits;
-      const Run r = bits == 8 ? mc : run(te, tpn, Design::kThemisMc, c, themis_model);
-      if (bits != 8) persist.add(w, Design::kThemisMc, fmt("seq-%u", bits), r);
-      sw.add(w).add(bits).add(mc_storage(c).total_bytes()).add(r.stats.seq_guard_stalls).add(r.stats.pm_held_max);
-      sw.add(r.stats.seq_misjudged).add(static_cast<uint64_t>(r.stats.cycles)).add(speedup(base, r));
-      sw.add(pct_vs(r, mc));
-      sw.end_row();
+    // themis-mc's sequence number widths (6 is the least for 16 entries),
+    // on the default machine and with a slow non-temporal path (where
+    // writes are held and numbers are compared while pending).
+    for (const char* setting : {"default", "slow-nt-path"}) {
+      const bool slow = std::string(setting) == "slow-nt-path";
+      const Run& ref = at[setting].at(Design::kThemisMc);
+      const Run& b = at[setting].at(Design::kBaseline);
+      for (unsigned bits : {6u, 8u, 10u}) {
+        Config c = slow ? themis::slow_nt_path() : Config{};
+        c.seq_bits = bits;
+        const Run r = bits == 8 ? ref : run(te, tpn, Design::kThemisMc, c, themis_model);
+        if (bits != 8) persist.add(w, Design::kThemisMc, fmt("seq-%u%s", bits, slow ? "-slow-nt-path" : ""), r);
+        sw.add(w).add(setting).add(bits).add(mc_storage(c).total_bytes()).add(r.stats.seq_guard_stalls);
+        sw.add(r.stats.pm_held).add(r.stats.pm_held_max).add(r.stats.seq_misjudged);
+        sw.add(static_cast<uint64_t>(r.stats.cycles)).add(speedup(b, r)).add(pct_vs(r, ref));
+        sw.end_row();
+      }
     }
     // Sensitivities: the ACK alone, both ways of the WCB's path, the WCB's
     // distance alone, and the work between events.  Themis and themis-mc

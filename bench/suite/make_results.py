@@ -103,9 +103,18 @@ def k(x):
     return f"{x / 1e3:,.1f}k"
 
 
+ONLY = [None]  # --only EXP: the one experiment whose section is written
+SHORT_INTRO = "Each item is explained, with its measurement, in the section it links to."
+SHORT_NONE = "Nowhere in this run: every check and every comparison with the paper's stated values held."
+
+
 def image(exp, name=None):
     """Copies the plot next to the page (results/ itself is not committed)."""
     name = name or exp
+    if ONLY[0] and exp != ONLY[0]:  # --only: leave the other sections' plots alone
+        w(f"![{name}](results/{name}.png)")
+        w()
+        return
     src = os.path.join(R, exp, name + ".png")
     if not os.path.exists(src):
         w(f"*(no plot: {src} missing — is /usr/bin/python3 with matplotlib installed?)*")
@@ -1532,25 +1541,37 @@ def splice(out, exp, page):
     na, nb = block(page)
     old[a:b] = page[na:nb]
     checks, shorts = BY_EXP.get(exp, ([], []))
-    mine = [f"({exp})"] + [c for c in checks]
-    # Check rows: drop this experiment's old rows, add its new ones after
-    # the table's last row.
+
+    def part(heading):
+        first = next((i for i, ln in enumerate(old) if ln == heading), None)
+        if first is None:
+            sys.exit(f"make_results.py: {out} has no \"{heading}\"")
+        return first, next((i for i in range(first + 1, len(old)) if old[i].startswith("## ")), len(old))
+
+    def replace(lines, mine, new, prefix):
+        """lines without the items `mine` picks, `new` in place of the first
+        of them (else after the last item starting with `prefix`)."""
+        at = next((i for i, ln in enumerate(lines) if mine(ln)), None)
+        keep = [ln for ln in lines if not mine(ln)]
+        if at is None:
+            items = [i for i, ln in enumerate(keep) if ln.startswith(prefix)]
+            at = items[-1] + 1 if items else len(keep) - 1
+        keep[at:at] = new
+        return keep
+    # Check rows: this experiment's carry "(EXP)" in their text (the checks
+    # of the sections that take part in --only do) or are its new texts.
     rows = [ln for ln in page if ln.startswith("| ") and any(ln.startswith(f"| {c} |") for c in checks)]
-    first = next(i for i, ln in enumerate(old) if ln == "## The issue's acceptance checks")
-    end = next(i for i in range(first + 1, len(old)) if old[i].startswith("## "))
-    keep = [ln for ln in old[first:end] if not (ln.startswith("| ") and any(m in ln for m in mine))]
-    last = max(i for i, ln in enumerate(keep) if ln.startswith("| "))
-    keep[last + 1:last + 1] = rows
-    old[first:end] = keep
+    first, end = part("## The issue's acceptance checks")
+    tags = [f"({exp})"] + [f"| {c} |" for c in checks]
+    old[first:end] = replace(old[first:end], lambda ln: ln.startswith("| ") and any(t in ln for t in tags), rows,
+                             "| ")
     # Shortfalls: those linking to the section are this experiment's.
     anchor = "(#" + re.sub(r"[^a-z0-9 -]", "", title.lower()).replace(" ", "-") + ")"
-    first = next(i for i, ln in enumerate(old) if ln == "## Where we fall short")
-    end = next(i for i in range(first + 1, len(old)) if old[i].startswith("## "))
-    keep = [ln for ln in old[first:end] if not (ln.startswith("- ") and anchor in ln)]
-    items = [i for i, ln in enumerate(keep) if ln.startswith("- ")]
-    at = (items[-1] + 1) if items else len(keep) - 1
-    keep[at:at] = [f"- {s}" for s in shorts]
-    old[first:end] = keep
+    first, end = part("## Where we fall short")
+    body = replace(old[first:end], lambda ln: ln.startswith("- ") and anchor in ln, [f"- {s}" for s in shorts], "- ")
+    items = [ln for ln in body if ln.startswith("- ")]
+    # The list's own words, as main() writes them, for whatever it holds now.
+    old[first:end] = [old[first], ""] + ([SHORT_INTRO, ""] + items if items else [SHORT_NONE]) + [""]
     # The load average at the experiment's start, in the setup's list.
     load = meta(exp).get("loadavg_start", "").split()
     if load:
@@ -1571,17 +1592,22 @@ def main():
         sys.exit("usage: make_results.py RESULTS_DIR OUT.md [--only EXPERIMENT]")
     R = args[0]
     out = args[1]
+    ONLY[0] = only
     IMG_DIR = os.path.join(os.path.dirname(os.path.abspath(out)), "results")
     header()
     at = len(OUT)
+    me = sys.modules[__name__]
     for fn in (fig4, table2, fig6, fig7, fig8, fig9, fig10, fig11, fig12, workshop, pmdk, btree,
-               lambda: results_kv.kv(sys.modules[__name__]), lambda: results_fill.fill(sys.modules[__name__]),
-               fig16, speedtest1):
-        fn()
-    results_themis.themis(sys.modules[__name__])
-    results_themis_sim.themis_sim(sys.modules[__name__])
-    results_wcl.wcl(sys.modules[__name__])
-    results_limit.limit(sys.modules[__name__])
+               lambda: results_kv.kv(me), lambda: results_fill.fill(me), fig16, speedtest1,
+               lambda: results_themis.themis(me), lambda: results_themis_sim.themis_sim(me),
+               lambda: results_wcl.wcl(me), lambda: results_limit.limit(me)):
+        try:
+            fn()
+        except Exception:
+            # --only: another experiment's stale results in RESULTS_DIR must
+            # not stop this one's section.
+            if not only or CURRENT[0] == only:
+                raise
     # The checks table comes first but includes the bars the sections check.
     body = OUT[at:]
     del OUT[at:]
@@ -1590,11 +1616,11 @@ def main():
     OUT.extend(body)
     short = ["## Where we fall short", ""]
     if SHORT:
-        short.append("Each item is explained, with its measurement, in the section it links to.")
+        short.append(SHORT_INTRO)
         short.append("")
         short += [f"- {s}" for s in SHORT]
     else:
-        short.append("Nowhere in this run: every check and every comparison with the paper's stated values held.")
+        short.append(SHORT_NONE)
     short.append("")
     OUT[at:at] = short
     if only:

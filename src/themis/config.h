@@ -61,8 +61,9 @@ struct Config {
   // them modulo 2^seq_bits, which needs 2^(seq_bits-1) > wcb_entries: 6 or
   // more for 16 entries), and the core's four counters of numbered
   // writebacks the controller has not yet resolved, seq_guard_bits each
-  // (what keeps a number from being compared after it wrapped; 7 bits: one
-  // core can have all 127 holdable queue entries' writebacks in flight).
+  // (what keeps a number from being compared after it wrapped; 7 bits:
+  // one core's 127 numbered writebacks of a generation can fill every
+  // holdable queue entry before its WBB has to keep the next one).
   unsigned seq_bits = 8;
   unsigned seq_guard_bits = 7;
   // For tests only: false lets a core allocate entries however far its

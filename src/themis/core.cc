@@ -202,7 +202,7 @@ bool Core::sb_stream(const Op& op, Cycle now) {
   // back is unresolved (core.h).
   if (numbers_ && cfg_.seq_guard && !wcb_.holds_undrained(op.line) && !wcb_.full() &&
       unresolved_[(generation(wcb_.tail()) + 2) & 3] != 0) {
-    if (sb_wait_ != SbWait::kSeqGuard) ++guard_stalls_;
+    ++guard_stalls_;  // (the store buffer is not stepped again until seq_resolved clears the wait)
     sb_wait_ = SbWait::kSeqGuard;
     return false;
   }
@@ -367,6 +367,7 @@ void Core::wbb_pump(Cycle now) {
   const uint32_t seq = wcb_.tail();
   const bool stamp = numbers_ && seq != wcb_.head_ack() && wbb_.has_drainable();
   if (stamp && unresolved_[generation(seq)] >= (1u << cfg_.seq_guard_bits) - 1) {
+    if (!wbb_guard_wait_) ++wbb_guard_waits_;
     wbb_guard_wait_ = true;  // seq_resolved kicks the WBB
     return;
   }

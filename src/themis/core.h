@@ -90,6 +90,7 @@ class Core {
   uint64_t drain_requests() const { return drain_requests_; }
   uint64_t stamped() const { return stamped_; }
   uint64_t guard_stalls() const { return guard_stalls_; }
+  uint64_t wbb_guard_waits() const { return wbb_guard_waits_; }
   uint32_t unresolved(unsigned generation) const { return unresolved_[generation & 3]; }
 
  private:
@@ -150,7 +151,7 @@ class Core {
   uint64_t drain_requests_ = 0;
   uint32_t unresolved_[4] = {0, 0, 0, 0};  // stamped writebacks per generation, not yet resolved
   bool wbb_guard_wait_ = false;            // the WBB's next writeback waits for a generation counter
-  uint64_t stamped_ = 0, guard_stalls_ = 0;
+  uint64_t stamped_ = 0, guard_stalls_ = 0, wbb_guard_waits_ = 0;
   CoreStats stats_;
 };
 

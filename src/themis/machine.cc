@@ -89,6 +89,7 @@ bool Machine::run(const Program& p, const RunOptions& o, PersistObserver* obs, S
     out->wcb_drain_requests += c.drain_requests();
     out->seq_stamped += c.stamped();
     out->seq_guard_stalls += c.guard_stalls();
+    out->seq_wbb_guard_waits += c.wbb_guard_waits();
   }
   out->seq_misjudged = pm_.misjudged();
   obs_ = nullptr;
@@ -311,16 +312,26 @@ bool Machine::try_accept(const PmWrite& w, Cycle now) {
       Held& h = held_[pm_.held_id()];
       h.line = w.line;
       h.version = std::max(h.version, w.version);
-      h.writes.push_back(w);
+      h.arrivals.push_back(w.arrived);
+      if (a == PmController::Accept::kHeld) {
+        h.stamp = w.stamp;
+      } else {
+        // The entry keeps one stamp; the one it dropped is done with.
+        const Stamp& d = pm_.dropped();
+        if (d.on) resolved(d, now);
+        if (w.stamp.on && !(d.on && d.core == w.stamp.core && d.seq == w.stamp.seq)) h.stamp = w.stamp;
+      }
       break;
     }
   }
   if (w.stream && split_inputs_) {  // the core's count moves on: release what it held
-    released_.clear();
-    pm_.stream_arrived(w.core, &released_);
-    const std::vector<uint64_t> ids = released_;
-    for (uint64_t id : ids) release(id, now);
-    if (!ids.empty()) retry_writes(now);
+    // Entries arrive in their core's order: the number each carries is the
+    // count of its core's entries before it (else the counting is wrong).
+    if (w.pointer != pm_.arrived(w.core)) ++stats_->seq_out_of_order;
+    std::vector<uint64_t> released;
+    pm_.stream_arrived(w.core, &released);
+    for (uint64_t id : released) release(id, now);
+    if (!released.empty()) retry_writes(now);
   }
   return true;
 }
@@ -332,10 +343,8 @@ void Machine::release(uint64_t id, Cycle now) {
   held_.erase(it);
   PmWrite w{false, 0, 0, h.line, h.version};
   accept(w, now);
-  for (const PmWrite& x : h.writes) {
-    stats_->pm_hold_wait.add(now - x.arrived);
-    if (x.stamp.on) resolved(x.stamp, now);
-  }
+  for (Cycle arrived : h.arrivals) stats_->pm_hold_wait.add(now - arrived);
+  if (h.stamp.on) resolved(h.stamp, now);
 }
 
 // The controller tells the core it has done with a numbered writeback

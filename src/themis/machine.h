@@ -106,11 +106,13 @@ class Machine {
     Stamp stamp = {};  // themis-mc: a numbered writeback
     Cycle arrived = 0;
   };
-  // themis-mc: a held controller entry's data (its newest version) and the
-  // writebacks merged into it.
+  // themis-mc: a held controller entry's data (its newest version), the
+  // stamp it waits for (the controller's; others merged were resolved as
+  // they merged) and when each write merged into it arrived.
   struct Held {
     uint64_t line = 0, version = 0;
-    std::vector<PmWrite> writes;
+    Stamp stamp;
+    std::vector<Cycle> arrivals;
   };
   struct ReadReq {
     uint8_t core;
@@ -159,7 +161,6 @@ class Machine {
   bool split_inputs_ = false;
   std::deque<PmWrite> pm_streams_waiting_;
   std::unordered_map<uint64_t, Held> held_;
-  std::vector<uint64_t> released_;
   std::deque<uint64_t> pm_reads_waiting_;
   std::vector<ReadReq> reads_;
   std::vector<uint64_t> free_reads_;

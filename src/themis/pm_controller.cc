@@ -37,11 +37,21 @@ PmController::Accept PmController::write(uint64_t line, const Stamp& s, bool str
     if (w.held) newest_held = &w;
   }
   const bool pend = !stream && pending(s);
+  dropped_ = Stamp{};
   if (newest_held && !stream) {
     // Newer data of a held line waits with it; a stamp of the same core
-    // replaces the older (a later writeback's count is never smaller).
-    if (!pend || !newest_held->stamp.on || newest_held->stamp.core == s.core) {
-      if (pend) newest_held->stamp = s;
+    // replaces the older (a later writeback's count is never smaller: the
+    // paths from a core to the controller keep its writebacks in order).
+    Stamp& held = newest_held->stamp;
+    if (!pend || !held.on || held.core == s.core) {
+      if (!pend) {
+        dropped_ = s;
+      } else if (!held.on || static_cast<int32_t>(s.seq - held.seq) >= 0) {
+        dropped_ = held;
+        held = s;
+      } else {
+        dropped_ = s;  // (not reached) an older stamp: the entry keeps the later one
+      }
       last_held_ = newest_held->id;
       return Accept::kMergedHeld;
     }
@@ -52,7 +62,6 @@ PmController::Accept PmController::write(uint64_t line, const Stamp& s, bool str
   if (writes_ >= wq_cap_ || (hold && held_ + 1 >= wq_cap_)) return Accept::kFull;
   Write w;
   w.line = line;
-  w.stream = stream;
   if (hold) {
     w.held = true;
     w.stamp = pend ? s : Stamp{};

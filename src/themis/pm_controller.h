@@ -67,6 +67,10 @@ class PmController {
   Accept write(uint64_t line, const Stamp& s = {}, bool stream = false);
   // The held entry the last kHeld/kMergedHeld went to.
   uint64_t held_id() const { return last_held_; }
+  // The stamp the last kMergedHeld made the controller forget: the entry's
+  // older stamp of the same core, replaced, or the write's own, not needed
+  // (on: false if none).  Its core may count it resolved now.
+  const Stamp& dropped() const { return dropped_; }
   // A non-temporal entry of `core` arrived (was accepted): its count moves
   // on, and the held entries that now may persist are released, their ids
   // appended to `released` (oldest first per line).
@@ -102,7 +106,6 @@ class PmController {
   struct Write {
     uint64_t line;
     bool held = false;
-    bool stream = false;
     Stamp stamp;      // the newest stamp merged into a held entry
     uint64_t id = 0;  // held entries: their name
   };
@@ -124,6 +127,7 @@ class PmController {
   std::vector<uint32_t> arrived_;  // per core: non-temporal entries arrived (true count)
   size_t held_ = 0;
   uint64_t next_id_ = 0, last_held_ = 0, misjudged_ = 0;
+  Stamp dropped_;
 };
 
 }  // namespace softwrap::themis

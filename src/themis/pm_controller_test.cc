@@ -160,8 +160,12 @@ TEST(PmControllerTest, McNewerWritesOfAHeldLineMergeIntoItAndASameCoreStampRepla
   const uint64_t id = pm.held_id();
   EXPECT_EQ(pm.write(3), Accept::kMergedHeld) << "newer data of a held line waits with it";
   EXPECT_EQ(pm.held_id(), id);
+  EXPECT_FALSE(pm.dropped().on) << "an unnumbered write drops no number";
   EXPECT_EQ(pm.write(3, stamp(0, 4)), Accept::kMergedHeld) << "a later stamp of the same core";
   EXPECT_EQ(pm.held_id(), id);
+  // The entry keeps one number: the older is done with, its core may count it resolved.
+  EXPECT_TRUE(pm.dropped().on);
+  EXPECT_EQ(pm.dropped().seq, 2u);
   EXPECT_EQ(pm.writes(), 1u) << "merges take no slot";
   EXPECT_EQ(pm.held(), 1u);
   EXPECT_EQ(pm.write(3, {}, /*stream=*/true), Accept::kQueued) << "a non-temporal entry is never merged or held";
@@ -174,6 +178,15 @@ TEST(PmControllerTest, McNewerWritesOfAHeldLineMergeIntoItAndASameCoreStampRepla
   arrive(pm, 0, 1, &released);
   ASSERT_EQ(released.size(), 1u) << "4 entries arrived: released";
   EXPECT_EQ(released[0], id);
+}
+
+TEST(PmControllerTest, McANumberAlreadySatisfiedMergedIntoAHeldEntryIsDroppedAtOnce) {
+  PmController pm(mc_config());
+  ASSERT_EQ(pm.write(3, stamp(0, 2)), Accept::kHeld);
+  arrive(pm, 1, 1);  // core 1's first entry: its stamp 1 is satisfied
+  EXPECT_EQ(pm.write(3, stamp(1, 1)), Accept::kMergedHeld) << "newer data waits with the held line";
+  EXPECT_TRUE(pm.dropped().on) << "core 1's number is not the entry's: resolved now, not at release";
+  EXPECT_EQ(pm.dropped().core, 1u);
 }
 
 TEST(PmControllerTest, McAnotherCoresStampTakesItsOwnEntryReleasedOnlyAfterTheOlderOne) {

@@ -57,6 +57,8 @@ struct Stats {
   Histogram pm_hold_wait;           // cycles a held write waited at the controller
   uint64_t seq_guard_stalls = 0;    // entry allocations that waited for the wrap guard
   uint64_t seq_misjudged = 0;       // modulo comparisons that disagreed with the true counts (must be 0)
+  uint64_t seq_wbb_guard_waits = 0; // numbered writebacks kept in the WBB by a full generation counter
+  uint64_t seq_out_of_order = 0;    // entries that arrived out of their core's order (must be 0)
 };
 
 }  // namespace softwrap::themis

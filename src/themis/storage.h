@@ -14,7 +14,8 @@
 //              write-queue entry a number, the core it belongs to and a
 //              held bit — the queue is shared, so a core's share is
 //              1/cores of it.  (Each numbered writeback also carries
-//              seq_bits + 1 bits on its way: wires, not storage.)
+//              seq_bits + 1 bits on its way, and its core's id from the
+//              LLC on: wires, not storage.)
 #ifndef SOFTWRAP_THEMIS_STORAGE_H_
 #define SOFTWRAP_THEMIS_STORAGE_H_
 

@@ -263,6 +263,29 @@ TEST(ThemisMcTest, TheWrapGuardStallsNumberingWhileAStampTwoGenerationsBackIsUnr
   }
 }
 
+// The guard's bound, pinned: a stamp at the start of a generation (16,
+// 6-bit numbers: generations of 16) may fall at most 32 behind the count; a
+// guard looking three generations back would let the count reach 64, and
+// the controller would read stamp 16 against 64 arrived as 16 ahead.
+TEST(ThemisMcTest, TheWrapGuardHoldsAStampAtAGenerationsStartWithinHalfTheNumbers) {
+  TestTrace t;
+  t.load(0, kData);
+  for (uint64_t i = 0; i < 15; ++i) t.stream(0, kLog + 64 * i);  // entries 0-14
+  t.fence(0, FenceKind::kCommit);                                 // all ACKed
+  t.stream(0, kLog + 64 * 15);                                    // entry 15, unACKed as the line leaves
+  t.store(0, kData).flush(0, kData);                              // stamped 16
+  for (uint64_t i = 16; i < 80; ++i) t.stream(0, kLog + 64 * i);
+  t.fence(0, FenceKind::kCommit);
+  const Outcome mc = run(t.ev, Design::kThemisMc, slow_llc_path());
+  ASSERT_TRUE(mc.ok) << mc.why;
+  EXPECT_EQ(mc.stats.seq_stamped, 1u);
+  EXPECT_GT(mc.stats.seq_guard_stalls, 0u) << "entry 48 must wait for stamp 16";
+  EXPECT_EQ(mc.stats.seq_misjudged, 0u);
+  EXPECT_EQ(mc.stats.seq_out_of_order, 0u);
+  EXPECT_EQ(mc.order + mc.fence, 0u) << mc.example;
+  expect_all_resolved(mc, "stamp 16");
+}
+
 TEST(ThemisMcTest, AFullGenerationCounterKeepsTheNumberedWritebackInTheWbb) {
   // Two lines flushed after a record, on a slow LLC-to-controller path:
   // with 1-bit guard counters the second writeback may not leave while the
@@ -279,6 +302,8 @@ TEST(ThemisMcTest, AFullGenerationCounterKeepsTheNumberedWritebackInTheWbb) {
   ASSERT_TRUE(narrow.ok && wide.ok) << narrow.why << wide.why;
   EXPECT_EQ(wide.stats.seq_stamped, 2u);
   EXPECT_EQ(narrow.stats.seq_stamped, 1u) << "the second writeback must wait for the first to be resolved";
+  EXPECT_GT(narrow.stats.seq_wbb_guard_waits, 0u) << "and the wait is counted";
+  EXPECT_EQ(wide.stats.seq_wbb_guard_waits, 0u);
   EXPECT_GT(narrow.stats.cycles, wide.stats.cycles + Config{}.cycles(1000))
       << "it waited a round trip to the controller";
   EXPECT_EQ(narrow.order + narrow.fence, 0u) << narrow.example;

@@ -200,8 +200,7 @@ bool Core::sb_stream(const Op& op, Cycle now) {
   }
   // themis-mc's wrap guard: no new number while a stamp two generations
   // back is unresolved (core.h).
-  if (numbers_ && cfg_.seq_guard && !wcb_.holds_undrained(op.line) && !wcb_.full() &&
-      unresolved_[(generation(wcb_.tail()) + 2) & 3] != 0) {
+  if (numbers_ && cfg_.seq_guard && !wcb_.holds_undrained(op.line) && !wcb_.full() && guard_closed()) {
     ++guard_stalls_;  // (the store buffer is not stepped again until seq_resolved clears the wait)
     sb_wait_ = SbWait::kSeqGuard;
     return false;
@@ -237,7 +236,7 @@ void Core::flush_ack(Cycle now) {
 void Core::seq_resolved(uint32_t seq, Cycle now) {
   --unresolved_[generation(seq)];
   // The store buffer waits until the generation two back is all resolved.
-  if (sb_wait_ == SbWait::kSeqGuard && unresolved_[(generation(wcb_.tail()) + 2) & 3] == 0) {
+  if (sb_wait_ == SbWait::kSeqGuard && !guard_closed()) {
     sb_wait_ = SbWait::kNone;
     kick_sb(now);
   }

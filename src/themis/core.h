@@ -116,6 +116,9 @@ class Core {
   void sb_flush(const Op& op, Cycle now);
   bool fill_pending(uint64_t line) const;
   unsigned generation(uint32_t seq) const { return (seq >> (cfg_.seq_bits - 2)) & 3; }
+  // The wrap guard: a stamp two generations back from the next entry's
+  // number is unresolved, so that entry may not be numbered yet.
+  bool guard_closed() const { return unresolved_[(generation(wcb_.tail()) + 2) & 3] != 0; }
 
   unsigned id_;
   const Config& cfg_;

@@ -228,11 +228,7 @@ void Machine::llc_writeback(unsigned core, uint64_t line, uint64_t version, bool
   const bool forward = flush || llc_forward_.count(line);
   if (forward || s.on) {
     if (s.on && !forward) ++stats_->seq_write_throughs;
-    if (auto w = llc_.clean(line)) {
-      line_to_pm(line, w->version, at_pm, s);
-    } else if (s.on) {
-      resolved(s, now);  // (not reached: the write above left the line dirty) the core must not wait for it
-    }
+    if (auto w = llc_.clean(line)) line_to_pm(line, w->version, at_pm, s);  // dirty: written just above
   }
   if (ls.below_l1 == 0) {
     llc_forward_.erase(line);
@@ -313,14 +309,8 @@ bool Machine::try_accept(const PmWrite& w, Cycle now) {
       h.line = w.line;
       h.version = std::max(h.version, w.version);
       h.arrivals.push_back(w.arrived);
-      if (a == PmController::Accept::kHeld) {
-        h.stamp = w.stamp;
-      } else {
-        // The entry keeps one stamp; the one it dropped is done with.
-        const Stamp& d = pm_.dropped();
-        if (d.on) resolved(d, now);
-        if (w.stamp.on && !(d.on && d.core == w.stamp.core && d.seq == w.stamp.seq)) h.stamp = w.stamp;
-      }
+      // The entry keeps one stamp; the one a merge dropped is done with.
+      if (a == PmController::Accept::kMergedHeld && pm_.dropped().on) resolved(pm_.dropped(), now);
       break;
     }
   }
@@ -328,23 +318,23 @@ bool Machine::try_accept(const PmWrite& w, Cycle now) {
     // Entries arrive in their core's order: the number each carries is the
     // count of its core's entries before it (else the counting is wrong).
     if (w.pointer != pm_.arrived(w.core)) ++stats_->seq_out_of_order;
-    std::vector<uint64_t> released;
+    std::vector<PmController::Released> released;
     pm_.stream_arrived(w.core, &released);
-    for (uint64_t id : released) release(id, now);
+    for (const PmController::Released& r : released) release(r, now);
     if (!released.empty()) retry_writes(now);
   }
   return true;
 }
 
 // A held entry may persist: it enters the persistence domain now.
-void Machine::release(uint64_t id, Cycle now) {
-  auto it = held_.find(id);
+void Machine::release(const PmController::Released& r, Cycle now) {
+  auto it = held_.find(r.id);
   const Held h = std::move(it->second);
   held_.erase(it);
   PmWrite w{false, 0, 0, h.line, h.version};
   accept(w, now);
   for (Cycle arrived : h.arrivals) stats_->pm_hold_wait.add(now - arrived);
-  if (h.stamp.on) resolved(h.stamp, now);
+  if (r.stamp.on) resolved(r.stamp, now);
 }
 
 // The controller tells the core it has done with a numbered writeback

@@ -106,12 +106,11 @@ class Machine {
     Stamp stamp = {};  // themis-mc: a numbered writeback
     Cycle arrived = 0;
   };
-  // themis-mc: a held controller entry's data (its newest version), the
-  // stamp it waits for (the controller's; others merged were resolved as
-  // they merged) and when each write merged into it arrived.
+  // themis-mc: a held controller entry's data (its newest version) and
+  // when each write merged into it arrived (the stamp it waits for is the
+  // controller's).
   struct Held {
     uint64_t line = 0, version = 0;
-    Stamp stamp;
     std::vector<Cycle> arrivals;
   };
   struct ReadReq {
@@ -137,7 +136,7 @@ class Machine {
   bool try_accept(const PmWrite& w, Cycle now);
   void accept(const PmWrite& w, Cycle now);
   void resolved(const Stamp& s, Cycle now);
-  void release(uint64_t id, Cycle now);
+  void release(const PmController::Released& r, Cycle now);
   void retry_writes(Cycle now);
   void pm_read(uint64_t id, Cycle now);
   void bank_done(unsigned bank, Cycle now);

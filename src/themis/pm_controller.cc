@@ -44,14 +44,9 @@ PmController::Accept PmController::write(uint64_t line, const Stamp& s, bool str
     // paths from a core to the controller keep its writebacks in order).
     Stamp& held = newest_held->stamp;
     if (!pend || !held.on || held.core == s.core) {
-      if (!pend) {
-        dropped_ = s;
-      } else if (!held.on || static_cast<int32_t>(s.seq - held.seq) >= 0) {
-        dropped_ = held;
-        held = s;
-      } else {
-        dropped_ = s;  // (not reached) an older stamp: the entry keeps the later one
-      }
+      const bool adopt = pend && (!held.on || static_cast<int32_t>(s.seq - held.seq) >= 0);
+      dropped_ = adopt ? held : s;
+      if (adopt) held = s;
       last_held_ = newest_held->id;
       return Accept::kMergedHeld;
     }
@@ -74,7 +69,7 @@ PmController::Accept PmController::write(uint64_t line, const Stamp& s, bool str
   return hold ? Accept::kHeld : Accept::kQueued;
 }
 
-void PmController::stream_arrived(unsigned core, std::vector<uint64_t>* released) {
+void PmController::stream_arrived(unsigned core, std::vector<Released>* released) {
   ++arrived_[core];
   if (held_ == 0) return;
   for (Bank& b : banks_) {
@@ -86,7 +81,7 @@ void PmController::stream_arrived(unsigned core, std::vector<uint64_t>* released
       if (older_held) continue;
       w.held = false;
       --held_;
-      released->push_back(w.id);
+      released->push_back({w.id, w.stamp});
     }
   }
 }

@@ -72,9 +72,13 @@ class PmController {
   // (on: false if none).  Its core may count it resolved now.
   const Stamp& dropped() const { return dropped_; }
   // A non-temporal entry of `core` arrived (was accepted): its count moves
-  // on, and the held entries that now may persist are released, their ids
-  // appended to `released` (oldest first per line).
-  void stream_arrived(unsigned core, std::vector<uint64_t>* released);
+  // on, and the held entries that now may persist are released, appended to
+  // `released` (oldest first per line) with the stamp each waited for.
+  struct Released {
+    uint64_t id;
+    Stamp stamp;
+  };
+  void stream_arrived(unsigned core, std::vector<Released>* released);
   // Whether the controller would hold a write stamped `s` now.
   bool pending(const Stamp& s);
   enum class Read { kQueued, kForwarded, kFull };

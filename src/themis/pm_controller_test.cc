@@ -89,8 +89,8 @@ Config mc_config() {
 
 Stamp stamp(uint8_t core, uint32_t seq) { return Stamp{true, core, seq}; }
 
-void arrive(PmController& pm, unsigned core, unsigned n, std::vector<uint64_t>* released = nullptr) {
-  std::vector<uint64_t> r;
+void arrive(PmController& pm, unsigned core, unsigned n, std::vector<PmController::Released>* released = nullptr) {
+  std::vector<PmController::Released> r;
   for (unsigned i = 0; i < n; ++i) pm.stream_arrived(core, released ? released : &r);
 }
 
@@ -105,7 +105,7 @@ TEST(PmControllerTest, McHoldsAStampedWriteUntilItsCoresEntriesBelowTheStampArri
   EXPECT_TRUE(s.empty()) << "no bank may start a held write: it is not in the persistence domain";
   EXPECT_EQ(pm.read(3, 9), PmController::Read::kForwarded) << "its data is still the newest for a read";
 
-  std::vector<uint64_t> released;
+  std::vector<PmController::Released> released;
   pm.stream_arrived(1, &released);  // another core's entry: core 0's count does not move
   EXPECT_TRUE(released.empty());
   EXPECT_EQ(pm.arrived(0), 0u);
@@ -115,7 +115,7 @@ TEST(PmControllerTest, McHoldsAStampedWriteUntilItsCoresEntriesBelowTheStampArri
   EXPECT_EQ(pm.held(), 1u);
   pm.stream_arrived(0, &released);  // 2 of 2
   ASSERT_EQ(released.size(), 1u) << "the second entry arrived: the write must be released";
-  EXPECT_EQ(released[0], id);
+  EXPECT_EQ(released[0].id, id);
   EXPECT_EQ(pm.held(), 0u);
   pm.start(100, &s);
   ASSERT_EQ(s.size(), 1u) << "released: its bank writes it";
@@ -170,14 +170,14 @@ TEST(PmControllerTest, McNewerWritesOfAHeldLineMergeIntoItAndASameCoreStampRepla
   EXPECT_EQ(pm.held(), 1u);
   EXPECT_EQ(pm.write(3, {}, /*stream=*/true), Accept::kQueued) << "a non-temporal entry is never merged or held";
   EXPECT_EQ(pm.writes(), 2u);
-  std::vector<uint64_t> released;
+  std::vector<PmController::Released> released;
   arrive(pm, 0, 2, &released);
   EXPECT_TRUE(released.empty()) << "released at the old stamp (2): the merged stamp 4 must replace it";
   arrive(pm, 0, 1, &released);
   EXPECT_TRUE(released.empty());
   arrive(pm, 0, 1, &released);
   ASSERT_EQ(released.size(), 1u) << "4 entries arrived: released";
-  EXPECT_EQ(released[0], id);
+  EXPECT_EQ(released[0].id, id);
 }
 
 TEST(PmControllerTest, McANumberAlreadySatisfiedMergedIntoAHeldEntryIsDroppedAtOnce) {
@@ -202,7 +202,7 @@ TEST(PmControllerTest, McAnotherCoresStampTakesItsOwnEntryReleasedOnlyAfterTheOl
   EXPECT_EQ(pm.write(3), Accept::kMergedHeld) << "unstamped newer data goes to the newest held entry";
   EXPECT_EQ(pm.held_id(), newer);
 
-  std::vector<uint64_t> released;
+  std::vector<PmController::Released> released;
   pm.stream_arrived(1, &released);
   EXPECT_TRUE(released.empty()) << "core 1's entry arrived, but the line's older held entry must persist first";
   EXPECT_EQ(pm.held(), 2u);
@@ -210,8 +210,8 @@ TEST(PmControllerTest, McAnotherCoresStampTakesItsOwnEntryReleasedOnlyAfterTheOl
   EXPECT_TRUE(released.empty());
   arrive(pm, 0, 1, &released);
   ASSERT_EQ(released.size(), 2u) << "core 0's last entry releases both, oldest first";
-  EXPECT_EQ(released[0], older);
-  EXPECT_EQ(released[1], newer);
+  EXPECT_EQ(released[0].id, older);
+  EXPECT_EQ(released[1].id, newer);
   EXPECT_EQ(pm.held(), 0u);
   std::vector<PmController::Started> s;
   pm.start(0, &s);
@@ -264,7 +264,7 @@ TEST(PmControllerTest, McHoldsAtMostAllButOneSlotAndTheLastGoesToStreamsAndUnsta
   EXPECT_EQ(pm.write(301), Accept::kQueued) << "the freed slot takes an unstamped write";
   EXPECT_EQ(pm.held(), 127u);
 
-  std::vector<uint64_t> released;
+  std::vector<PmController::Released> released;
   pm.stream_arrived(0, &released);
   EXPECT_EQ(released.size(), 127u) << "core 0's entry arrived: every held entry may persist";
   EXPECT_EQ(pm.held(), 0u);

@@ -1,14 +1,13 @@
 // storage.cc — the bit counts of storage.h.
 #include "themis/storage.h"
 
+#include <bit>
+
 namespace softwrap::themis {
 namespace {
 
-unsigned log2_ceil(unsigned n) {
-  unsigned b = 0;
-  while ((1u << b) < n) ++b;
-  return b;
-}
+// Bits to tell n things apart.
+unsigned log2_ceil(unsigned n) { return n > 1 ? static_cast<unsigned>(std::bit_width(n - 1)) : 0; }
 
 }  // namespace
 

@@ -7,16 +7,13 @@ WriteCombiningBuffer::WriteCombiningBuffer(unsigned entries, unsigned tail_bits)
     : entries_(entries), limit_(tail_bits ? 1u << tail_bits : 0) {}
 
 WriteCombiningBuffer::Put WriteCombiningBuffer::store(uint64_t line, unsigned word, uint32_t unit, Cycle now) {
-  // Newest first: a line is in at most one undrained entry.
-  for (uint32_t p = tail_; p != head_;) {
-    Entry& e = at(--p);
-    if (e.line == line) {
-      e.words |= static_cast<uint8_t>(1u << word);
-      e.units.push_back(unit);
-      e.last_write = now;
-      ++coalesced_;
-      return Put::kCoalesced;
-    }
+  if (const uint32_t p = undrained(line); p != tail_) {
+    Entry& e = at(p);
+    e.words |= static_cast<uint8_t>(1u << word);
+    e.units.push_back(unit);
+    e.last_write = now;
+    ++coalesced_;
+    return Put::kCoalesced;
   }
   if (overflowing_) return Put::kOverflowing;
   if (full()) return Put::kFull;
@@ -32,11 +29,11 @@ WriteCombiningBuffer::Put WriteCombiningBuffer::store(uint64_t line, unsigned wo
   return Put::kAllocated;
 }
 
-bool WriteCombiningBuffer::holds_undrained(uint64_t line) const {
-  for (uint32_t p = head_; p != tail_; ++p) {
-    if (entry(p).line == line) return true;
+uint32_t WriteCombiningBuffer::undrained(uint64_t line) const {
+  for (uint32_t p = tail_; p != head_;) {  // newest first
+    if (entry(--p).line == line) return p;
   }
-  return false;
+  return tail_;
 }
 
 uint32_t WriteCombiningBuffer::drain() {

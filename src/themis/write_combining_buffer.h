@@ -64,7 +64,7 @@ class WriteCombiningBuffer {
   uint32_t limit() const { return limit_; }
   bool has_undrained() const { return head_ != tail_; }
   // Whether a store to `line` would coalesce (an undrained entry holds it).
-  bool holds_undrained(uint64_t line) const;
+  bool holds_undrained(uint64_t line) const { return undrained(line) != tail_; }
   bool all_acked() const { return head_ack_ == tail_; }
   bool full() const { return tail_ - head_ack_ == entries_.size(); }
   // (d) The tail reached 2^w: no allocation until the reset.
@@ -76,6 +76,9 @@ class WriteCombiningBuffer {
 
  private:
   Entry& at(uint32_t p) { return entries_[p % entries_.size()]; }
+  // The pointer of the undrained entry of `line` (a line is in at most
+  // one), or tail_ if none.
+  uint32_t undrained(uint64_t line) const;
 
   std::vector<Entry> entries_;
   uint32_t limit_;

@@ -104,8 +104,17 @@ def k(x):
 
 
 ONLY = [None]  # --only EXP: the one experiment whose section is written
-SHORT_INTRO = "Each item is explained, with its measurement, in the section it links to."
-SHORT_NONE = "Nowhere in this run: every check and every comparison with the paper's stated values held."
+
+
+def shortfalls(items):
+    """The section "Where we fall short" listing `items`."""
+    out = ["## Where we fall short", ""]
+    if items:
+        out += ["Each item is explained, with its measurement, in the section it links to.", ""]
+        out += [f"- {s}" for s in items]
+    else:
+        out.append("Nowhere in this run: every check and every comparison with the paper's stated values held.")
+    return out + [""]
 
 
 def image(exp, name=None):
@@ -1530,23 +1539,16 @@ def splice(out, exp, page):
     with open(out) as fh:
         old = fh.read().split("\n")
 
-    def block(lines):
-        head = f"## {title}"
-        if head not in lines:
-            sys.exit(f"make_results.py: {out} has no section \"{title}\"")
-        a = lines.index(head)
-        b = next((i for i in range(a + 1, len(lines)) if lines[i].startswith("## ")), len(lines))
-        return a, b
-    a, b = block(old)
-    na, nb = block(page)
+    def span(lines, heading):
+        """[first, end) of the lines from `heading` to the next heading."""
+        if heading not in lines:
+            sys.exit(f"make_results.py: {out} has no \"{heading}\"")
+        first = lines.index(heading)
+        return first, next((i for i in range(first + 1, len(lines)) if lines[i].startswith("## ")), len(lines))
+    a, b = span(old, f"## {title}")
+    na, nb = span(page, f"## {title}")
     old[a:b] = page[na:nb]
     checks, shorts = BY_EXP.get(exp, ([], []))
-
-    def part(heading):
-        first = next((i for i, ln in enumerate(old) if ln == heading), None)
-        if first is None:
-            sys.exit(f"make_results.py: {out} has no \"{heading}\"")
-        return first, next((i for i in range(first + 1, len(old)) if old[i].startswith("## ")), len(old))
 
     def replace(lines, mine, new, prefix):
         """lines without the items `mine` picks, `new` in place of the first
@@ -1561,17 +1563,15 @@ def splice(out, exp, page):
     # Check rows: this experiment's carry "(EXP)" in their text (the checks
     # of the sections that take part in --only do) or are its new texts.
     rows = [ln for ln in page if ln.startswith("| ") and any(ln.startswith(f"| {c} |") for c in checks)]
-    first, end = part("## The issue's acceptance checks")
+    first, end = span(old, "## The issue's acceptance checks")
     tags = [f"({exp})"] + [f"| {c} |" for c in checks]
     old[first:end] = replace(old[first:end], lambda ln: ln.startswith("| ") and any(t in ln for t in tags), rows,
                              "| ")
     # Shortfalls: those linking to the section are this experiment's.
     anchor = "(#" + re.sub(r"[^a-z0-9 -]", "", title.lower()).replace(" ", "-") + ")"
-    first, end = part("## Where we fall short")
+    first, end = span(old, "## Where we fall short")
     body = replace(old[first:end], lambda ln: ln.startswith("- ") and anchor in ln, [f"- {s}" for s in shorts], "- ")
-    items = [ln for ln in body if ln.startswith("- ")]
-    # The list's own words, as main() writes them, for whatever it holds now.
-    old[first:end] = [old[first], ""] + ([SHORT_INTRO, ""] + items if items else [SHORT_NONE]) + [""]
+    old[first:end] = shortfalls([ln[2:] for ln in body if ln.startswith("- ")])
     # The load average at the experiment's start, in the setup's list.
     load = meta(exp).get("loadavg_start", "").split()
     if load:
@@ -1614,15 +1614,7 @@ def main():
     checks()
     at = len(OUT)
     OUT.extend(body)
-    short = ["## Where we fall short", ""]
-    if SHORT:
-        short.append(SHORT_INTRO)
-        short.append("")
-        short += [f"- {s}" for s in SHORT]
-    else:
-        short.append(SHORT_NONE)
-    short.append("")
-    OUT[at:at] = short
+    OUT[at:at] = shortfalls(SHORT)
     if only:
         return splice(out, only, OUT)
     w(f"<!-- generated {datetime.date.today().isoformat()} -->")

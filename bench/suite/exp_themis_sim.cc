@@ -147,6 +147,11 @@ double speedup(const Run& base, const Run& r) {
 
 std::string pct(double x) { return fmt("%+.1f%%", 100 * (x - 1)); }
 
+// How many percent more cycles run a took than run b.
+double vs_pct(const Run& a, const Run& b) {
+  return 100.0 * (static_cast<double>(a.stats.cycles) / static_cast<double>(b.stats.cycles) - 1);
+}
+
 // One row of persist.csv per (design, setting, model); fails the run on a
 // violation that must not happen.
 class PersistTable {
@@ -170,18 +175,15 @@ class PersistTable {
       if (r.stats.version_regressions) fail(w + ": a line persisted older data after newer (a model bug)");
       if (r.stats.seq_misjudged) fail(w + ": themis-mc compared a number after it wrapped (a model bug)");
       if (r.stats.seq_out_of_order) fail(w + ": a non-temporal entry arrived out of its core's order (a model bug)");
-      if (d == Design::kIdeal) ideal_[setting] += v.first;
-      if (d == Design::kBrokenWbb) broken_[setting] += v.first;
-      if (d == Design::kBrokenMc) broken_mc_[setting] += v.first;
+      order_[{d, setting}] += v.first;
     }
   }
-  uint64_t ideal(const std::string& setting) { return ideal_[setting]; }
-  uint64_t broken(const std::string& setting) { return broken_[setting]; }
-  uint64_t broken_mc(const std::string& setting) { return broken_mc_[setting]; }
+  // Eq. 3 violations of design d over every workload run in `setting`.
+  uint64_t order(Design d, const std::string& setting) { return order_[{d, setting}]; }
 
  private:
   Csv csv_;
-  std::map<std::string, uint64_t> ideal_, broken_, broken_mc_;
+  std::map<std::pair<Design, std::string>, uint64_t> order_;
 };
 
 void constructed_cases(Context& ctx) {
@@ -296,9 +298,6 @@ void run_themis_sim(Context& ctx) {
   const std::vector<Persistency> themis_model = {Persistency::kThemis};
   std::vector<std::string> far_from_ideal, mc_far_from_ideal, mc_far_at_40, th_far_at_40, not_faster;
   std::vector<double> th_speedups, mc_speedups, id_speedups;
-  auto pct_vs = [](const Run& a, const Run& b) {
-    return 100.0 * (static_cast<double>(a.stats.cycles) / static_cast<double>(b.stats.cycles) - 1);
-  };
   for (const workloads::Info* info : all) {
     const std::string w = info->name;
     ctx.step("fig. 9: " + w);
@@ -330,8 +329,8 @@ void run_themis_sim(Context& ctx) {
     th_speedups.push_back(sth);
     mc_speedups.push_back(smc);
     id_speedups.push_back(sid);
-    if (pct_vs(th, id) > 5) far_from_ideal.push_back(w);
-    if (pct_vs(mc, id) > 5) mc_far_from_ideal.push_back(w);
+    if (vs_pct(th, id) > 5) far_from_ideal.push_back(w);
+    if (vs_pct(mc, id) > 5) mc_far_from_ideal.push_back(w);
     if (sth <= 1.0) not_faster.push_back(w);
     const double tx = static_cast<double>(t.undo.transactions);
     const double rmf = static_cast<double>(t.undo.removable_fences);
@@ -345,7 +344,7 @@ void run_themis_sim(Context& ctx) {
     f9.add(static_cast<uint64_t>(ue.size())).add(rmf > 0 ? static_cast<double>(work) / rmf : 0.0).add(base.capped);
     f9.add(static_cast<uint64_t>(base.stats.cycles)).add(static_cast<uint64_t>(th.stats.cycles));
     f9.add(static_cast<uint64_t>(mc.stats.cycles)).add(static_cast<uint64_t>(id.stats.cycles));
-    f9.add(sth).add(smc).add(sid).add(pct_vs(th, id)).add(pct_vs(mc, id));
+    f9.add(sth).add(smc).add(sid).add(vs_pct(th, id)).add(vs_pct(mc, id));
     f9.add(h.total ? 100.0 * static_cast<double>(h.total - h.counts[0]) / static_cast<double>(h.total) : 0.0);
     f9.add(static_cast<uint64_t>(h.quantile(0.5))).add(static_cast<uint64_t>(h.quantile(0.99)));
     f9.add(static_cast<uint64_t>(h.max));
@@ -393,7 +392,7 @@ void run_themis_sim(Context& ctx) {
       tw.add(w).add(bits).add(static_cast<uint64_t>(1024 * bits / 8)).add(r.stats.wcb_overflows);
       tw.add(alloc > 0 ? 1000.0 * static_cast<double>(r.stats.wcb_overflows) / alloc : 0.0);
       tw.add(static_cast<uint64_t>(r.stats.cycles)).add(speedup(base, r));
-      tw.add(pct_vs(r, th));
+      tw.add(vs_pct(r, th));
       tw.end_row();
     }
     // themis-mc's sequence number widths (6 is the least for 16 entries),
@@ -410,7 +409,7 @@ void run_themis_sim(Context& ctx) {
         if (bits != 8) persist.add(w, Design::kThemisMc, fmt("seq-%u%s", bits, slow ? "-slow-nt-path" : ""), r);
         sw.add(w).add(setting).add(bits).add(mc_storage(c).total_bytes()).add(r.stats.seq_guard_stalls);
         sw.add(r.stats.seq_wbb_guard_waits).add(r.stats.pm_held).add(r.stats.pm_held_max).add(r.stats.seq_misjudged);
-        sw.add(static_cast<uint64_t>(r.stats.cycles)).add(speedup(b, r)).add(pct_vs(r, ref));
+        sw.add(static_cast<uint64_t>(r.stats.cycles)).add(speedup(b, r)).add(vs_pct(r, ref));
         sw.end_row();
       }
     }
@@ -450,11 +449,11 @@ void run_themis_sim(Context& ctx) {
         persist.add(w, Design::kThemisMc, setting, rm);
       }
       sens.add(w).add(k.name).add(k.value).add(speedup(b, rt)).add(speedup(b, rm)).add(speedup(b, ri));
-      sens.add(pct_vs(rt, ri)).add(pct_vs(rm, ri));
+      sens.add(vs_pct(rt, ri)).add(vs_pct(rm, ri));
       sens.end_row();
       if (std::string(k.name) == "each_way_ns" && k.value == 40.0) {
-        if (pct_vs(rm, ri) > 5) mc_far_at_40.push_back(w);
-        if (pct_vs(rt, ri) > 5) th_far_at_40.push_back(w);
+        if (vs_pct(rm, ri) > 5) mc_far_at_40.push_back(w);
+        if (vs_pct(rt, ri) > 5) th_far_at_40.push_back(w);
       }
     }
   }
@@ -492,10 +491,10 @@ void run_themis_sim(Context& ctx) {
     st.end_row();
   }
 
-  if (persist.broken("slow-nt-path") == 0) {
+  if (persist.order(Design::kBrokenWbb, "slow-nt-path") == 0) {
     fail("the broken WBB was never caught on the workloads with a slow non-temporal path");
   }
-  if (persist.broken_mc("slow-nt-path") == 0) {
+  if (persist.order(Design::kBrokenMc, "slow-nt-path") == 0) {
     fail("broken-mc (the controller ignores the numbers) was never caught on the workloads with a slow "
          "non-temporal path");
   }
@@ -507,12 +506,10 @@ void run_themis_sim(Context& ctx) {
     return fmt("%llu / %llu / %llu", static_cast<unsigned long long>(get("default")),
                static_cast<unsigned long long>(get("holding-wcb")), static_cast<unsigned long long>(get("slow-nt-path")));
   };
-  ctx.note("ideal: Eq. 3 violations (default WCB / holding WCB / slow path)",
-           totals([&](const char* s) { return persist.ideal(s); }));
-  ctx.note("broken WBB: Eq. 3 violations (default WCB / holding WCB / slow path)",
-           totals([&](const char* s) { return persist.broken(s); }));
-  ctx.note("broken-mc: Eq. 3 violations (default WCB / holding WCB / slow path)",
-           totals([&](const char* s) { return persist.broken_mc(s); }));
+  for (Design d : {Design::kIdeal, Design::kBrokenWbb, Design::kBrokenMc}) {
+    ctx.note(std::string(themis::design_name(d)) + ": Eq. 3 violations (default WCB / holding WCB / slow path)",
+             totals([&](const char* s) { return persist.order(d, s); }));
+  }
   ctx.note("storage per core: themis (6-bit tails) / themis-mc (8-bit numbers)",
            fmt("%.1f / %.1f bytes", themis_storage(Config{}).total_bytes(), mc_storage(Config{}).total_bytes()));
   auto join = [](const std::vector<std::string>& v) {

@@ -640,19 +640,20 @@ Csv::~Csv() {
   if (f_) std::fclose(f_);
 }
 
+namespace {
+
+// A CSV field in quotes, its quotes doubled (RFC 4180).
+std::string csv_quoted(std::string s) {
+  for (size_t i = 0; (i = s.find('"', i)) != std::string::npos; i += 2) s.insert(i, 1, '"');
+  return "\"" + s + "\"";
+}
+
+}  // namespace
+
 Csv& Csv::add(const std::string& v) {
-  // RFC 4180: a field with a comma, a quote or a line break is quoted.
-  if (v.find_first_of(",\"\n\r") == std::string::npos) {
-    std::fprintf(f_, "%s%s", at_++ ? "," : "", v.c_str());
-    return *this;
-  }
-  std::string q = "\"";
-  for (char c : v) {
-    if (c == '"') q += '"';
-    q += c;
-  }
-  q += '"';
-  std::fprintf(f_, "%s%s", at_++ ? "," : "", q.c_str());
+  // Quoted only if it must be: a comma, a quote or a line break in it.
+  const bool plain = v.find_first_of(",\"\n\r") == std::string::npos;
+  std::fprintf(f_, "%s%s", at_++ ? "," : "", plain ? v.c_str() : csv_quoted(v).c_str());
   return *this;
 }
 
@@ -709,12 +710,8 @@ Context::~Context() {
   }
   delete pool_;
   if (FILE* f = std::fopen(file(meta_name_).c_str(), "w")) {
-    auto quoted = [](std::string s) {  // CSV field: quotes doubled
-      for (size_t i = 0; (i = s.find('"', i)) != std::string::npos; i += 2) s.insert(i, 1, '"');
-      return "\"" + s + "\"";
-    };
     std::fprintf(f, "key,value\n");
-    for (const auto& [k, v] : notes_) std::fprintf(f, "%s,%s\n", quoted(k).c_str(), quoted(v).c_str());
+    for (const auto& [k, v] : notes_) std::fprintf(f, "%s,%s\n", csv_quoted(k).c_str(), csv_quoted(v).c_str());
     std::fclose(f);
   }
   std::fprintf(stderr, "\r\033[K");

@@ -49,7 +49,6 @@ bool Machine::run(const Program& p, const RunOptions& o, PersistObserver* obs, S
            " given), and guard counters of 1 to 16 bits";
     return false;
   }
-  split_inputs_ = numbers_writebacks(cfg_.design);
   *out = Stats{};
   obs_ = obs;
   stats_ = out;
@@ -279,7 +278,7 @@ void Machine::line_to_pm(uint64_t line, uint64_t version, Cycle t, const Stamp& 
 void Machine::to_pm(const PmWrite& w0, Cycle now) {
   PmWrite w = w0;
   w.arrived = now;
-  std::deque<PmWrite>& waiting = split_inputs_ && w.stream ? pm_streams_waiting_ : pm_writes_waiting_;
+  std::deque<PmWrite>& waiting = split_inputs() && w.stream ? pm_streams_waiting_ : pm_writes_waiting_;
   if (waiting.empty() && try_accept(w, now)) {
     pm_start(now);
     return;
@@ -314,7 +313,7 @@ bool Machine::try_accept(const PmWrite& w, Cycle now) {
       break;
     }
   }
-  if (w.stream && split_inputs_) {  // the core's count moves on: release what it held
+  if (w.stream && split_inputs()) {  // the core's count moves on: release what it held
     // Entries arrive in their core's order: the number each carries is the
     // count of its core's entries before it (else the counting is wrong).
     if (w.pointer != pm_.arrived(w.core)) ++stats_->seq_out_of_order;

@@ -157,7 +157,7 @@ class Machine {
   std::deque<PmWrite> pm_writes_waiting_;      // arrivals that found the write queue full
   // themis-mc: non-temporal entries wait apart and go first (a held
   // writeback never keeps the entry it waits for out).
-  bool split_inputs_ = false;
+  bool split_inputs() const { return numbers_writebacks(cfg_.design); }
   std::deque<PmWrite> pm_streams_waiting_;
   std::unordered_map<uint64_t, Held> held_;
   std::deque<uint64_t> pm_reads_waiting_;

@@ -13,26 +13,12 @@
 namespace softwrap::themis {
 namespace {
 
-struct Outcome {
-  Stats stats;
-  uint64_t order = 0, fence = 0;
-  std::vector<std::string> examples;
-};
+using Outcome = Checked;
 
 Outcome check(const std::vector<TraceEvent>& ev, Design d, crashsim::Persistency p, Config cfg = {}) {
   cfg.design = d;
-  ReadOptions o;
-  o.drop_log_order_fences = !keeps_log_order_fences(d);
-  o.ticks_per_ns = 1;
-  Program prog;
-  std::string why;
-  EXPECT_TRUE(read_trace(ev, o, cfg.cores, &prog, &why)) << why;
-  PersistCheck c(ev, prog.footprint, p);
-  Outcome out;
-  EXPECT_TRUE(simulate(cfg, prog, {}, &c, &out.stats, &why)) << why;
-  out.order = c.order_violations();
-  out.fence = c.fence_violations();
-  out.examples = c.examples();
+  Outcome out = run_checked(ev, cfg, p, 1);
+  EXPECT_TRUE(out.ok) << out.why;
   return out;
 }
 

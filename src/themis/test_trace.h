@@ -4,9 +4,13 @@
 #ifndef SOFTWRAP_THEMIS_TEST_TRACE_H_
 #define SOFTWRAP_THEMIS_TEST_TRACE_H_
 
+#include <functional>
 #include <string>
 #include <vector>
 
+#include "crashsim/model.h"
+#include "themis/machine.h"
+#include "themis/persist_check.h"
 #include "themis/trace_reader.h"
 
 namespace softwrap::themis {
@@ -44,6 +48,36 @@ struct TestTrace {
     return p;
   }
 };
+
+// A run whose persist order was checked.
+struct Checked {
+  bool ok = false;  // the trace was read and the run finished
+  std::string why;
+  Stats stats;
+  uint64_t order = 0, fence = 0;  // violations
+  std::vector<std::string> examples;
+};
+
+// Runs `ev` on a machine of configuration `cfg` (the design's removable
+// fences dropped unless it keeps them), its persist order checked under
+// `p`; `after` sees the machine once the run is over.
+inline Checked run_checked(const std::vector<TraceEvent>& ev, const Config& cfg, crashsim::Persistency p,
+                           double ticks_per_ns, const std::function<void(Machine&)>& after = {}) {
+  ReadOptions o;
+  o.drop_log_order_fences = !keeps_log_order_fences(cfg.design);
+  o.ticks_per_ns = ticks_per_ns;
+  Program prog;
+  Checked out;
+  if (!read_trace(ev, o, cfg.cores, &prog, &out.why)) return out;
+  PersistCheck check(ev, prog.footprint, p);
+  Machine m(cfg);
+  out.ok = m.run(prog, {}, &check, &out.stats, &out.why);
+  out.order = check.order_violations();
+  out.fence = check.fence_violations();
+  out.examples = check.examples();
+  if (after) after(m);
+  return out;
+}
 
 }  // namespace softwrap::themis
 

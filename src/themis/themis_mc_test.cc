@@ -31,11 +31,7 @@ namespace {
 
 constexpr uint64_t kData = 1 << 16, kLog = 4096;
 
-struct Outcome {
-  bool ok = false;
-  std::string why;
-  Stats stats;
-  uint64_t order = 0, fence = 0;
+struct Outcome : Checked {
   std::string example;               // the first violation, if any
   std::vector<uint64_t> stamped;     // per core
   std::vector<std::array<uint32_t, 4>> unresolved;  // per core: its four generation counters
@@ -45,24 +41,16 @@ struct Outcome {
 // Themis persistency model, and keeps what the cores hold at the end.
 Outcome run(const std::vector<TraceEvent>& ev, Design d, Config cfg = {}) {
   cfg.design = d;
-  ReadOptions o;
-  o.drop_log_order_fences = !keeps_log_order_fences(d);
-  o.ticks_per_ns = 3;
-  Program p;
   Outcome out;
-  EXPECT_TRUE(read_trace(ev, o, cfg.cores, &p, &out.why)) << out.why;
-  PersistCheck check(ev, p.footprint, crashsim::Persistency::kThemis);
-  Machine m(cfg);
-  out.ok = m.run(p, {}, &check, &out.stats, &out.why);
-  out.order = check.order_violations();
-  out.fence = check.fence_violations();
-  if (!check.examples().empty()) out.example = check.examples()[0];
-  for (unsigned c = 0; c < cfg.cores; ++c) {
-    out.stamped.push_back(m.core(c).stamped());
-    std::array<uint32_t, 4> u{};
-    for (unsigned g = 0; g < 4; ++g) u[g] = m.core(c).unresolved(g);
-    out.unresolved.push_back(u);
-  }
+  static_cast<Checked&>(out) = run_checked(ev, cfg, crashsim::Persistency::kThemis, 3, [&](Machine& m) {
+    for (unsigned c = 0; c < cfg.cores; ++c) {
+      out.stamped.push_back(m.core(c).stamped());
+      std::array<uint32_t, 4> u{};
+      for (unsigned g = 0; g < 4; ++g) u[g] = m.core(c).unresolved(g);
+      out.unresolved.push_back(u);
+    }
+  });
+  if (!out.examples.empty()) out.example = out.examples[0];
   return out;
 }
 

@@ -857,7 +857,19 @@ typedef struct sw_stats {
   uint64_t throttle_waits; /* wraps that waited at open for retirement to
                               free a table (the last resort when helping
                               does not keep up) */
+  /* Files not on DAX (SW_MEDIUM_MSYNC; added in SOVERSION 4): a fence
+   * makes what its thread flushed or streamed durable with one system call
+   * (msync), which on a file system is one device flush.  Threads fencing
+   * at the same time share one (group commit). */
+  uint64_t device_syncs;        /* sync system calls made (each a device
+                                   flush) */
+  uint64_t device_syncs_commit; /* ... of which by a wrap's commit (fences
+                                   of kind commit or data order) */
+  uint64_t fences_shared;       /* fences whose data a sync made by another
+                                   thread covered (no call of their own) */
 } sw_stats;
+/* sw_stats has device_syncs, device_syncs_commit and fences_shared. */
+#define SW_STATS_HAS_DEVICE_SYNCS 1
 
 /* Smallest distance counted in bucket b of the removable_gap_* histograms
  * (b < SW_GAP_BUCKETS): buckets 0..7 hold the distances 0..7, after that

@@ -469,6 +469,7 @@ sw_pool* assemble(std::unique_ptr<PoolFile> file, const ResolvedConfig& cfg) {
   MediumOptions mo;
   mo.kind = cfg.medium;
   mo.is_dax = p->file->is_dax();
+  mo.fd = p->file->fd();
   mo.scm_write_ns = cfg.scm_write_ns;
   mo.scm_serialize_ns = cfg.scm_serialize_ns;
   mo.scm_wc_entries = cfg.scm_wc_entries;
@@ -486,6 +487,7 @@ sw_pool* assemble(std::unique_ptr<PoolFile> file, const ResolvedConfig& cfg) {
   if (p->file->bind(p->medium.get()) != 0) return nullptr;
   RecoveryOptions ro;
   ro.redo_skip_commit_validation = cfg.redo_skip_commit_validation;
+  ro.fresh_skip_check = cfg.fresh_control == FreshControl::kSkipVouchCheck;
   ro.wcl_misread_pairs = cfg.wcl_misread_pairs;
   if (recover(*p->file, *p->medium, &p->report, ro) != 0) return nullptr;
   if (Allocator::open(p->file.get(), &p->alloc) != 0) return nullptr;

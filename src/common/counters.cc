@@ -81,6 +81,9 @@ void Counters::add_to(sw_stats* out) const {
   out->fresh_blocks += fresh_blocks.get();
   out->help_entries += help_entries.get();
   out->throttle_waits += throttle_waits.get();
+  out->device_syncs += device_syncs.get();
+  out->device_syncs_commit += device_syncs_commit.get();
+  out->fences_shared += fences_shared.get();
   out->nvram_lines += streamed_lines.get() + flushes.get();
 }
 
@@ -89,7 +92,8 @@ void Counters::reset() {
                      &home_writes, &alias_hits, &alias_misses, &table_switches, &retire_ns,
                      &retired_entries, &wcl_full, &wcl_half, &wcl_paired, &wcl_eliminated, &log_words_saved,
                      &log_lines_saved, &wcl_allowed2, &wcl_uncompared, &nvram_words, &fences_elided, &gaps, &last_ticks, &last_events, &fresh_words,
-                     &fresh_blocks, &help_entries, &throttle_waits}) {
+                     &fresh_blocks, &help_entries, &throttle_waits, &device_syncs, &device_syncs_commit,
+                     &fences_shared}) {
     c->reset();
   }
   for (Counter& f : fences) f.reset();

@@ -54,6 +54,7 @@ struct alignas(64) Counters {
   Counter fences_elided;
   Counter fresh_words, fresh_blocks;  // sw_stats.fresh_words / fresh_blocks
   Counter help_entries, throttle_waits;  // sw_stats.help_entries / throttle_waits
+  Counter device_syncs, device_syncs_commit, fences_shared;  // sw_stats.device_syncs / ...
   // Removable-fence distances (sw_stats.removable_gap_*).  last_ticks == 0:
   // no point yet since the last reset.
   Counter gaps, gap_cycles[SW_GAP_BUCKETS], gap_events[SW_GAP_BUCKETS];

@@ -9,6 +9,8 @@
 // replaces the choice for every pool opened while it is installed.
 #include <algorithm>
 #include <atomic>
+#include <cstdlib>
+#include <cstring>
 #include <memory>
 #include <string>
 
@@ -57,7 +59,15 @@ std::unique_ptr<Medium> make_medium(const MediumOptions& opts, void* base, size_
         set_error(SW_EINVAL, "msync medium needs a mapping (base %p, length %zu)", base, len);
         return nullptr;
       }
-      return std::make_unique<MsyncMedium>(base, len, cpu.flush, cpu.avx);
+    {
+      // SOFTWRAP_MSYNC_SPAN=span|file: other ways to write the ranges back
+      // (msync_medium.h), for the durable-commit benchmark's comparison.
+      const char* env = getenv("SOFTWRAP_MSYNC_SPAN");
+      MsyncMedium::Reach reach = MsyncMedium::Reach::kRanges;
+      if (env != nullptr && strcmp(env, "span") == 0) reach = MsyncMedium::Reach::kSpan;
+      if (env != nullptr && strcmp(env, "file") == 0) reach = MsyncMedium::Reach::kWholeFile;
+      return std::make_unique<MsyncMedium>(base, len, cpu.flush, cpu.avx, opts.fd, reach);
+    }
     case SW_MEDIUM_SCM_EMU: {
       if (opts.scm_wc_entries == 0 || opts.scm_wc_entries > kMaxWcEntries) {
         set_error(SW_EINVAL, "scm-emu: write-combining queue of %u entries; need 1..%u",

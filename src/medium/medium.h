@@ -60,6 +60,7 @@ struct MediumProperties {
 struct MediumOptions {
   sw_medium_kind kind = SW_MEDIUM_AUTO;
   bool is_dax = false;            // mapping has MAP_SYNC: x86 is safe
+  int fd = -1;                    // the mapped file (msync: sync_file_range)
   uint32_t scm_write_ns = 1000;   // Tw
   uint32_t scm_serialize_ns = 220;  // Ts
   uint32_t scm_wc_entries = 8;    // write-combining queue length

@@ -11,6 +11,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -472,6 +474,93 @@ TEST_F(MsyncMediumTest, FlushesOutsideTheMappingAreNotSynced) {
   m->flush(outside, sizeof outside);
   m->fence(FenceKind::kOther);
   EXPECT_EQ(m->msync_calls(), 0u);
+}
+
+// With the file's descriptor (as every pool has): one msync per fence,
+// whatever the number of ranges — the device is flushed once — and every
+// range on the file.
+TEST_F(MsyncMediumTest, WithADescriptorAFenceIsOneMsyncForEveryRange) {
+  MsyncMedium m(base_, len_, cpu_features().flush, cpu_features().avx, fd_);
+  auto src = pattern(3 * page_, 6);
+  m.write_flush(base_ + 100, src.data(), 200);                  // page 0
+  m.stream(base_ + 20 * page_ + 64, src.data() + 300, 512);     // page 20
+  m.write_flush(base_ + 40 * page_ + 5, src.data() + 900, 64);  // page 40
+  m.fence(FenceKind::kCommit);
+  EXPECT_EQ(m.msync_calls(), 1u);
+  std::vector<char> back(len_);
+  ASSERT_EQ(pread(fd_, back.data(), len_, 0), static_cast<ssize_t>(len_));
+  EXPECT_EQ(memcmp(back.data() + 100, src.data(), 200), 0);
+  EXPECT_EQ(memcmp(back.data() + 20 * page_ + 64, src.data() + 300, 512), 0);
+  EXPECT_EQ(memcmp(back.data() + 40 * page_ + 5, src.data() + 900, 64), 0);
+  m.fence(FenceKind::kCommit);  // nothing new: no system call
+  EXPECT_EQ(m.msync_calls(), 1u);
+}
+
+// A full list is written back early without a flush; the next fence still
+// flushes once (a fence with nothing left in its list must not skip it).
+TEST_F(MsyncMediumTest, WithADescriptorAFullListIsWrittenEarlyAndFlushedAtTheFence) {
+  MsyncMedium m(base_, len_, cpu_features().flush, cpu_features().avx, fd_);
+  char byte = 3;
+  for (size_t i = 0; i < MsyncMedium::kMaxRanges + 1; ++i) m.write_flush(base_ + 2 * i * page_, &byte, 1);
+  EXPECT_EQ(m.msync_calls(), 0u);  // written back, not flushed
+  m.fence(FenceKind::kOther);
+  EXPECT_EQ(m.msync_calls(), 1u);
+  // Exactly kMaxRanges: the list is empty after the early write-back, and
+  // the fence must flush anyway.
+  for (size_t i = 0; i < MsyncMedium::kMaxRanges; ++i) m.write_flush(base_ + 2 * i * page_, &byte, 1);
+  m.write_flush(base_ + 70 * page_, &byte, 1);
+  m.fence(FenceKind::kOther);
+  EXPECT_EQ(m.msync_calls(), 2u);
+}
+
+// Group commit.  Thread A's sync is held open (the hook) until B and C
+// wait; they registered after A's sync took its ranges, so neither may
+// return when it ends: one of them leads the next sync, which covers both.
+// Three fences, two system calls; and B and C returned only after the
+// second sync started.
+TEST_F(MsyncMediumTest, FencesThatArriveDuringASyncShareTheNextOne) {
+  MsyncMedium m(base_, len_, cpu_features().flush, cpu_features().avx, fd_);
+  struct Hold {
+    MsyncMedium* m;
+    std::atomic<int> syncs{0};
+    std::atomic<bool> release{false};
+  } hold{&m};
+  m.set_before_sync_hook(
+      [](void* a) {
+        auto* h = static_cast<Hold*>(a);
+        if (h->syncs.fetch_add(1) == 0) {
+          while (!h->release.load()) std::this_thread::yield();
+        }
+      },
+      &hold);
+  char byte = 1;
+  std::thread a([&] {
+    m.write_flush(base_, &byte, 1);
+    m.fence(FenceKind::kCommit);
+  });
+  // Bounded waits: a broken group must fail the test, not hang it.
+  auto wait_for = [](auto&& done) {
+    for (int i = 0; i < 20000 && !done(); ++i) std::this_thread::sleep_for(std::chrono::microseconds(100));
+    return done();
+  };
+  const bool a_syncing = wait_for([&] { return hold.syncs.load() != 0; });  // A's sync is running
+  if (!a_syncing) hold.release.store(true);
+  EXPECT_TRUE(a_syncing) << "A's fence made no sync";
+  std::atomic<int> returned_after_second{0};
+  auto waiter = [&](size_t page) {
+    m.write_flush(base_ + page * page_, &byte, 1);
+    m.fence(FenceKind::kCommit);
+    if (hold.syncs.load() >= 2) returned_after_second.fetch_add(1);
+  };
+  std::thread b(waiter, 10), c(waiter, 20);
+  EXPECT_TRUE(wait_for([&] { return m.waiting() >= 2; })) << "B and C did not wait for a sync";
+  hold.release.store(true);
+  a.join();
+  b.join();
+  c.join();
+  EXPECT_EQ(m.msync_calls(), 2u);
+  EXPECT_EQ(hold.syncs.load(), 2);
+  EXPECT_EQ(returned_after_second.load(), 2);
 }
 
 // -------------------------------------------------------------- scm-emu

@@ -1,12 +1,14 @@
-// msync_medium.cc — per-thread dirty page ranges, synced at fence.
+// msync_medium.cc — per-thread dirty spans, synced at fence with one
+// system call shared by the threads fencing at once (msync_medium.h).
 //
 // Hot path (flush/stream): the x86 operation, then one thread-local lookup
-// (the last slot used, normally a hit) and a merge into at most kMaxRanges
-// ranges.  fence(): sort, coalesce and msync each range.  The registry of
-// live medium ids is touched only when a medium is created or destroyed and
-// when a thread meets a medium for the first time.
+// (the last slot used, normally a hit) and two compares widening the
+// thread's span.  The registry of live medium ids is touched only when a
+// medium is created or destroyed and when a thread meets a medium for the
+// first time.
 #include "medium/msync_medium.h"
 
+#include <fcntl.h>  // sync_file_range (_GNU_SOURCE: g++ defines it)
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -16,7 +18,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
-#include <mutex>
 #include <vector>
 
 #include "common/thread_state.h"
@@ -24,16 +25,18 @@
 namespace softwrap {
 namespace {
 
-struct PageRange {
-  uintptr_t begin;
-  uintptr_t end;
-};
-
 // One thread's unsynced pages of one medium.
 struct DirtyPages {
   uint64_t medium_id = 0;
   uint32_t n = 0;
-  PageRange r[MsyncMedium::kMaxRanges];
+  bool owed = false;  // pages written back early: the next fence must flush
+  struct {
+    uintptr_t begin, end;
+  } r[MsyncMedium::kMaxRanges];
+  void clear() {
+    n = 0;
+    owed = false;
+  }
 };
 
 struct ThreadDirty {
@@ -89,39 +92,28 @@ DirtyPages& dirty_for(uint64_t id) {
     slot = t.slots.back().get();
   }
   slot->medium_id = id;
-  slot->n = 0;
+  slot->clear();
   t.last = slot;
   return *slot;
 }
 
-// Sorts, coalesces and syncs d's ranges; empties d.
-template <typename SyncFn>
-void sync_dirty(DirtyPages& d, SyncFn&& sync) {
-  std::sort(d.r, d.r + d.n, [](const PageRange& x, const PageRange& y) { return x.begin < y.begin; });
-  uint32_t i = 0;
-  while (i < d.n) {
-    PageRange cur = d.r[i++];
-    while (i < d.n && d.r[i].begin <= cur.end) cur.end = std::max(cur.end, d.r[i++].end);
-    sync(cur.begin, cur.end);
-  }
-  d.n = 0;
-}
-
-[[noreturn]] void msync_failed(uintptr_t begin, uintptr_t end, int err) {
+[[noreturn]] void sync_failed(const char* call, uintptr_t begin, uintptr_t end, int err) {
   fprintf(stderr,
-          "softwrap: msync(%p, %zu, MS_SYNC) failed: %s; flushed data may not be durable, "
+          "softwrap: %s(%p, %zu) failed: %s; flushed data may not be durable, "
           "stopping the process (the pool recovers on the next open)\n",
-          reinterpret_cast<void*>(begin), static_cast<size_t>(end - begin), strerror(err));
+          call, reinterpret_cast<void*>(begin), static_cast<size_t>(end - begin), strerror(err));
   abort();
 }
+
+bool counts_as_commit(FenceKind k) { return k == FenceKind::kCommit || k == FenceKind::kDataOrder; }
 
 }  // namespace
 
 MsyncMedium::MsyncMedium(void* base, size_t len)
     : MsyncMedium(base, len, cpu_features().flush, cpu_features().avx) {}
 
-MsyncMedium::MsyncMedium(void* base, size_t len, FlushInsn insn, bool use_avx)
-    : X86Medium(insn, use_avx, "msync", false) {
+MsyncMedium::MsyncMedium(void* base, size_t len, FlushInsn insn, bool use_avx, int fd, Reach reach)
+    : X86Medium(insn, use_avx, "msync", false), fd_(fd), reach_(reach) {
   long page = sysconf(_SC_PAGESIZE);
   page_mask_ = static_cast<uintptr_t>(page > 0 ? page : 4096) - 1;
   auto b = reinterpret_cast<uintptr_t>(base);
@@ -139,10 +131,64 @@ MsyncMedium::~MsyncMedium() {
   reg.ids.erase(std::remove(reg.ids.begin(), reg.ids.end(), id_), reg.ids.end());
 }
 
-void MsyncMedium::sync_pages(uintptr_t begin, uintptr_t end) {
-  if (msync(reinterpret_cast<void*>(begin), end - begin, MS_SYNC) != 0) msync_failed(begin, end, errno);
+void MsyncMedium::msync_pages(uintptr_t begin, uintptr_t end) {
+  if (msync(reinterpret_cast<void*>(begin), end - begin, MS_SYNC) != 0) sync_failed("msync", begin, end, errno);
   msync_calls_.fetch_add(1, std::memory_order_relaxed);
   msync_bytes_.fetch_add(end - begin, std::memory_order_relaxed);
+  counters().device_syncs.add();
+}
+
+void MsyncMedium::file_range(uintptr_t begin, uintptr_t end, unsigned flags) {
+  if (sync_file_range(fd_, static_cast<off_t>(begin - map_begin_), static_cast<off_t>(end - begin), flags) != 0) {
+    sync_failed("sync_file_range", begin, end, errno);
+  }
+}
+
+bool MsyncMedium::write_back(uintptr_t begin, uintptr_t end) {
+  if (fd_ < 0) {
+    msync_pages(begin, end);
+    return false;
+  }
+  // Wait for writeback already under way, start it for what is dirty,
+  // wait for that: the range is on the device (in its volatile cache).
+  file_range(begin, end, SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE | SYNC_FILE_RANGE_WAIT_AFTER);
+  msync_bytes_.fetch_add(end - begin, std::memory_order_relaxed);
+  return true;
+}
+
+void MsyncMedium::sync_ranges(std::vector<Range>& rs) {
+  std::sort(rs.begin(), rs.end(), [](const Range& x, const Range& y) { return x.begin < y.begin; });
+  size_t n = 0;
+  for (const Range& r : rs) {
+    if (n != 0 && r.begin <= rs[n - 1].end) {
+      rs[n - 1].end = std::max(rs[n - 1].end, r.end);
+    } else {
+      rs[n++] = r;
+    }
+  }
+  rs.resize(n);
+  if (n == 0) {  // a flush owed for pages written back early
+    msync_pages(map_begin_, map_begin_ + page_mask_ + 1);
+    return;
+  }
+  if (reach_ != Reach::kRanges) {
+    const uintptr_t b = reach_ == Reach::kSpan ? rs.front().begin : map_begin_;
+    const uintptr_t e = reach_ == Reach::kSpan ? rs.back().end : map_end_.load(std::memory_order_acquire);
+    msync_pages(b, e);
+    return;
+  }
+  if (fd_ < 0) {
+    for (size_t i = 0; i + 1 < n; ++i) msync_pages(rs[i].begin, rs[i].end);
+  } else if (n > 1) {
+    // Every range's writeback started at once (after writeback already
+    // under way, which may hold older content), then one wait for all of
+    // them over their span: the device sees them together.
+    for (size_t i = 0; i + 1 < n; ++i) {
+      file_range(rs[i].begin, rs[i].end, SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE);
+    }
+    file_range(rs[0].begin, rs[n - 2].end, SYNC_FILE_RANGE_WAIT_AFTER);
+  }
+  msync_pages(rs[n - 1].begin, rs[n - 1].end);  // the last range, and the flush for all
 }
 
 void MsyncMedium::note_dirty(const void* addr, size_t n) {
@@ -153,15 +199,22 @@ void MsyncMedium::note_dirty(const void* addr, size_t n) {
   if (begin >= end) return;
   DirtyPages& d = dirty_for(id_);
   for (uint32_t i = d.n; i-- > 0;) {  // newest first: sequential writers hit at once
-    PageRange& r = d.r[i];
+    auto& r = d.r[i];
     if (begin <= r.end && end >= r.begin) {
       r.begin = std::min(r.begin, begin);
       r.end = std::max(r.end, end);
       return;
     }
   }
-  if (d.n == kMaxRanges) sync_dirty(d, [this](uintptr_t b, uintptr_t e) { sync_pages(b, e); });
-  d.r[d.n++] = PageRange{begin, end};
+  if (d.n == kMaxRanges) {
+    // Full: write the ranges back now (always legal: flushed data may
+    // persist at any time); the next fence still flushes the device.
+    for (uint32_t i = 0; i < d.n; ++i) d.owed |= write_back(d.r[i].begin, d.r[i].end);
+    d.n = 0;
+  }
+  d.r[d.n].begin = begin;
+  d.r[d.n].end = end;
+  ++d.n;
 }
 
 void MsyncMedium::flush(const void* addr, size_t n) {
@@ -175,9 +228,49 @@ void MsyncMedium::stream(void* dst, const void* src, size_t n) {
 }
 
 void MsyncMedium::fence(FenceKind kind) {
-  X86Medium::fence(kind);
+  X86Medium::fence(kind);  // streamed lines reach the page cache first
   DirtyPages* d = find_dirty(id_);
-  if (d != nullptr && d->n != 0) sync_dirty(*d, [this](uintptr_t b, uintptr_t e) { sync_pages(b, e); });
+  if (d == nullptr || (d->n == 0 && !d->owed)) return;
+  Range rs[kMaxRanges];
+  for (uint32_t i = 0; i < d->n; ++i) rs[i] = Range{d->r[i].begin, d->r[i].end};
+  const uint32_t n = d->n;
+  const bool owed = d->owed;
+  d->clear();
+  sync_shared(rs, n, owed, kind);
+}
+
+void MsyncMedium::sync_shared(const Range* r, uint32_t n, bool owed, FenceKind kind) {
+  std::unique_lock<std::mutex> lk(mu_);
+  pending_.insert(pending_.end(), r, r + n);
+  pending_owed_ |= owed;
+  // A sync running now took its ranges before these were added: the first
+  // sync that covers this thread is the next to start.
+  const uint64_t mine = started_ + 1;
+  bool led = false;
+  std::vector<Range> rs;
+  while (finished_ < mine) {
+    if (running_) {
+      ++waiting_;
+      done_cv_.wait(lk);
+      --waiting_;
+      continue;
+    }
+    running_ = true;
+    const uint64_t number = ++started_;
+    rs.swap(pending_);
+    pending_.clear();
+    pending_owed_ = false;
+    lk.unlock();
+    if (hook_ != nullptr) hook_(hook_arg_);
+    sync_ranges(rs);
+    if (counts_as_commit(kind)) counters().device_syncs_commit.add();
+    led = true;
+    lk.lock();
+    finished_ = number;
+    running_ = false;
+    done_cv_.notify_all();
+  }
+  if (!led) counters().fences_shared.add();
 }
 
 void MsyncMedium::extend(size_t len) {
@@ -186,9 +279,11 @@ void MsyncMedium::extend(size_t len) {
 
 void MsyncMedium::drain() {
   X86Medium::drain();
+  if (DirtyPages* d = find_dirty(id_)) d->clear();
   const uintptr_t end = map_end_.load(std::memory_order_acquire);
-  if (end > map_begin_) sync_pages(map_begin_, end);
-  if (DirtyPages* d = find_dirty(id_)) d->n = 0;
+  if (end <= map_begin_) return;
+  const Range all{map_begin_, end};
+  sync_shared(&all, 1, false, FenceKind::kOther);
 }
 
 }  // namespace softwrap

@@ -111,6 +111,7 @@ int Sharing::take(int wait_ms) {
     if (int rc = f.trim_tail()) return fail(rc);
     RecoveryOptions ro;
     ro.redo_skip_commit_validation = p_->cfg.redo_skip_commit_validation;
+    ro.fresh_skip_check = p_->cfg.fresh_control == FreshControl::kSkipVouchCheck;
     ro.wcl_misread_pairs = p_->cfg.wcl_misread_pairs;
     if (int rc = recover(f, md, &p_->report, ro)) return fail(rc);
   }

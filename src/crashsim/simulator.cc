@@ -187,6 +187,7 @@ struct Simulator::Impl {
     TraceMedium med(dur.p, kCapacity, nullptr, &rj);
     RecoveryOptions ro;
     ro.redo_skip_commit_validation = opt.redo_skip_commit_validation;
+    ro.fresh_skip_check = opt.fresh_control == FreshControl::kSkipVouchCheck;
     ro.wcl_misread_pairs = opt.wcl_misread_pairs;
     sw_recovery_report rep;
     auto fail = [&](std::string why) {
@@ -382,6 +383,8 @@ struct Simulator::Impl {
       TraceMedium med(dur.p, kCapacity, &t, &nj);
       RecoveryOptions ro;
       ro.redo_skip_commit_validation = opt.redo_skip_commit_validation;
+      ro.fresh_skip_check = opt.fresh_control == FreshControl::kSkipVouchCheck;
+    ro.fresh_skip_check = opt.fresh_control == FreshControl::kSkipVouchCheck;
     ro.wcl_misread_pairs = opt.wcl_misread_pairs;
       sw_recovery_report rep;
       t.start();

@@ -129,18 +129,29 @@ void FreshSet::flush(Medium& m) {
   dirty_.clear();
 }
 
-bool FreshSet::order_written(Medium& m, RedoWriter& log, const PoolFile& pool) {
-  if (bytes_ > kLogMax) {
+bool FreshSet::order_written(Medium& m, RedoWriter& log, const PoolFile& pool, bool vouch) {
+  if (bytes_ <= kLogMax) {
+    if (control != FreshControl::kSkipLog) {
+      for (const auto& [lo, hi] : ranges_) {
+        if (!log.append_range(lo, pool.at(lo), hi - lo)) return false;
+      }
+    }
+    if (control == FreshControl::kSkipLoggedFlush) dirty_.clear();  // the last line stays unflushed
+    flush(m);
+    return true;
+  }
+  if (!vouch || bytes_ > kVouchMax) {
     flush(m);
     m.fence(FenceKind::kDataOrder);
     return true;
   }
-  if (control != FreshControl::kSkipLog) {
+  if (control != FreshControl::kSkipVouch) {
     for (const auto& [lo, hi] : ranges_) {
-      if (!log.append_range(lo, pool.at(lo), hi - lo)) return false;
+      const void* p = pool.at(lo);
+      m.load(p, hi - lo);  // a medium that records loads sees the hash's read
+      if (!log.append_fresh(lo, hi - lo, fresh_hash(p, lo, hi - lo))) return false;
     }
   }
-  if (control == FreshControl::kSkipLoggedFlush) dirty_.clear();  // the last line stays unflushed
   flush(m);
   return true;
 }

@@ -66,24 +66,38 @@ class FreshSet {
   void flush(Medium& m);
 
   // Redo engines, before the commit record: makes the wrap's fresh bytes
-  // recoverable once the record is durable.  Blocks of at most kLogMax
-  // bytes in all are logged in the frame instead — one range record each,
-  // replayed like any record and never aliased — and their lines flushed
-  // for the commit fence to order: no fence of their own, which on x86
-  // costs more than streaming a few lines of log (genome, vacation: 2
-  // fences per transaction instead of 1).  Replay rewrites bytes home
-  // already holds, and cannot reach a block freed since (Engine::reuse_safe
-  // keeps such a block out of fresh reuse until no replayable frame holds
-  // it).  Larger blocks are flushed and fenced (kDataOrder).  False if the
-  // log is full.
+  // recoverable once the record is durable, with no fence of its own (on a
+  // file every fence is a device flush; on x86 a fence waits for the
+  // flushed lines):
+  //   * blocks of at most kLogMax bytes in all are logged in the frame —
+  //     one range record each, replayed like any record and never aliased
+  //     — and their lines flushed for the commit fence to order;
+  //   * larger ones (up to kVouchMax) are vouched for: one FRESH record per
+  //     block with a hash of its bytes, and their lines flushed for the
+  //     commit fence.  The trailer and the bytes then become durable with
+  //     the same fence, in no order; recovery takes the frame as committed
+  //     only if home holds the bytes vouched for (drop_unvouched in
+  //     redo_log.h, which also says why a later wrap's changes to the
+  //     block do not unseat it), and the wrap is acknowledged only after
+  //     the fence, so a frame left out was never acknowledged;
+  //   * beyond kVouchMax, or when !vouch (a wrap that spilled: recovery
+  //     decides whether to keep its in-place writes from its trailer
+  //     alone), they are flushed and fenced (kDataOrder) — hashing more
+  //     costs more than a fence.
+  // Replay rewrites bytes home already holds, and cannot reach a block
+  // freed since (Engine::reuse_safe keeps such a block out of fresh reuse
+  // until no replayable frame holds it).  False if the log is full.
   static constexpr uint64_t kLogMax = 256;
-  bool before_commit(Medium& m, RedoWriter& log, const PoolFile& pool) {
-    return !written_ || order_written(m, log, pool);  // the common wrap wrote nothing fresh
+  static constexpr uint64_t kVouchMax = uint64_t{1} << 20;
+  bool before_commit(Medium& m, RedoWriter& log, const PoolFile& pool, bool vouch) {
+    return !written_ || order_written(m, log, pool, vouch);  // the common wrap wrote nothing fresh
   }
 
   // Crash-simulator controls (ResolvedConfig::fresh_control): nothing is
   // flushed; a small wrap's blocks are not logged; they are logged but
-  // their last line is not flushed — broken variants.
+  // their last line is not flushed; larger blocks are neither vouched for
+  // nor fenced (kSkipVouch) — broken variants.  (kSkipVouchCheck is
+  // recovery's.)
   FreshControl control = FreshControl::kNone;
   // SW_CONFIG_WCL: words equal to what home holds are not written (a block
   // freed and allocated again often gets much the same bytes: a SQLite
@@ -92,7 +106,7 @@ class FreshSet {
 
  private:
   bool lookup(uint64_t off, uint64_t n) const;
-  bool order_written(Medium& m, RedoWriter& log, const PoolFile& pool);
+  bool order_written(Medium& m, RedoWriter& log, const PoolFile& pool, bool vouch);
   void put(Medium& m, unsigned char* dst, const unsigned char* src, size_t n);
   void wrote(Medium& m, const void* p, size_t n);
 

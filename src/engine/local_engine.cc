@@ -143,7 +143,7 @@ class LocalEngine final : public Engine {
     const uint64_t seq = seq_.fetch_add(1) + 1;
     if (t.spill.active()) t.spill.flush();  // durable with the commit fence
     // Fresh blocks (fresh.h) before the commit record (softwrap_engine.cc).
-    if (!ctx.fresh.before_commit(*medium_, t.writer, *pool_) || !t.writer.commit(seq)) {
+    if (!ctx.fresh.before_commit(*medium_, t.writer, *pool_, !t.spill.active()) || !t.writer.commit(seq)) {
       flight.store(0);
       const std::string why = space_reason();
       rollback(ctx);

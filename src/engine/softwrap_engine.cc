@@ -179,11 +179,10 @@ class SoftwrapEngine final : public Engine {
     const uint64_t seq = ring_.next_seq();
     if (t.spill.active()) t.spill.flush();  // durable with the commit fence
     // The wrap's fresh blocks (fresh.h): a few bytes go into the frame,
-    // more are flushed and must be durable before the commit record can
-    // be, which its own fence does not order (a torn frame is caught by its
-    // checksum, torn fresh bytes would not be).
+    // more are vouched for in it (a hash recovery checks), and all of them
+    // become durable with the commit fence.
     if (help_control_ == HelpControl::kOwnBeforeCommit && ring_.helping()) write_own_home_early(t);
-    if (!ctx.fresh.before_commit(*medium_, t.writer, *pool_) || !t.writer.commit(seq)) {
+    if (!ctx.fresh.before_commit(*medium_, t.writer, *pool_, !t.spill.active()) || !t.writer.commit(seq)) {
       const std::string why = space_reason();
       rollback(ctx);
       return set_error(SW_ETOOBIG, "the pool has no free space left for the wrap's redo log; the wrap was "

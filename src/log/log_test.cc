@@ -341,3 +341,127 @@ TEST_F(LogTest, UndoRecordsLargerThanTheLaneContinueInExtents) {
 
 }  // namespace
 }  // namespace softwrap
+
+// ------------------------------------------------------------ FRESH records
+
+namespace softwrap {
+namespace {
+
+class FreshVouchTest : public LogTest {
+ protected:
+  // A committed frame on `lane` with seq `seq`: a STORE at store_off (if
+  // nonzero) and a FRESH record for [lo, lo+n) as home holds it now.
+  void frame(uint32_t lane, uint64_t seq, uint64_t lo, uint64_t n, uint64_t store_off = 0) {
+    RedoWriter w = writer();
+    w.begin(lanes_->lane(lane));
+    if (store_off != 0) ASSERT_TRUE(w.append_store(store_off, seq, 8));
+    if (n != 0) ASSERT_TRUE(w.append_fresh(lo, n, fresh_hash(file_->at(lo), lo, n)));
+    ASSERT_TRUE(w.commit(seq));
+    medium_->fence(FenceKind::kCommit);
+  }
+  std::vector<RedoFrame> all() {
+    std::vector<RedoFrame> out;
+    for (uint32_t i = 0; i < 4; ++i) {
+      std::vector<RedoFrame> l = scan(i, 0);
+      out.insert(out.end(), l.begin(), l.end());
+    }
+    return out;
+  }
+  void fill(uint64_t off, size_t n, unsigned char b) { std::memset(file_->at(off), b, n); }
+};
+
+TEST_F(FreshVouchTest, FrameVouchingForTheBytesHomeHoldsIsKept) {
+  fill(heap(64), 1024, 0xAB);
+  frame(1, 5, heap(64), 1024);
+  std::vector<RedoFrame> f = all();
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_TRUE(f[0].vouches);
+  EXPECT_EQ(f[0].entries, 1u);
+  std::vector<uint64_t> w = words(f[0]);
+  ASSERT_EQ(w.size(), 3u);
+  EXPECT_EQ(w[0] & 0xF, kFresh);
+  EXPECT_EQ(w[0] >> 8, heap(64));
+  EXPECT_EQ(w[1], 1024u);
+  uint64_t top = 0;
+  EXPECT_EQ(drop_unvouched(*file_, &f, &top), 0u);
+  EXPECT_EQ(f.size(), 1u);
+  EXPECT_EQ(top, 5u);
+  // Replay writes nothing for a FRESH record.
+  EXPECT_EQ(apply_frame(*file_, *medium_, f[0]), 0u);
+}
+
+TEST_F(FreshVouchTest, FrameWhoseFreshBytesDidNotPersistIsDropped) {
+  fill(heap(64), 1024, 0xAB);
+  frame(1, 5, heap(64), 1024, heap(1));
+  fill(heap(64) + 512, 8, 0x00);  // one word of the block never reached home
+  std::vector<RedoFrame> f = all();
+  ASSERT_EQ(f.size(), 1u);
+  uint64_t top = 0;
+  EXPECT_EQ(drop_unvouched(*file_, &f, &top), 1u);
+  EXPECT_TRUE(f.empty());
+  EXPECT_EQ(top, 5u);  // the watermark must still pass it
+}
+
+TEST_F(FreshVouchTest, LaterFrameWritingTheBlockKeepsTheFrame) {
+  // Frame 5 vouches for a block; frame 7 (committed later, another lane)
+  // wrote into it and its table went home before the watermark moved: home
+  // no longer matches frame 5, yet frame 5 had committed.
+  fill(heap(64), 1024, 0xAB);
+  frame(1, 5, heap(64), 1024);
+  frame(2, 7, 0, 0, heap(64) + 256);
+  std::memset(file_->at(heap(64) + 256), 0x77, 8);
+  // An unrelated frame 6 whose fresh bytes are torn is dropped all the same.
+  fill(heap(400), 512, 0xCD);
+  frame(3, 6, heap(400), 512);
+  fill(heap(400), 8, 0);
+  std::vector<RedoFrame> f = all();
+  ASSERT_EQ(f.size(), 3u);
+  uint64_t top = 0;
+  EXPECT_EQ(drop_unvouched(*file_, &f, &top), 1u);
+  ASSERT_EQ(f.size(), 2u);
+  std::vector<uint64_t> seqs{f[0].seq, f[1].seq};
+  std::sort(seqs.begin(), seqs.end());
+  EXPECT_EQ(seqs, (std::vector<uint64_t>{5, 7}));
+  EXPECT_EQ(top, 7u);
+}
+
+TEST_F(FreshVouchTest, OnlyAKeptLaterFrameCounts) {
+  // Frame 7 writes into frame 5's block but is itself dropped (its own
+  // fresh bytes are torn): it was never acknowledged, so it cannot vouch
+  // that frame 5 had committed.
+  fill(heap(64), 1024, 0xAB);
+  frame(1, 5, heap(64), 1024);
+  fill(heap(400), 512, 0xCD);
+  {
+    RedoWriter w = writer();
+    w.begin(lanes_->lane(2));
+    ASSERT_TRUE(w.append_store(heap(64) + 256, 1, 8));
+    ASSERT_TRUE(w.append_fresh(heap(400), 512, fresh_hash(file_->at(heap(400)), heap(400), 512)));
+    ASSERT_TRUE(w.commit(7));
+    medium_->fence(FenceKind::kCommit);
+  }
+  fill(heap(400), 8, 0);                           // frame 7's fresh bytes torn
+  std::memset(file_->at(heap(64) + 256), 0x77, 8);  // frame 5's block changed
+  std::vector<RedoFrame> f = all();
+  ASSERT_EQ(f.size(), 2u);
+  uint64_t top = 0;
+  EXPECT_EQ(drop_unvouched(*file_, &f, &top), 2u);
+  EXPECT_TRUE(f.empty());
+  EXPECT_EQ(top, 7u);
+}
+
+TEST_F(FreshVouchTest, DamagedFreshRecordInvalidatesTheFrame) {
+  fill(heap(64), 1024, 0xAB);
+  frame(1, 5, heap(64), 1024);
+  std::vector<RedoFrame> f = all();
+  ASSERT_EQ(f.size(), 1u);
+  // The record's hash word flipped: the frame's checksum catches it.
+  char* rec = file_->lane_base(1) + f[0].phys_pos + 8;
+  rec[16] ^= 1;
+  uint64_t torn = 0;
+  EXPECT_TRUE(scan(1, 0, &torn).empty());
+  EXPECT_EQ(torn, 1u);
+}
+
+}  // namespace
+}  // namespace softwrap

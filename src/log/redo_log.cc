@@ -6,6 +6,8 @@
 // the pool and applies it in a second.
 #include "log/redo_log.h"
 
+#include <map>
+
 #include <algorithm>
 #include <cstring>
 
@@ -147,6 +149,20 @@ bool RedoWriter::link() {
 bool RedoWriter::append_range(uint64_t off, const void* src, size_t n) {
   return flush_pending_in(off & ~uint64_t{7}, (off & 7) + n) &&
          put_range(off, static_cast<const unsigned char*>(src), n);
+}
+
+uint64_t fresh_hash(const void* bytes, uint64_t off, uint64_t len) {
+  return hash64(bytes, len, kHashSeed ^ mix64(off));
+}
+
+bool RedoWriter::append_fresh(uint64_t off, uint64_t n, uint64_t hash) {
+  if (!ensure(3)) return false;  // (a half-changed word waiting is not in the way: nothing is replayed)
+  ++count_;
+  counters().log_bytes.add(24);
+  put(off << 8 | kFresh);
+  put(n);
+  put(hash);
+  return true;
 }
 
 bool RedoWriter::put_range(uint64_t off, const unsigned char* p, size_t n) {
@@ -425,16 +441,27 @@ class FrameReader {
 struct WalkResult {
   bool valid = false;  // the trailer's count and checksum match
   bool parsed = false;  // at least one entry parsed (the broken control's criterion)
+  bool vouches = false;  // has FRESH records
   uint64_t seq = 0;
   uint32_t entries = 0;
   uint64_t bytes = 0;  // bytes applied
 };
 
+// What a frame writes home and what it vouches for (byte ranges).
+struct FrameSpans {
+  struct Fresh {
+    uint64_t off, len, hash;
+  };
+  std::vector<std::pair<uint64_t, uint64_t>> written;  // off, len
+  std::vector<Fresh> fresh;
+};
+
 // Walks the frame whose header is at `phys`: validates it, and with
 // `apply` also writes its entries home (only for a frame already known
-// valid).  With `words`, collects the entry words.
+// valid).  With `words`, collects the entry words; with `spans`, the
+// ranges it writes and vouches for.
 WalkResult walk_frame(const PoolFile& pool, uint32_t lane, uint64_t phys, Medium* apply,
-                      std::vector<uint64_t>* words, bool misread_pairs = false) {
+                      std::vector<uint64_t>* words, bool misread_pairs = false, FrameSpans* spans = nullptr) {
   FrameReader r(pool, lane, phys);
   WalkResult res;
   uint64_t w;
@@ -455,6 +482,7 @@ WalkResult walk_frame(const PoolFile& pool, uint32_t lane, uint64_t phys, Medium
         res.bytes += n;
       }
       if (words) words->insert(words->end(), {w, v});
+      if (spans) spans->written.push_back({off, n});
       ++count;
     } else if (kind == kRange) {
       const uint64_t off = w >> 8;
@@ -464,6 +492,7 @@ WalkResult walk_frame(const PoolFile& pool, uint32_t lane, uint64_t phys, Medium
       const uint64_t nw = (n + 7) / 8;
       if (n == 0 || !pool.home_range_ok(off, n) || nw > r.left()) break;
       if (words) words->insert(words->end(), {w, n});
+      if (spans) spans->written.push_back({off, n});
       for (uint64_t done = 0; done < nw;) {
         uint64_t got;
         const unsigned char* p = r.span(nw - done, &got);
@@ -507,7 +536,20 @@ WalkResult walk_frame(const PoolFile& pool, uint32_t lane, uint64_t phys, Medium
         res.bytes += 8;
       }
       if (words) words->insert(words->end(), {w, w2, vals});
+      if (spans) spans->written.insert(spans->written.end(), {{a, 8}, {b, 8}});
       count += 2;
+    } else if (kind == kFresh) {
+      uint64_t n, h;
+      if (!r.next(&n)) break;
+      hash = hash_word(hash, n);
+      if (!r.next(&h)) break;
+      hash = hash_word(hash, h);
+      const uint64_t off = w >> 8;
+      if (n == 0 || !pool.home_range_ok(off, n)) break;
+      if (words) words->insert(words->end(), {w, n, h});
+      if (spans) spans->fresh.push_back({off, n, h});
+      res.vouches = true;
+      ++count;
     } else if (kind == kLink) {
       uint64_t bytes;
       if (!r.next(&bytes)) break;
@@ -549,7 +591,7 @@ void scan_lane(const PoolFile& pool, uint32_t lane, uint64_t min_seq, std::vecto
       ++*torn;
       continue;
     }
-    if (r.seq > min_seq) out->push_back({r.seq, lane, p, r.entries});
+    if (r.seq > min_seq) out->push_back({r.seq, lane, p, r.entries, r.vouches});
   }
 }
 
@@ -557,6 +599,61 @@ uint64_t apply_frame(const PoolFile& pool, Medium& medium, const RedoFrame& f, b
   const WalkResult r = walk_frame(pool, f.lane, f.phys_pos, &medium, nullptr, misread_pairs);
   counters().home_writes.add(r.entries ? 1 : 0);
   return r.bytes;
+}
+
+uint64_t drop_unvouched(const PoolFile& pool, std::vector<RedoFrame>* frames, uint64_t* max_seq) {
+  // The common case: every frame's fresh bytes are what it vouched for.
+  std::vector<bool> bad(frames->size(), false);
+  bool any_bad = false;
+  for (size_t i = 0; i < frames->size(); ++i) {
+    const RedoFrame& f = (*frames)[i];
+    *max_seq = std::max(*max_seq, f.seq);
+    if (!f.vouches) continue;
+    FrameSpans sp;
+    walk_frame(pool, f.lane, f.phys_pos, nullptr, nullptr, false, &sp);
+    for (const FrameSpans::Fresh& fr : sp.fresh) {
+      if (fresh_hash(pool.at(fr.off), fr.off, fr.len) != fr.hash) bad[i] = any_bad = true;
+    }
+  }
+  if (!any_bad) return 0;
+  // Newest first: a frame home does not match stands if a newer frame kept
+  // writes to a range it vouched for that home does not match.
+  std::vector<size_t> order(frames->size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return (*frames)[a].seq > (*frames)[b].seq; });
+  std::map<uint64_t, uint64_t> written;  // off -> end, of the frames kept so far (may overlap)
+  auto overlaps = [&](uint64_t off, uint64_t len) {  // rare (a crash mid-commit): a plain walk
+    for (auto it = written.begin(); it != written.end() && it->first < off + len; ++it) {
+      if (it->second > off) return true;
+    }
+    return false;
+  };
+  std::vector<bool> drop(frames->size(), false);
+  uint64_t dropped = 0;
+  for (size_t i : order) {
+    const RedoFrame& f = (*frames)[i];
+    FrameSpans sp;
+    walk_frame(pool, f.lane, f.phys_pos, nullptr, nullptr, false, &sp);
+    if (bad[i]) {
+      for (const FrameSpans::Fresh& fr : sp.fresh) {
+        if (fresh_hash(pool.at(fr.off), fr.off, fr.len) != fr.hash && !overlaps(fr.off, fr.len)) drop[i] = true;
+      }
+    }
+    if (drop[i]) {
+      ++dropped;
+      continue;
+    }
+    for (const auto& [off, len] : sp.written) {
+      uint64_t& end = written[off];
+      end = std::max(end, off + len);
+    }
+  }
+  size_t n = 0;
+  for (size_t i = 0; i < frames->size(); ++i) {
+    if (!drop[i]) (*frames)[n++] = (*frames)[i];
+  }
+  frames->resize(n);
+  return dropped;
 }
 
 bool frame_committed(const PoolFile& pool, uint32_t lane, uint64_t phys, uint64_t min_seq) {

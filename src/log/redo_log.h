@@ -13,6 +13,11 @@
 //                    (offset_b << 8 | half_b << 4 | kHalfPair),
 //                    value_a | value_b << 32 — two words each changed in one
 //                    32-bit half (write-combined logging: 3 words, not 4)
+//             FRESH: (offset << 8 | kFresh), length, fresh_hash(bytes) —
+//                    the frame vouches that home holds these bytes: a block
+//                    the wrap allocated and wrote in place (engine/fresh.h).
+//                    Nothing to replay; recovery takes the frame as
+//                    committed only if home matches (drop_unvouched).
 //   trailer   (count << 8 | kCommit), seq, checksum
 // Entries never straddle a link: a range that does not fit is split into
 // several RANGE entries, and a link is always written while there is room
@@ -51,7 +56,10 @@ class Medium;
 class PoolFile;
 
 inline constexpr uint64_t kFrameMagic = 0x3146524F44455257ull;  // "WREDORF1"
-enum RedoKind : uint64_t { kStore = 1, kRange = 2, kHalfPair = 3, kLink = 4, kCommit = 0xC };
+enum RedoKind : uint64_t { kStore = 1, kRange = 2, kHalfPair = 3, kLink = 4, kFresh = 5, kCommit = 0xC };
+
+// The hash a FRESH record carries for the len bytes at pool offset off.
+uint64_t fresh_hash(const void* bytes, uint64_t off, uint64_t len);
 
 // Seed of the frame checksum for a physical lane position.
 uint64_t frame_seed(const PoolFile& pool, uint32_t lane, uint64_t phys_pos);
@@ -110,6 +118,8 @@ class RedoWriter {
     return flush_pending_in(off & ~uint64_t{7}, 8) && put_store(off, v, size);
   }
   bool append_range(uint64_t off, const void* src, size_t n);
+  // A FRESH record: the frame vouches for the n bytes home holds at off.
+  bool append_fresh(uint64_t off, uint64_t n, uint64_t hash);
 
   // Write-combined logging (SW_CONFIG_WCL).  The caller compared the new
   // value v of the word at w with cur, the value the wrap saw, and found
@@ -213,6 +223,7 @@ struct RedoFrame {
   uint32_t lane;
   uint64_t phys_pos;
   uint32_t entries;
+  bool vouches = false;  // has FRESH records
 };
 
 // Scans a lane for valid committed frames with seq > min_seq, following
@@ -222,6 +233,22 @@ struct RedoFrame {
 // frame whose entries parse is accepted without a valid trailer.
 void scan_lane(const PoolFile& pool, uint32_t lane, uint64_t min_seq, std::vector<RedoFrame>* out,
                uint64_t* torn, bool validate_commit = true);
+
+// Fresh bytes (FRESH records).  A frame that vouches for bytes home does
+// not hold was never acknowledged: its commit fence made the trailer and
+// the fresh bytes durable together, and the trailer got there first.  Home
+// may also no longer match because a later wrap changed the block once it
+// was committed (retirement of the same alias table, a spilled wrap's
+// in-place writes) before the watermark passed the frame; such a later
+// wrap's committed frame writes those bytes, and it could reach them only
+// after the frame committed (the block was unreachable before), so the
+// frame stands.  drop_unvouched removes from frames (any order) each frame
+// with a FRESH range that home does not match and that no frame kept and
+// newer than it writes to, deciding from the newest down; returns how many
+// it dropped and raises *max_seq to the highest seq among all of them
+// (the watermark must pass dropped frames too, or a later recovery could
+// take one).
+uint64_t drop_unvouched(const PoolFile& pool, std::vector<RedoFrame>* frames, uint64_t* max_seq);
 
 // Applies a frame's entries to their home locations through the medium
 // (write + flush, no fence).  Returns bytes applied.

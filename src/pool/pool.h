@@ -64,7 +64,7 @@ struct PoolGeometry {
 
 // Crash-simulator controls of fresh blocks (ResolvedConfig::fresh_control)
 // and their names in failure reports ("" for none).
-enum class FreshControl : uint8_t { kNone, kSkipFlush, kSkipLog, kSkipLoggedFlush };
+enum class FreshControl : uint8_t { kNone, kSkipFlush, kSkipLog, kSkipLoggedFlush, kSkipVouch, kSkipVouchCheck };
 // Crash-simulator control of commits that help retire
 // (ResolvedConfig::help_control).
 enum class HelpControl : uint8_t { kNone, kOwnBeforeCommit };
@@ -76,6 +76,8 @@ inline const char* fresh_control_name(FreshControl c) {
     case FreshControl::kSkipFlush: return "fresh-skip-flush";
     case FreshControl::kSkipLog: return "fresh-skip-log";
     case FreshControl::kSkipLoggedFlush: return "fresh-skip-logged-flush";
+    case FreshControl::kSkipVouch: return "fresh-skip-vouch";
+    case FreshControl::kSkipVouchCheck: return "fresh-skip-vouch-check";
     case FreshControl::kNone: break;
   }
   return "";
@@ -131,7 +133,9 @@ struct ResolvedConfig {
   // or the environment): a wrap's fresh blocks (written in place, fresh.h)
   // are not flushed (kSkipFlush); where the redo engines log them in the
   // frame, not logged (kSkipLog) or logged but not flushed
-  // (kSkipLoggedFlush) — deliberately broken variants.
+  // (kSkipLoggedFlush); where they vouch for larger blocks, neither vouched
+  // for nor fenced (kSkipVouch), or recovery does not check what the frame
+  // vouched for (kSkipVouchCheck) — deliberately broken variants.
   FreshControl fresh_control = FreshControl::kNone;
   // softwrap: threads that write retired tables home (SOFTWRAP_RETIRE_THREADS,
   // 1..8): the retirement thread and retire_threads - 1 more that claim

@@ -71,12 +71,18 @@ int recover(PoolFile& pool, Medium& medium, sw_recovery_report* rep, const Recov
   std::vector<RedoFrame> frames;
   for (uint32_t i = 0; i < lanes; ++i) scan_lane(pool, i, *retired, &frames, &rep->torn_frames_skipped, !opts.redo_skip_commit_validation);
   if (!frames.empty()) {
+    // A frame whose fresh bytes did not all reach home was never
+    // acknowledged (redo_log.h): it is left out, as a torn frame is, and
+    // the watermark passes it.
+    uint64_t top = 0;
+    if (!opts.fresh_skip_check) rep->torn_frames_skipped += drop_unvouched(pool, &frames, &top);
     std::sort(frames.begin(), frames.end(), [](const RedoFrame& a, const RedoFrame& b) { return a.seq < b.seq; });
     SW_TRACE_LABEL("recovery:redo-replay");
     for (const RedoFrame& f : frames) rep->redo_bytes_replayed += apply_frame(pool, medium, f, opts.wcl_misread_pairs);
-    medium.fence(FenceKind::kOther);
+    if (!frames.empty()) medium.fence(FenceKind::kOther);
+    top = std::max(top, frames.empty() ? 0 : frames.back().seq);
     SW_TRACE_LABEL("recovery:watermark");
-    persist_word(medium, retired, frames.back().seq);
+    persist_word(medium, retired, top);
     rep->redo_wraps_replayed = frames.size();
   }
   rep->elapsed_ns = now_ns() - t0;

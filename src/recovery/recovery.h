@@ -28,6 +28,9 @@ struct RecoveryOptions {
   // Crash-simulator control only (ResolvedConfig::wcl_misread_pairs): apply
   // each half of a PAIR record to its whole word.  Replays wrong values.
   bool wcl_misread_pairs = false;
+  // Crash-simulator control only (FreshControl::kSkipVouchCheck): take
+  // frames as committed without checking the fresh bytes they vouch for.
+  bool fresh_skip_check = false;
 };
 
 int recover(PoolFile& pool, Medium& medium, sw_recovery_report* report, const RecoveryOptions& opts = {});

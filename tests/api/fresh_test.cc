@@ -221,16 +221,21 @@ TEST_P(FreshTest, ReusedBlockWaitsForItsOldValuesToRetire) {
 // ones before the commit record; either way the bytes go home in place
 // (fresh_words), are read back and survive a reopen.  The undo engines
 // order fresh bytes with the data fence they have anyway.
-TEST_P(FreshTest, SmallFreshWrapsAreLoggedLargeOnesFenced) {
+// A wrap's fresh bytes become durable with its commit fence alone: a few
+// are logged in the frame, more are vouched for by a FRESH record (a hash
+// recovery checks, redo_log.h); only beyond FreshSet::kVouchMax are they
+// fenced before the commit record.
+TEST_P(FreshTest, SmallFreshWrapsAreLoggedLargerOnesVouchedForTheLargestFenced) {
   make();
   const sw_engine_kind e = GetParam().engine;
   const bool redo = e == SW_ENGINE_SOFTWRAP || e == SW_ENGINE_SOFTWRAP_LOCAL;
   struct Case {
     std::vector<size_t> words;  // the blocks one wrap allocates and fills
   };
-  const Case cases[] = {{{2}}, {{5, 15}}, {{32}}, {{33}}, {{20, 20}}, {{512}}};
+  const size_t huge = softwrap::FreshSet::kVouchMax / 8 + 1;
+  const Case cases[] = {{{2}}, {{5, 15}}, {{32}}, {{33}}, {{20, 20}}, {{512}}, {{huge}}, {{huge / 2, huge / 2 + 8}}};
   uint64_t salt = 100;
-  bool saw_small = false, saw_large = false;
+  bool saw_small = false, saw_large = false, saw_huge = false;
   for (const Case& k : cases) {
     ASSERT_EQ(sw_pool_stats_reset(pool_), 0);
     ASSERT_EQ(sw_wrap_open(pool_), 0);
@@ -246,10 +251,12 @@ TEST_P(FreshTest, SmallFreshWrapsAreLoggedLargeOnesFenced) {
     ASSERT_EQ(sw_wrap_close(pool_), 0) << sw_errormsg();
     const sw_stats s = stats(pool_);
     const bool small = bytes <= softwrap::FreshSet::kLogMax;
-    (small ? saw_small : saw_large) = true;
+    const bool huge_wrap = bytes > softwrap::FreshSet::kVouchMax;
+    (small ? saw_small : huge_wrap ? saw_huge : saw_large) = true;
     if (redo) {
       EXPECT_EQ(s.fresh_blocks, k.words.size());
-      EXPECT_EQ(s.fences_data, small ? 0u : 1u) << bytes << " fresh bytes";
+      EXPECT_EQ(s.fences_data, huge_wrap ? 1u : 0u) << bytes << " fresh bytes";
+      EXPECT_EQ(s.fences_commit, 1u);
       if (small) {
         EXPECT_GE(s.log_bytes, bytes) << "the blocks are in the frame";
       } else {
@@ -267,7 +274,7 @@ TEST_P(FreshTest, SmallFreshWrapsAreLoggedLargeOnesFenced) {
     ASSERT_EQ(sw_wrap_close(pool_), 0) << sw_errormsg();
     salt += 10;
   }
-  EXPECT_TRUE(saw_small && saw_large);
+  EXPECT_TRUE(saw_small && saw_large && saw_huge);
 }
 
 // sw_pzalloc zeroes in place, and not at all where the bytes are known to

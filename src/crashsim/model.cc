@@ -1,10 +1,13 @@
-// model.cc — the x86/Themis persistency model, choices and enumeration.
+// model.cc — the x86, Themis and page cache persistency models, choices and
+// enumeration.
 //
 // Replay keeps pending stores per line in a vector with a moving head, so
 // making a prefix durable is O(units).  Images are never copied: a Choice is
 // written into the durable buffer with a word journal and taken back after
 // the oracle has looked at it; the image hash is the durable buffer's hash
-// updated by the changed words.
+// updated by the changed words.  The page cache model reuses the line
+// machinery with a larger line (its writeback unit) and flushes that cover
+// whole pages up to whatever was stored before the fence.
 #include "crashsim/model.h"
 
 #include <algorithm>
@@ -15,7 +18,24 @@
 
 namespace softwrap::crashsim {
 
-const char* persistency_name(Persistency p) { return p == Persistency::kThemis ? "themis" : "x86"; }
+const char* persistency_name(Persistency p) {
+  switch (p) {
+    case Persistency::kThemis: return "themis";
+    case Persistency::kPageCache: return "page-cache";
+    case Persistency::kX86: break;
+  }
+  return "x86";
+}
+
+bool parse_persistency(const std::string& name, Persistency* out) {
+  for (Persistency p : {Persistency::kX86, Persistency::kThemis, Persistency::kPageCache}) {
+    if (name == persistency_name(p)) {
+      *out = p;
+      return true;
+    }
+  }
+  return false;
+}
 
 uint64_t word_hash(uint64_t word, uint64_t value) { return mix64(hash_word(word ^ kHashSeed, value)); }
 
@@ -35,6 +55,8 @@ inline void put_unit(char* base, const Unit& u, WordJournal* j) {
 }
 
 constexpr uint64_t kNoSeq = std::numeric_limits<uint64_t>::max();
+constexpr uint64_t kAll = std::numeric_limits<uint64_t>::max();  // every store of a line
+constexpr uint64_t kCacheLineBytes = 64;
 
 size_t thread_count(const CrashState& cs) {
   size_t n = 0;
@@ -202,8 +224,14 @@ bool enumerate(const CrashState& cs, Persistency p, const EnumOptions& opt, Rng&
 
 // ------------------------------------------------------------ Model
 
-Model::Model(char* durable, size_t size, Persistency p, uint64_t hash0, WordJournal* journal)
-    : base_(durable), size_(size), p_(p), hash_(hash0), journal_(journal) {}
+Model::Model(char* durable, size_t size, Persistency p, uint64_t hash0, WordJournal* journal,
+             uint32_t writeback_unit)
+    : base_(durable),
+      size_(size),
+      p_(p),
+      unit_(p == Persistency::kPageCache ? writeback_unit : kCacheLineBytes),
+      hash_(hash0),
+      journal_(journal) {}
 
 void Model::ensure_thread(uint8_t t) {
   if (flushes_.size() <= t) {
@@ -272,13 +300,39 @@ void Model::fence(uint8_t t) {
   for (const Unit& u : st) require(u, nullptr);
   std::vector<Flush> fl;
   fl.swap(flushes_[t]);
-  for (const Flush& f : fl) advance(f.line, f.upto);
+  for (const Flush& f : fl) {
+    if (!page_cache()) {
+      advance(f.line, f.upto);
+      continue;
+    }
+    for (uint64_t u = f.line; u < f.line + kSyncPage; u += unit_) advance(u, kAll);
+  }
+}
+
+void Model::drain(uint8_t t) {
+  if (!page_cache()) {  // a fence by every thread
+    for (size_t i = 0; i < flushes_.size(); ++i) fence(static_cast<uint8_t>(i));
+    return;
+  }
+  // msync of the whole mapping: every unit durable.  Only the calling
+  // thread's page list is emptied (as the msync medium does); the others'
+  // fences still sync their pages later.
+  for (uint64_t line : listed_) advance(line, kAll);
+  ensure_thread(t);
+  flushes_[t].clear();
+}
+
+void Model::note_page(uint8_t t, uint64_t off) {
+  ensure_thread(t);
+  const uint64_t page = off & ~uint64_t{kSyncPage - 1};
+  std::vector<Flush>& fl = flushes_[t];
+  if (fl.empty() || fl.back().line != page) fl.push_back({page, kAll});
 }
 
 void Model::step(const TraceEvent& e, uint64_t seq) {
   switch (e.kind) {
     case TraceKind::kStore: {
-      const uint64_t line = e.off & ~uint64_t{63};
+      const uint64_t line = e.off & ~(unit_ - 1);
       Line& l = lines_[line];
       l.pending.push_back(Unit{e.off, e.mask, e.val, seq, e.label, e.thread});
       if (!l.listed) {
@@ -288,13 +342,22 @@ void Model::step(const TraceEvent& e, uint64_t seq) {
       break;
     }
     case TraceKind::kStream:
+      if (page_cache()) {  // a store into its unit, its page noted for the fence
+        step(TraceEvent{TraceKind::kStore, e.thread, 0, e.off, e.mask, e.val, e.label}, seq);
+        note_page(e.thread, e.off);
+        break;
+      }
       ensure_thread(e.thread);
       streams_[e.thread].push_back(Unit{e.off, e.mask, e.val, seq, e.label, e.thread});
       break;
     case TraceKind::kFlush:
       ensure_thread(e.thread);
       for (uint32_t i = 0; i < e.aux; ++i) {
-        const uint64_t line = e.off + uint64_t{i} * 64;
+        const uint64_t line = e.off + uint64_t{i} * kCacheLineBytes;
+        if (page_cache()) {
+          note_page(e.thread, line);
+          continue;
+        }
         auto it = lines_.find(line);
         if (it != lines_.end() && it->second.head < it->second.pending.size()) {
           flushes_[e.thread].push_back({line, it->second.total()});
@@ -305,7 +368,7 @@ void Model::step(const TraceEvent& e, uint64_t seq) {
       fence(e.thread);
       break;
     case TraceKind::kDrain:
-      for (size_t t = 0; t < flushes_.size(); ++t) fence(static_cast<uint8_t>(t));
+      drain(e.thread);
       break;
     case TraceKind::kMark:
     case TraceKind::kLoad:
@@ -335,13 +398,17 @@ void Model::snapshot(CrashState* out) {
     const Line& l = lines_[line];
     for (size_t k = l.head; k < l.pending.size(); ++k) ++scratch_count_[l.pending[k].word];
   }
-  for (const auto& s : streams_)
+  bool any_streams = false;
+  for (const auto& s : streams_) {
     for (const Unit& u : s) ++scratch_count_[u.word];
+    any_streams |= !s.empty();
+  }
+  scratch_words_.resize(unit_ / 8);
   for (uint64_t line : listed_) {
     const Line& l = lines_[line];
     bool matters = false, shared = false;
-    uint64_t words[8];
-    std::memcpy(words, base_ + line, 64);
+    uint64_t* words = scratch_words_.data();
+    std::memcpy(words, base_ + line, unit_);
     std::vector<uint64_t> seen;
     for (size_t k = l.head; k < l.pending.size(); ++k) {
       const Unit& u = l.pending[k];
@@ -349,11 +416,15 @@ void Model::snapshot(CrashState* out) {
       const uint64_t now = (w & ~u.mask) | (u.val & u.mask);
       if (now != w) matters = true;
       w = now;
-      if (std::find(seen.begin(), seen.end(), u.word) == seen.end()) seen.push_back(u.word);
+      // A word is in one line only, so without pending streams no other
+      // store can share it (and a page's hundreds of stores skip the scan).
+      if (any_streams && std::find(seen.begin(), seen.end(), u.word) == seen.end()) seen.push_back(u.word);
     }
-    uint32_t own = 0;
-    for (uint64_t w : seen) own += scratch_count_[w];
-    shared = own != l.pending.size() - l.head;
+    if (any_streams) {
+      uint32_t own = 0;
+      for (uint64_t w : seen) own += scratch_count_[w];
+      shared = own != l.pending.size() - l.head;
+    }
     if (shared) ++mixed_;
     if (!matters && !shared) continue;
     out->line_off.push_back(line);

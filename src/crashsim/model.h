@@ -18,6 +18,19 @@
 //     issued before it.  So a temporal store becoming durable makes T's
 //     earlier streams durable, and a crash image is legal only if it obeys
 //     the rule for its pending units too.
+//   * page cache (an ordinary file mapped without DAX, made durable by the
+//     msync medium): every store, temporal or streamed, lands in the page
+//     cache at once, and the kernel may write any dirty page back at any
+//     time, in any order, with the page's content of that moment.  So the
+//     model's "line" is a writeback unit (a page, 4096 bytes by default; a
+//     512-byte sector lets a page write tear on power loss), and what
+//     persists of a unit is a prefix of its stores since it was last
+//     synced.  A flush or a stream by thread T notes the 4 KiB page it
+//     touches (the msync medium's per-thread page list); T's next fence
+//     makes every unit of the noted pages durable with ALL its stores so
+//     far — stores after the flush too.  Another thread's fence does not.
+//     A streamed word is a store into its unit, nothing more; drain()
+//     (msync of the whole mapping) makes every unit durable.
 // At a crash point the pending state is a CrashState: per pending line its
 // ordered pending stores, and the pending streamed words.  A Choice picks,
 // per line, how many of them persisted (a prefix) and, per streamed word,
@@ -48,6 +61,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <string>
 #include <unordered_map>
 #include <vector>
 
@@ -55,8 +69,22 @@
 
 namespace softwrap::crashsim {
 
-enum class Persistency { kX86, kThemis };
+enum class Persistency { kX86, kThemis, kPageCache };
+// "x86", "themis", "page-cache".
 const char* persistency_name(Persistency p);
+// The inverse of persistency_name; false if `name` is none of them.
+bool parse_persistency(const std::string& name, Persistency* out);
+
+// The page cache model's units: the page the msync medium syncs (and the
+// default writeback unit) and the smallest writeback unit allowed (a
+// sector: a device may tear a page write at sector boundaries).
+inline constexpr uint32_t kSyncPage = 4096;
+inline constexpr uint32_t kSectorUnit = 512;
+// Whether `unit` is a writeback unit the page cache model takes: a power
+// of two from kSectorUnit to kSyncPage.
+inline bool valid_writeback_unit(uint64_t unit) {
+  return unit >= kSectorUnit && unit <= kSyncPage && (unit & (unit - 1)) == 0;
+}
 
 // Deterministic generator (splitmix64): the same seed gives the same images
 // on every platform.
@@ -155,8 +183,10 @@ class Model {
  public:
   // durable: the image at the start of the trace, updated as units become
   // durable.  hash0: that image's hash.  journal (nullable) records the
-  // durable buffer's changes.
-  Model(char* durable, size_t size, Persistency p, uint64_t hash0, WordJournal* journal);
+  // durable buffer's changes.  writeback_unit: the page cache model's line
+  // (REQUIRES: valid_writeback_unit); the other models' line is 64 bytes.
+  Model(char* durable, size_t size, Persistency p, uint64_t hash0, WordJournal* journal,
+        uint32_t writeback_unit = kSyncPage);
 
   // A unit the rules required but nobody reported persisted; `cause` is
   // the temporal store that required it (Themis rule) or nullptr (a fence).
@@ -184,6 +214,8 @@ class Model {
     bool listed = false;
     uint64_t total() const { return durable + (pending.size() - head); }
   };
+  // x86/Themis: line `line` up to its `upto`-th store.  Page cache: every
+  // unit of the 4 KiB page at `line`, upto = kAll (all stores at the fence).
   struct Flush {
     uint64_t line, upto;
   };
@@ -196,12 +228,17 @@ class Model {
   // reported: the line's units are the caller's report, not requirements.
   void advance(uint64_t line, uint64_t upto, bool reported = false);
   void fence(uint8_t t);
+  void drain(uint8_t t);
+  // Page cache: thread t's flush or stream touched the page holding `off`.
+  void note_page(uint8_t t, uint64_t off);
+  bool page_cache() const { return p_ == Persistency::kPageCache; }
   void themis_streams_before(const Unit& cause);
   void ensure_thread(uint8_t t);
 
   char* base_;
   size_t size_;
   Persistency p_;
+  uint64_t unit_;  // bytes of a line: 64, or the page cache's writeback unit
   uint64_t hash_;
   WordJournal* journal_;
   std::unordered_map<uint64_t, Line> lines_;
@@ -210,6 +247,7 @@ class Model {
   std::vector<std::vector<Unit>> streams_;   // per thread, issue order
   uint64_t mixed_ = 0;
   std::unordered_map<uint64_t, uint32_t> scratch_count_;
+  std::vector<uint64_t> scratch_words_;  // one line's words (snapshot)
   Observer observer_;
 };
 

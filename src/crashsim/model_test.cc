@@ -1,6 +1,7 @@
 // model_test.cc — the persistency model on hand-built traces: durable
-// prefixes, flush/fence per thread, streams, tearing, Themis, enumeration
-// counts and the stratified sample.
+// prefixes, flush/fence per thread, streams, tearing, Themis, the page
+// cache (whole pages or sectors synced per thread), enumeration counts and
+// the stratified sample.
 #include "crashsim/model.h"
 
 #include <gtest/gtest.h>
@@ -15,7 +16,8 @@ namespace {
 constexpr size_t kSize = 4096;
 
 struct Fixture {
-  std::vector<char> mem = std::vector<char>(kSize, 0);
+  explicit Fixture(size_t size = kSize) : mem(size, 0) {}
+  std::vector<char> mem;
   std::vector<TraceEvent> ev;
   void store(uint8_t t, uint64_t off, uint64_t v, uint64_t mask = ~uint64_t{0}) {
     ev.push_back({TraceKind::kStore, t, 0, off, mask, v, "store"});
@@ -337,6 +339,263 @@ TEST(ModelCheckTest, LoadsAreIgnored) {
   Model m(f.mem.data(), kSize, Persistency::kThemis, 0, nullptr);
   CrashState cs = f.run(m);
   EXPECT_EQ(cs.dims(), 0u);
+}
+
+
+// ------------------------------------------------------------ page cache
+
+constexpr size_t kPages = 4;  // the page cache tests' memory, in 4 KiB pages
+
+// All images of cs, as the values of `words` in each.
+std::set<std::vector<uint64_t>> images_of(Fixture& f, const CrashState& cs, const std::vector<uint64_t>& words) {
+  std::set<std::vector<uint64_t>> out;
+  Rng rng(1);
+  EnumOptions o;
+  o.max_exhaustive = uint64_t{1} << 20;
+  EXPECT_TRUE(enumerate(cs, Persistency::kPageCache, o, rng, [&](const Choice& c) {
+    WordJournal j;
+    apply_choice(cs, c, f.mem.data(), &j);
+    std::vector<uint64_t> img;
+    for (uint64_t w : words) img.push_back(f.word(w));
+    out.insert(img);
+    j.revert(f.mem.data());
+    return true;
+  }));
+  return out;
+}
+
+Model page_model(Fixture& f, uint32_t unit = kSyncPage) {
+  return Model(f.mem.data(), f.mem.size(), Persistency::kPageCache, 0, nullptr, unit);
+}
+
+TEST(PageCacheModelTest, NamesParse) {
+  for (Persistency p : {Persistency::kX86, Persistency::kThemis, Persistency::kPageCache}) {
+    Persistency q = Persistency::kX86;
+    ASSERT_TRUE(parse_persistency(persistency_name(p), &q)) << persistency_name(p);
+    EXPECT_EQ(q, p);
+  }
+  EXPECT_STREQ(persistency_name(Persistency::kPageCache), "page-cache");
+  Persistency q;
+  EXPECT_FALSE(parse_persistency("pagecache", &q));
+  EXPECT_TRUE(valid_writeback_unit(512));
+  EXPECT_TRUE(valid_writeback_unit(4096));
+  EXPECT_FALSE(valid_writeback_unit(64));
+  EXPECT_FALSE(valid_writeback_unit(1000));
+  EXPECT_FALSE(valid_writeback_unit(8192));
+}
+
+TEST(PageCacheModelTest, AStoreNotSyncedMayOrMayNotPersist) {
+  Fixture f(kPages * kSyncPage);
+  f.store(0, 0, 1);
+  f.flush(0, 0);  // flushed but not fenced: still pending
+  Model m = page_model(f);
+  CrashState cs = f.run(m);
+  ASSERT_EQ(cs.line_units.size(), 1u);
+  EXPECT_EQ(cs.line_off[0], 0u);
+  EXPECT_TRUE(cs.streams.empty());
+  EXPECT_EQ(images_of(f, cs, {0}), (std::set<std::vector<uint64_t>>{{0}, {1}}));
+  EXPECT_EQ(f.word(0), 0u);  // nothing durable
+}
+
+TEST(PageCacheModelTest, WithinAPageALaterStorePersistingImpliesTheEarlierOnes) {
+  // Coherence order, not address order: 2048, then 0, then 1024 — and
+  // stores in different cache lines of one page, which x86 would let
+  // persist independently.
+  Fixture f(kPages * kSyncPage);
+  f.store(0, 2048, 1);
+  f.store(0, 0, 2);
+  f.store(0, 1024, 3);
+  Model m = page_model(f);
+  CrashState cs = f.run(m);
+  ASSERT_EQ(cs.line_units.size(), 1u);
+  EXPECT_EQ(cs.line_units[0].size(), 3u);
+  const std::set<std::vector<uint64_t>> want = {{0, 0, 0}, {1, 0, 0}, {1, 2, 0}, {1, 2, 3}};
+  EXPECT_EQ(images_of(f, cs, {2048, 0, 1024}), want);
+  // The same trace under x86: three lines, eight images.
+  Fixture g;
+  g.ev = f.ev;
+  Model mx(g.mem.data(), kSize, Persistency::kX86, 0, nullptr);
+  EXPECT_EQ(count_images(g.run(mx), Persistency::kX86), 8u);
+}
+
+TEST(PageCacheModelTest, TwoPagesAreIndependent) {
+  Fixture f(kPages * kSyncPage);
+  f.store(0, 0, 1);
+  f.store(0, kSyncPage, 2);
+  f.store(0, 8, 3);
+  Model m = page_model(f);
+  CrashState cs = f.run(m);
+  ASSERT_EQ(cs.line_units.size(), 2u);
+  EXPECT_EQ(cs.line_off[1], kSyncPage);
+  const std::set<std::vector<uint64_t>> want = {{0, 0, 0}, {1, 0, 0}, {1, 0, 3}, {0, 2, 0},
+                                                {1, 2, 0}, {1, 2, 3}};
+  EXPECT_EQ(images_of(f, cs, {0, kSyncPage, 8}), want);
+}
+
+TEST(PageCacheModelTest, FlushAndFenceSyncTheWholePageWithStoresAfterTheFlush) {
+  Fixture f(kPages * kSyncPage);
+  f.store(0, 0, 1);
+  f.flush(0, 0);
+  f.store(0, 8, 2);     // same line, after the flush
+  f.store(0, 4000, 3);  // same page, another line, never flushed
+  f.store(0, kSyncPage, 4);  // another page: not synced
+  f.fence(0);
+  Model m = page_model(f);
+  CrashState cs = f.run(m);
+  EXPECT_EQ(f.word(0), 1u);
+  EXPECT_EQ(f.word(8), 2u);
+  EXPECT_EQ(f.word(4000), 3u);
+  EXPECT_EQ(f.word(kSyncPage), 0u);
+  ASSERT_EQ(cs.line_units.size(), 1u);
+  EXPECT_EQ(cs.line_off[0], kSyncPage);
+  // A page flushed before any store to it is synced at the fence all the
+  // same (msync syncs what the page holds then).
+  Fixture g(kPages * kSyncPage);
+  g.flush(0, 64);
+  g.store(0, 0, 5);
+  g.fence(0);
+  Model mg = page_model(g);
+  EXPECT_EQ(g.run(mg).dims(), 0u);
+  EXPECT_EQ(g.word(0), 5u);
+}
+
+TEST(PageCacheModelTest, AFenceDoesNotSyncPagesAnotherThreadFlushed) {
+  Fixture f(kPages * kSyncPage);
+  f.store(0, 0, 1);
+  f.flush(1, 0);  // thread 1 notes the page
+  f.fence(0);     // thread 0's fence: its own list is empty
+  Model m = page_model(f);
+  CrashState cs = f.run(m);
+  EXPECT_EQ(f.word(0), 0u);
+  ASSERT_EQ(cs.line_units.size(), 1u);
+  // Thread 1's fence syncs the page, thread 0's store included.
+  Fixture g(kPages * kSyncPage);
+  g.ev = f.ev;
+  g.fence(1);
+  Model mg = page_model(g);
+  EXPECT_EQ(g.run(mg).dims(), 0u);
+  EXPECT_EQ(g.word(0), 1u);
+}
+
+TEST(PageCacheModelTest, StreamsAreStoresInTheirPage) {
+  Fixture f(kPages * kSyncPage);
+  f.stream(0, 0, 5);
+  f.store(0, 8, 6);
+  f.stream(0, kSyncPage, 7);
+  Model m = page_model(f);
+  CrashState cs = f.run(m);
+  EXPECT_TRUE(cs.streams.empty());
+  ASSERT_EQ(cs.line_units.size(), 2u);
+  EXPECT_EQ(cs.line_units[0].size(), 2u);
+  // A prefix of the page: never the store without the stream before it.
+  const std::set<std::vector<uint64_t>> want = {{0, 0, 0}, {5, 0, 0}, {5, 6, 0}, {0, 0, 7}, {5, 0, 7}, {5, 6, 7}};
+  EXPECT_EQ(images_of(f, cs, {0, 8, kSyncPage}), want);
+  // A stream notes its page: the thread's fence syncs it, with the store
+  // that came after the stream.  Another thread's fence does not.
+  Fixture g(kPages * kSyncPage);
+  g.stream(0, 0, 5);
+  g.store(0, 8, 6);
+  g.fence(1);
+  Model mg = page_model(g);
+  EXPECT_EQ(g.run(mg).line_units.size(), 1u);
+  g.fence(0);
+  Model mg2 = page_model(g);
+  EXPECT_EQ(g.run(mg2).dims(), 0u);
+  EXPECT_EQ(g.word(0), 5u);
+  EXPECT_EQ(g.word(8), 6u);
+}
+
+TEST(PageCacheModelTest, DrainMakesEveryPageDurable) {
+  Fixture f(kPages * kSyncPage);
+  f.store(0, 0, 1);
+  f.store(1, kSyncPage, 2);
+  f.stream(1, 2 * kSyncPage, 3);
+  f.flush(1, 3 * kSyncPage);  // noted by thread 1, still noted after thread 0's drain
+  f.ev.push_back({TraceKind::kDrain, 0, 0, 0, 0, 0, "drain"});
+  Model m = page_model(f);
+  CrashState cs = f.run(m);
+  EXPECT_EQ(cs.dims(), 0u);
+  EXPECT_EQ(f.word(0), 1u);
+  EXPECT_EQ(f.word(kSyncPage), 2u);
+  EXPECT_EQ(f.word(2 * kSyncPage), 3u);
+  Fixture g(kPages * kSyncPage);
+  g.ev = f.ev;
+  g.store(0, 3 * kSyncPage, 4);
+  g.fence(1);  // syncs the page thread 1 noted before the drain
+  Model mg = page_model(g);
+  EXPECT_EQ(g.run(mg).dims(), 0u);
+  EXPECT_EQ(g.word(3 * kSyncPage), 4u);
+}
+
+TEST(PageCacheModelTest, SectorUnitsTearAPageThePageUnitKeepsWhole) {
+  // Two stores into one page, in two sectors: a page written back whole
+  // holds the second only with the first; sectors may tear apart.
+  Fixture f(kPages * kSyncPage);
+  f.store(0, 0, 1);
+  f.store(0, 512, 2);
+  Model page = page_model(f);
+  CrashState cp = f.run(page);
+  const std::set<std::vector<uint64_t>> whole = {{0, 0}, {1, 0}, {1, 2}};
+  EXPECT_EQ(images_of(f, cp, {0, 512}), whole);
+  Model sector = page_model(f, kSectorUnit);
+  CrashState cs = f.run(sector);
+  ASSERT_EQ(cs.line_units.size(), 2u);
+  EXPECT_EQ(cs.line_off[1], 512u);
+  const std::set<std::vector<uint64_t>> torn = {{0, 0}, {1, 0}, {0, 2}, {1, 2}};
+  EXPECT_EQ(images_of(f, cs, {0, 512}), torn);
+  // msync still syncs the whole page: a flush of the first sector's line
+  // and a fence make every sector of its page durable.
+  f.flush(0, 0);
+  f.fence(0);
+  Model synced = page_model(f, kSectorUnit);
+  EXPECT_EQ(f.run(synced).dims(), 0u);
+  EXPECT_EQ(f.word(512), 2u);
+}
+
+TEST(PageCacheModelTest, APageOfManyStoresIsSampledAsPrefixes) {
+  // 600 stores over every line of a page (more than a cache line's eight
+  // words, some words stored twice), plus a page whose stores change
+  // nothing (left out).
+  Fixture f(kPages * kSyncPage);
+  for (uint64_t i = 0; i < 600; ++i) f.store(0, (i * 8) % kSyncPage, i + 1);
+  f.store(0, 2 * kSyncPage, 0);  // zero over zero
+  Model m = page_model(f);
+  CrashState cs = f.run(m);
+  ASSERT_EQ(cs.line_units.size(), 1u);
+  ASSERT_EQ(cs.line_units[0].size(), 600u);
+  EXPECT_EQ(choice_count(cs), 601u);
+  EXPECT_EQ(count_images(cs, Persistency::kPageCache), 601u);
+  // Applying a prefix writes exactly the stores of that prefix.
+  for (uint32_t k : {0u, 1u, 512u, 513u, 600u}) {
+    WordJournal j;
+    apply_choice(cs, Choice{k}, f.mem.data(), &j);
+    for (uint64_t w = 0; w < kSyncPage; w += 8) {
+      uint64_t want = 0;
+      for (uint64_t i = 0; i < k; ++i) {
+        if ((i * 8) % kSyncPage == w) want = i + 1;
+      }
+      ASSERT_EQ(f.word(w), want) << "prefix " << k << " word " << w;
+    }
+    j.revert(f.mem.data());
+  }
+  // Sampled when the product is large: every sample is a prefix per page.
+  for (uint64_t p = 1; p < kPages; ++p) f.store(0, p * kSyncPage + 8, p);
+  Model m2 = page_model(f);
+  CrashState cs2 = f.run(m2);
+  ASSERT_EQ(cs2.dims(), 4u);
+  EnumOptions o;
+  o.max_exhaustive = 1024;
+  Rng rng(3);
+  uint64_t n = 0;
+  bool saw_partial = false;
+  EXPECT_FALSE(enumerate(cs2, Persistency::kPageCache, o, rng, [&](const Choice& c) {
+    ++n;
+    for (size_t d = 0; d < cs2.dims(); ++d) EXPECT_LE(c[d], cs2.max(d));
+    saw_partial |= c[0] > 0 && c[0] < 600;
+    return true;
+  }));
+  EXPECT_GT(n, 10u);
+  EXPECT_TRUE(saw_partial);
 }
 
 }  // namespace

@@ -313,10 +313,24 @@ struct Simulator::Impl {
     return s;
   }
 
+  bool page_cache() const { return opt.model == Persistency::kPageCache; }
+  // What the model's line is called in reports.
+  const char* line_name() const {
+    if (!page_cache()) return "line";
+    return opt.writeback_unit == kSyncPage ? "page" : "writeback unit";
+  }
+  // The CLI's options that select the model.
+  std::string model_args() const {
+    std::string s = std::string("--model ") + persistency_name(opt.model);
+    if (page_cache() && opt.writeback_unit != kSyncPage) s += " --writeback-unit " + std::to_string(opt.writeback_unit);
+    return s;
+  }
+
   std::string report(const CrashState& cs, const Choice& c, const PointInfo& at, const std::string& why) {
     std::ostringstream s;
-    s << "FAILURE engine=" << engine_kind_name(opt.engine) << " model=" << persistency_name(opt.model)
-      << " workload=" << w->name << " seed=" << seed << " size=" << size;
+    s << "FAILURE engine=" << engine_kind_name(opt.engine) << " model=" << persistency_name(opt.model);
+    if (page_cache() && opt.writeback_unit != kSyncPage) s << " writeback-unit=" << opt.writeback_unit;
+    s << " workload=" << w->name << " seed=" << seed << " size=" << size;
     if (opt.redo_skip_commit_validation) s << " variant=redo-skip-commit-validation";
     if (opt.wcl_misread_pairs) s << " variant=wcl-misread-pairs";
     if (opt.fresh_control != FreshControl::kNone) s << " variant=" << fresh_control_name(opt.fresh_control);
@@ -335,7 +349,7 @@ struct Simulator::Impl {
       const bool line = cs.is_line(d);
       if (c[d] > 0) {
         if (line) {
-          s << "\n    persisted: line " << hex(cs.line_off[d]) << ", stores 1.." << c[d] << " of " << cs.max(d) << " ["
+          s << "\n    persisted: " << line_name() << " " << hex(cs.line_off[d]) << ", stores 1.." << c[d] << " of " << cs.max(d) << " ["
             << labels(cs.line_units[d], 0, c[d]) << "]";
         } else {
           const Unit& u = cs.stream(d);
@@ -347,7 +361,7 @@ struct Simulator::Impl {
         ++dropped;
         if (dropped_shown++ >= 8) continue;
         if (line) {
-          s << "\n    dropped:   line " << hex(cs.line_off[d]) << ", stores " << c[d] + 1 << ".." << cs.max(d) << " ["
+          s << "\n    dropped:   " << line_name() << " " << hex(cs.line_off[d]) << ", stores " << c[d] + 1 << ".." << cs.max(d) << " ["
             << labels(cs.line_units[d], c[d], cs.max(d)) << "]";
         } else {
           const Unit& u = cs.stream(d);
@@ -357,8 +371,8 @@ struct Simulator::Impl {
       }
     }
     if (dropped > 8) s << "\n    (" << dropped - 8 << " more dropped)";
-    s << "\n  reproduce: softwrap crashtest --engine " << engine_kind_name(opt.engine) << " --model "
-      << persistency_name(opt.model) << " --workload " << w->name << " --seed " << seed << " --size " << size;
+    s << "\n  reproduce: softwrap crashtest --engine " << engine_kind_name(opt.engine) << " " << model_args()
+      << " --workload " << w->name << " --seed " << seed << " --size " << size;
     return s.str();
   }
 
@@ -395,7 +409,7 @@ struct Simulator::Impl {
     Expect exact;
     for (uint32_t g : matched) exact.allowed.emplace_back(g, g);
     WordJournal mj;
-    Model m(dur.p, kCapacity, opt.model, image_hash, &mj);
+    Model m(dur.p, kCapacity, opt.model, image_hash, &mj, opt.writeback_unit);
     const auto& ev = t.events();
     std::ostringstream parent;
     parent << "event " << outer.event << ", " << outer.what << " \"" << outer.label << "\"";
@@ -455,7 +469,7 @@ struct Simulator::Impl {
   void replay(size_t limit) {
     std::string why;
     if (!attach_image(&why)) return fail_run("the durable image at the start of the trace: " + why);
-    Model m(dur.p, kCapacity, opt.model, 0, nullptr);
+    Model m(dur.p, kCapacity, opt.model, 0, nullptr, opt.writeback_unit);
     Expect ex;
     for (uint32_t g : rec->initial) ex.allowed.emplace_back(g, g);
     const auto& ev = rec->trace.events();
@@ -524,7 +538,7 @@ void Simulator::run(const Workload& w, uint64_t seed, uint32_t size, SimResult* 
   std::memcpy(uuid + 8, &u1, 8);
   I.salt = mix64(hash_word(hash_word(hash64(w.name, std::strlen(w.name)), seed),
                            uint64_t{size} << 8 | static_cast<uint64_t>(I.opt.engine) << 1 |
-                               (I.opt.model == Persistency::kThemis)));
+                               static_cast<uint64_t>(I.opt.model)));
 
   Recording rec;
   I.rec = &rec;

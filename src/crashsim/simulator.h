@@ -58,6 +58,7 @@ namespace softwrap::crashsim {
 struct SimOptions {
   sw_engine_kind engine = SW_ENGINE_SOFTWRAP;
   Persistency model = Persistency::kX86;
+  uint32_t writeback_unit = kSyncPage;  // page-cache model only (model.h: valid_writeback_unit)
   EnumOptions en;
   EnumOptions nested_en{64, 6, 4, 6};
   uint32_t nested_per_point = 1;  // images per crash point whose recovery is crashed too

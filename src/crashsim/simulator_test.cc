@@ -1,6 +1,8 @@
 // simulator_test.cc — the crash simulator end to end: every engine passes
-// every workload under both models, the controls fail as they must, and the
-// quick suite (what `softwrap crashtest --quick` runs) passes.
+// every workload under every model (x86, Themis, page cache), the controls
+// fail as they must, and the quick suite (what `softwrap crashtest --quick`
+// runs) passes, as does its page cache counterpart (`--model page-cache`,
+// with 4 KiB pages and with 512-byte sectors).
 #include "crashsim/simulator.h"
 
 #include <gtest/gtest.h>
@@ -40,7 +42,8 @@ TEST_P(EngineCrashTest, EveryImageRecoversToBeforeOrAfter) {
 INSTANTIATE_TEST_SUITE_P(Engines, EngineCrashTest,
                          ::testing::Combine(::testing::Values(SW_ENGINE_SOFTWRAP, SW_ENGINE_SOFTWRAP_LOCAL,
                                                               SW_ENGINE_UNDO),
-                                            ::testing::Values(Persistency::kX86, Persistency::kThemis)));
+                                            ::testing::Values(Persistency::kX86, Persistency::kThemis,
+                                                              Persistency::kPageCache)));
 
 TEST(CrashControlTest, NonatomicIsCaught) {
   const SimResult r = run_all(SW_ENGINE_NONATOMIC, Persistency::kX86, 6);
@@ -109,6 +112,72 @@ TEST(CrashSuiteTest, QuickSuitePasses) {
   EXPECT_EQ(r.controls_caught(), r.controls.size());
   EXPECT_EQ(r.controls.size(), 21u);
   EXPECT_TRUE(r.passed()) << r.summary();
+}
+
+// The page cache model (an ordinary file under the msync medium) has a
+// test of its own, smaller than the quick suite (two rounds), with the
+// controls: the 21 above and those of the page cache, which must fail
+// under it too.
+TEST(CrashSuiteTest, PageCacheSuitePasses) {
+  SuiteOptions o;
+  o.models = {Persistency::kPageCache};
+  o.min_rounds = 2;
+  const SuiteResult r = run_suite(o);
+  EXPECT_GE(r.images, 100000u);
+  EXPECT_GT(r.nested_images, 0u);
+  EXPECT_EQ(r.failures, 0u) << (r.reports.empty() ? "" : r.reports[0]);
+  size_t page_controls = 0;
+  for (const ControlResult& c : r.controls) {
+    if (c.name.find("(page-cache)") == std::string::npos) continue;
+    ++page_controls;
+    EXPECT_TRUE(c.caught) << c.name << "\n" << c.detail;
+    EXPECT_GT(c.failures, 0u) << c.name;
+  }
+  EXPECT_EQ(page_controls, 10u);
+  EXPECT_EQ(r.controls.size(), 21u + 10u);
+  EXPECT_TRUE(r.passed()) << r.summary();
+}
+
+// Sectors as the unit of writeback: a page write may tear on power loss.
+// One round, no controls (the failures they show are the page's).
+TEST(CrashSuiteTest, SectorWritebackSuitePasses) {
+  SuiteOptions o;
+  o.models = {Persistency::kPageCache};
+  o.writeback_unit = kSectorUnit;
+  o.min_rounds = 1;
+  o.max_rounds = 1;
+  o.controls = false;
+  const SuiteResult r = run_suite(o);
+  EXPECT_GE(r.images, 100000u);
+  EXPECT_EQ(r.failures, 0u) << (r.reports.empty() ? "" : r.reports[0]);
+  EXPECT_TRUE(r.passed()) << r.summary();
+}
+
+// A failure report under the page cache model names pages and reproduces
+// with the model (and a writeback unit other than the page).
+TEST(CrashControlTest, PageCacheReportsNamePagesAndTheModel) {
+  for (uint32_t unit : {kSyncPage, kSectorUnit}) {
+    SimOptions o;
+    o.engine = SW_ENGINE_NONATOMIC;
+    o.model = Persistency::kPageCache;
+    o.writeback_unit = unit;
+    o.en.max_exhaustive = 256;
+    o.stop_after_failures = 1;
+    Simulator sim(o);
+    SimResult r;
+    sim.run(*find_workload("bank"), 1, 6, &r);
+    EXPECT_GT(r.failures, 0u);
+    ASSERT_FALSE(r.reports.empty());
+    const std::string& rep = r.reports[0];
+    EXPECT_NE(rep.find("model=page-cache"), std::string::npos) << rep;
+    if (unit == kSyncPage) {
+      EXPECT_NE(rep.find("persisted: page 0x"), std::string::npos) << rep;
+      EXPECT_NE(rep.find("--model page-cache --workload bank"), std::string::npos) << rep;
+    } else {
+      EXPECT_NE(rep.find("persisted: writeback unit 0x"), std::string::npos) << rep;
+      EXPECT_NE(rep.find("--model page-cache --writeback-unit 512 --workload bank"), std::string::npos) << rep;
+    }
+  }
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 // suite.cc — rounds of (engine, model, workload) runs and the controls.
 #include "crashsim/suite.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <memory>
@@ -43,6 +44,7 @@ ControlResult run_control(const ControlSpec& c, const SuiteOptions& so, uint32_t
   SimOptions o;
   o.engine = c.engine;
   o.model = c.model;
+  o.writeback_unit = so.writeback_unit;
   o.en.max_exhaustive = so.max_exhaustive;
   o.redo_skip_commit_validation = c.skip_validation;
   o.wcl_misread_pairs = c.misread_pairs;
@@ -98,6 +100,7 @@ SuiteResult run_suite(const SuiteOptions& so) {
       SimOptions o;
       o.engine = e;
       o.model = m;
+      o.writeback_unit = so.writeback_unit;
       o.en.max_exhaustive = so.max_exhaustive;
       if (so.full) {
         o.en.random = 64;
@@ -191,6 +194,32 @@ SuiteResult run_suite(const SuiteOptions& so) {
         res.controls.back().name = std::string("write access given up before commits are home caught (") +
                                    engine_kind_name(e) + ", " + name + ")";
       }
+    }
+    // The page cache model: the controls whose bug is an order of
+    // persistence (a flush or fence missing) must be caught there too.
+    if (std::find(so.models.begin(), so.models.end(), Persistency::kPageCache) != so.models.end()) {
+      auto page = [&](const char* what, ControlSpec c) {
+        c.model = Persistency::kPageCache;
+        res.controls.push_back(run_control(c, so, size, &res));
+        res.controls.back().name = std::string(what) + " caught (page-cache)";
+      };
+      page("nonatomic", {"", SW_ENGINE_NONATOMIC, {}, false, true, {"stores", "bank"}});
+      page("undo-themis", {"", SW_ENGINE_UNDO_THEMIS, {}, false, true, {"stores", "nested", "bank"}});
+      page("growth without the zone's fence, softwrap", {"", SW_ENGINE_SOFTWRAP, {}, false, true, {"grow"}, false, true});
+      for (sw_engine_kind e : {SW_ENGINE_SOFTWRAP, SW_ENGINE_SOFTWRAP_LOCAL, SW_ENGINE_UNDO}) {
+        page((std::string("fresh blocks unflushed at the commit, ") + engine_kind_name(e)).c_str(),
+             {"", e, {}, false, true, {"fresh_commit", "fresh_alloc"}, false, false, FreshControl::kSkipFlush});
+      }
+      // (Not kSkipLoggedFlush: it leaves one line of a block unflushed
+      // while flushing the others, and a fence syncs their whole page.)
+      for (sw_engine_kind e : {SW_ENGINE_SOFTWRAP, SW_ENGINE_SOFTWRAP_LOCAL}) {
+        page((std::string("small fresh blocks unlogged in the frame, ") + engine_kind_name(e)).c_str(),
+             {"", e, {}, false, true, {"fresh_commit", "fresh_alloc"}, false, false, FreshControl::kSkipLog});
+      }
+      ControlSpec help{"", SW_ENGINE_SOFTWRAP, {}, false, true, {"help_words", "help_wcl"}};
+      help.help_control = HelpControl::kOwnBeforeCommit;
+      page("helping commit writing its own words home early", help);
+      page("redo without commit validation, softwrap", {"", SW_ENGINE_SOFTWRAP, {}, true, true, {"stores", "switch", "write"}});
     }
   }
   res.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

@@ -18,7 +18,10 @@
 // (ResolvedConfig::fresh_control) must fail; a handle of a shared pool
 // giving write access up before its commits are home
 // (ResolvedConfig::share_skip_quiesce) must fail a crash image; and the
-// others in docs/crash-simulator.md.
+// others in docs/crash-simulator.md.  When the page-cache model is among
+// the models, the controls about persistence ordering run under it too
+// (nonatomic, undo-themis, fresh blocks unflushed, ...): they must fail
+// there as well.
 #ifndef SOFTWRAP_CRASHSIM_SUITE_H_
 #define SOFTWRAP_CRASHSIM_SUITE_H_
 
@@ -38,6 +41,7 @@ struct SuiteOptions {
   bool full = false;
   std::vector<sw_engine_kind> engines{SW_ENGINE_SOFTWRAP, SW_ENGINE_SOFTWRAP_LOCAL, SW_ENGINE_UNDO};
   std::vector<Persistency> models{Persistency::kX86, Persistency::kThemis};
+  uint32_t writeback_unit = kSyncPage;  // of the page-cache model (model.h)
   std::vector<const Workload*> workloads;  // empty: workloads(), and with full the share workloads too
   uint64_t seed = 1;
   uint64_t max_exhaustive = uint64_t{1} << 14;

@@ -24,10 +24,22 @@
 // nonatomic engine must be caught breaking atomicity — a checker that never
 // fails proves nothing.
 //
-// Knobs: SOFTWRAP_KILLS (kills per test, default 25), SOFTWRAP_KILL_SEED
-// (base seed; printed with every failure).
+// Pools live in /dev/shm on the x86 medium.  A few cases run the msync
+// medium instead (SW_MEDIUM_MSYNC: msync at each fence, the medium of an
+// ordinary file without DAX) on a pool file on a real disk file system
+// (disk_dir()).  A kill -9 does not lose the page cache, so these cases
+// exercise the msync medium's code paths (per-thread dirty pages, msync
+// at fences, drain at close, recovery through it) under kills, not lost
+// writes: what a power failure does to unsynced pages is the crash
+// simulator's page-cache model (docs/crash-simulator.md).
+//
+// Knobs: SOFTWRAP_KILLS (kills per test, default 25; the msync cases run a
+// fifth of it, at least one), SOFTWRAP_KILL_SEED (base seed; printed with
+// every failure).
+#include <linux/magic.h>
 #include <signal.h>
 #include <sys/mman.h>
+#include <sys/statfs.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -98,10 +110,10 @@ std::string engine_label(sw_engine_kind e) {
   }
 }
 
-sw_config config_for(sw_engine_kind engine) {
+sw_config config_for(sw_engine_kind engine, sw_medium_kind medium = SW_MEDIUM_X86) {
   sw_config cfg{};
   cfg.engine = engine;
-  cfg.medium = SW_MEDIUM_X86;
+  cfg.medium = medium;
   cfg.lanes = kLanes;
   return cfg;
 }
@@ -115,6 +127,21 @@ uint64_t env_u64(const char* name, uint64_t fallback) {
 std::string temp_dir() {
   if (access("/dev/shm", W_OK) == 0) return "/dev/shm";
   return std::filesystem::temp_directory_path().string();
+}
+
+bool on_tmpfs(const std::string& dir) {
+  struct statfs st {};
+  return statfs(dir.c_str(), &st) != 0 || st.f_type == TMPFS_MAGIC || st.f_type == RAMFS_MAGIC;
+}
+
+// A writable directory on a disk file system, for the msync medium's
+// pools: $TMPDIR or /var/tmp unless they are tmpfs, else the working
+// directory (ctest runs tests in the build tree).
+std::string disk_dir() {
+  for (const char* d : {static_cast<const char*>(std::getenv("TMPDIR")), "/var/tmp"}) {
+    if (d != nullptr && *d != '\0' && access(d, W_OK) == 0 && !on_tmpfs(d)) return d;
+  }
+  return std::filesystem::current_path().string();
 }
 
 // Reads a whole file into `data`, reusing its capacity (pools are tens of
@@ -290,9 +317,9 @@ class Worker {
   uint64_t counter_ = 0;
 };
 
-[[noreturn]] void child_workload(const std::string& path, sw_engine_kind engine, int workers,
-                                 uint64_t seed, Shared* shared) {
-  sw_config cfg = config_for(engine);
+[[noreturn]] void child_workload(const std::string& path, sw_engine_kind engine, sw_medium_kind medium,
+                                 int workers, uint64_t seed, Shared* shared) {
+  sw_config cfg = config_for(engine, medium);
   sw_pool* pool = sw_pool_open(path.c_str(), &cfg);
   if (pool == nullptr) {
     std::snprintf(shared->error, sizeof shared->error, "child open: %s", sw_errormsg());
@@ -335,6 +362,12 @@ class KillTestBase : public ::testing::Test {
     ASSERT_NE(page, MAP_FAILED);
     shared_ = new (page) Shared();
   }
+  // Puts the pool in `dir` (before create_bank).
+  void use_dir(const std::string& dir) {
+    static std::atomic<int> serial{0};
+    path_ = dir + "/softwrap-kill-" + std::to_string(getpid()) + "-d" + std::to_string(serial++);
+  }
+
   void TearDown() override {
     for (const char* suffix : {"", ".crashed", ".direct"}) std::remove((path_ + suffix).c_str());
     if (shared_ != nullptr) munmap(shared_, sizeof(Shared));
@@ -351,10 +384,11 @@ class KillTestBase : public ::testing::Test {
   // Creates the pool with the bank and records the allocator's count of
   // live allocations (the root object, if it comes from the heap).
   void create_bank(sw_engine_kind engine) {
-    sw_config cfg = config_for(engine);
+    sw_config cfg = config_for(engine, medium_);
     sw_pool* pool = sw_pool_create(path_.c_str(), kPoolSize, &cfg);
     ASSERT_NE(pool, nullptr) << sw_errormsg();
     ASSERT_EQ(engine_label(engine), sw_pool_engine_name(pool));
+    ASSERT_STREQ(sw_pool_medium_name(pool), medium_ == SW_MEDIUM_MSYNC ? "msync" : "x86");
     auto* bank = static_cast<Bank*>(sw_pool_root(pool, sizeof(Bank)));
     ASSERT_NE(bank, nullptr) << sw_errormsg();
     ASSERT_EQ(sw_wrap_open(pool), 0);
@@ -398,7 +432,7 @@ class KillTestBase : public ::testing::Test {
     pid_t pid = fork();
     ASSERT_GE(pid, 0);
     if (pid == 0) {
-      sw_config cfg = config_for(engine);
+      sw_config cfg = config_for(engine, medium_);
       sw_pool* pool = sw_pool_open(path_.c_str(), &cfg);
       (void)pool;
       pause();  // killed here at the latest, with the pool left open
@@ -410,6 +444,7 @@ class KillTestBase : public ::testing::Test {
   }
 
   std::string path_;
+  sw_medium_kind medium_ = SW_MEDIUM_X86;
   Shared* shared_ = nullptr;
   uint64_t base_allocations_ = 0;
 };
@@ -466,9 +501,11 @@ struct RandomKillParam {
   sw_engine_kind engine;
   int workers;
   bool wcl = false;  // write-combined logging: SOFTWRAP_WCL=1 for the test and its children
+  sw_medium_kind medium = SW_MEDIUM_X86;  // msync: a pool file on disk, fewer kills
 };
 void PrintTo(const RandomKillParam& p, std::ostream* os) {
-  *os << engine_label(p.engine) << " with " << p.workers << " worker(s)" << (p.wcl ? ", WCL" : "");
+  *os << engine_label(p.engine) << " with " << p.workers << " worker(s)" << (p.wcl ? ", WCL" : "")
+      << (p.medium == SW_MEDIUM_MSYNC ? ", msync medium on disk" : "");
 }
 
 class RandomKillTest : public KillTestBase, public ::testing::WithParamInterface<RandomKillParam> {};
@@ -484,12 +521,19 @@ TEST_P(RandomKillTest, InvariantsHoldAfterEveryKill) {
     }
     ~WclEnv() { unsetenv("SOFTWRAP_WCL"); }
   } wcl_env(GetParam().wcl);
-  const uint64_t kills = env_u64("SOFTWRAP_KILLS", 25);
+  medium_ = GetParam().medium;
+  uint64_t kills = env_u64("SOFTWRAP_KILLS", 25);
+  if (medium_ == SW_MEDIUM_MSYNC) {  // every fence is an msync to the disk: keep CI short
+    use_dir(disk_dir());
+    kills = std::max<uint64_t>(1, kills / 5);
+  }
+  // A wrap costs an msync or more there (milliseconds): kill later.
+  const uint64_t max_delay_us = medium_ == SW_MEDIUM_MSYNC ? 250'000 : 50'000;
   const uint64_t base_seed = env_u64("SOFTWRAP_KILL_SEED", std::random_device{}());
   SCOPED_TRACE("reproduce with SOFTWRAP_KILL_SEED=" + std::to_string(base_seed) + " " +
                ::testing::UnitTest::GetInstance()->current_test_info()->name());
   ASSERT_NO_FATAL_FAILURE(create_bank(engine));
-  sw_config cfg = config_for(engine);
+  sw_config cfg = config_for(engine, medium_);
   std::mt19937_64 rng(base_seed);
   uint64_t acked[kMaxWorkers] = {};
   uint64_t total_commits = 0;
@@ -498,14 +542,14 @@ TEST_P(RandomKillTest, InvariantsHoldAfterEveryKill) {
   for (uint64_t kill_no = 0; kill_no < kills; kill_no++) {
     SCOPED_TRACE("kill " + std::to_string(kill_no));
     const uint64_t child_seed = rng();
-    const uint64_t delay_us = std::uniform_int_distribution<uint64_t>(0, 50'000)(rng);
+    const uint64_t delay_us = std::uniform_int_distribution<uint64_t>(0, max_delay_us)(rng);
     const bool interrupt = kill_no % 4 == 3;
     const uint64_t recovery_delay_us = std::uniform_int_distribution<uint64_t>(0, 3'000)(rng);
     reset_shared(acked);
 
     pid_t pid = fork();
     ASSERT_GE(pid, 0);
-    if (pid == 0) child_workload(path_, engine, workers, child_seed, shared_);
+    if (pid == 0) child_workload(path_, engine, medium_, workers, child_seed, shared_);
     int status = 0;
     if (wait_ready(pid, &status)) {
       std::this_thread::sleep_for(std::chrono::microseconds(delay_us));
@@ -574,6 +618,7 @@ TEST_P(RandomKillTest, InvariantsHoldAfterEveryKill) {
     }
   }
   // The kills must have landed among wraps, not only before the first.
+  RecordProperty("commits", std::to_string(total_commits));
   if (kills > 0) {
     EXPECT_GT(total_commits, kills) << "children committed too few wraps to test anything";
   }
@@ -583,7 +628,7 @@ std::string random_kill_name(const ::testing::TestParamInfo<RandomKillParam>& in
   std::string e = engine_label(info.param.engine);
   std::replace(e.begin(), e.end(), '-', '_');
   return e + "_" + std::to_string(info.param.workers) + (info.param.workers == 1 ? "thread" : "threads") +
-         (info.param.wcl ? "_wcl" : "");
+         (info.param.wcl ? "_wcl" : "") + (info.param.medium == SW_MEDIUM_MSYNC ? "_msync" : "");
 }
 
 INSTANTIATE_TEST_SUITE_P(Engines, RandomKillTest,
@@ -595,7 +640,9 @@ INSTANTIATE_TEST_SUITE_P(Engines, RandomKillTest,
                                            RandomKillParam{SW_ENGINE_UNDO, 4},
                                            RandomKillParam{SW_ENGINE_SOFTWRAP, 4, true},
                                            RandomKillParam{SW_ENGINE_SOFTWRAP_LOCAL, 1, true},
-                                           RandomKillParam{SW_ENGINE_UNDO, 1, true}),
+                                           RandomKillParam{SW_ENGINE_UNDO, 1, true},
+                                           RandomKillParam{SW_ENGINE_SOFTWRAP, 4, false, SW_MEDIUM_MSYNC},
+                                           RandomKillParam{SW_ENGINE_UNDO, 1, false, SW_MEDIUM_MSYNC}),
                          random_kill_name);
 
 // ---------------------------------------------------- targeted mid-wrap

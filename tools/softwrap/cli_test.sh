@@ -109,5 +109,15 @@ contains "non-temporal->temporal 0.00" "undo-themis issues none"
 expect 2 "workload without a size parameter" "$SW" workload tatp --tx-size 4
 expect 2 "unknown workload" "$SW" workload frob
 
+# softwrap crashtest: the models by name, the page cache's writeback unit.
+expect 0 "crashtest page-cache, one small run" "$SW" crashtest --model page-cache --engine undo --workload stores --size 4 --images 1 --no-controls
+contains "failures=0 controls=0/0" "crashtest page-cache summary"
+expect 0 "crashtest page-cache by sectors" "$SW" crashtest --model page-cache --writeback-unit 512 --engine softwrap --workload bank --size 4 --images 1 --no-controls
+contains "failures=0" "crashtest sectors summary"
+expect 2 "crashtest unknown model" "$SW" crashtest --model pagecache
+contains "x86, themis or page-cache" "unknown model names the models"
+expect 2 "crashtest writeback unit without page-cache" "$SW" crashtest --writeback-unit 512
+expect 2 "crashtest bad writeback unit" "$SW" crashtest --model page-cache --writeback-unit 1000
+
 echo "$passes passed, $fails failed"
 [ "$fails" -eq 0 ]

@@ -23,21 +23,26 @@ namespace softwrap::cli {
 
 void crashtest_usage(FILE* out) {
   fprintf(out,
-          "Usage: softwrap crashtest [--quick|--full] [--engine E] [--model x86|themis] [--seed S]\n"
-          "                          [--max-exhaustive N] [--workload W] [--size N] [--images N]\n"
-          "                          [--no-controls] [--progress]\n"
+          "Usage: softwrap crashtest [--quick|--full] [--engine E] [--model x86|themis|page-cache]\n"
+          "                          [--writeback-unit N] [--seed S] [--max-exhaustive N]\n"
+          "                          [--workload W] [--size N] [--images N] [--no-controls] [--progress]\n"
           "\n"
           "Simulates power failures at every fence and wrap boundary of seeded workloads,\n"
-          "enumerates the persisted images the x86 (ADR) or Themis persistency model allows,\n"
-          "and checks that recovery (also when itself interrupted) yields the state before or\n"
-          "after the interrupted wrap.\n"
+          "enumerates the persisted images the x86 (ADR), Themis or page cache persistency\n"
+          "model allows, and checks that recovery (also when itself interrupted) yields the\n"
+          "state before or after the interrupted wrap.\n"
           "\n"
           "  --quick            at least 100,000 images (default)\n"
           "  --full             at least 10 million images (long)\n"
           "  --engine E         softwrap, softwrap-local or undo (default: all three);\n"
           "                     undo-themis must pass under --model themis and fail under\n"
           "                     x86 (its undo records are not fenced); nonatomic fails\n"
-          "  --model M          x86 or themis (default: both)\n"
+          "  --model M          x86, themis or page-cache (default: x86 and themis).\n"
+          "                     page-cache: an ordinary file under the msync medium; any\n"
+          "                     dirty page may be written back at any time, a fence syncs\n"
+          "                     the pages its thread flushed or streamed; its controls run\n"
+          "  --writeback-unit N the page cache's unit of writeback in bytes, a power of two\n"
+          "                     from 512 (a sector: page writes tear) to 4096 (default)\n"
           "  --seed S           first seed (default 1); round r uses S + r\n"
           "  --max-exhaustive N enumerate every image of a crash point if there are at most N\n"
           "                     (default 16384); otherwise sample\n"
@@ -68,7 +73,7 @@ void crashtest_usage(FILE* out) {
 }
 
 int crashtest_command(const std::vector<std::string>& args) {
-  Options opts({"engine", "model", "seed", "max-exhaustive", "workload", "size", "images"},
+  Options opts({"engine", "model", "writeback-unit", "seed", "max-exhaustive", "workload", "size", "images"},
                {"quick", "full", "no-controls", "progress"});
   std::string err;
   if (!opts.parse(args, &err)) return usage_error(err, "crashtest");
@@ -90,14 +95,21 @@ int crashtest_command(const std::vector<std::string>& args) {
     so.engines = {e};
   }
   if (opts.has("model")) {
-    const std::string m = opts.get("model");
-    if (m == "x86") {
-      so.models = {crashsim::Persistency::kX86};
-    } else if (m == "themis") {
-      so.models = {crashsim::Persistency::kThemis};
-    } else {
-      return usage_error("unknown model '" + m + "' (x86 or themis)", "crashtest");
+    crashsim::Persistency p;
+    if (!crashsim::parse_persistency(opts.get("model"), &p)) {
+      return usage_error("unknown model '" + opts.get("model") + "' (x86, themis or page-cache)", "crashtest");
     }
+    so.models = {p};
+  }
+  if (opts.has("writeback-unit")) {
+    uint64_t u;
+    if (!parse_u64(opts.get("writeback-unit"), &u) || !crashsim::valid_writeback_unit(u)) {
+      return usage_error("bad --writeback-unit (a power of two from 512 to 4096)", "crashtest");
+    }
+    if (so.models != std::vector<crashsim::Persistency>{crashsim::Persistency::kPageCache}) {
+      return usage_error("--writeback-unit needs --model page-cache", "crashtest");
+    }
+    so.writeback_unit = static_cast<uint32_t>(u);
   }
   if (opts.has("workload") && opts.get("workload") == "themis") {
     so.workloads = crashsim::themis_workloads();

@@ -110,13 +110,13 @@ TEST(CrashSuiteTest, QuickSuitePasses) {
   EXPECT_GE(r.images, 100000u);
   EXPECT_EQ(r.failures, 0u) << (r.reports.empty() ? "" : r.reports[0]);
   EXPECT_EQ(r.controls_caught(), r.controls.size());
-  EXPECT_EQ(r.controls.size(), 21u);
+  EXPECT_EQ(r.controls.size(), 25u);
   EXPECT_TRUE(r.passed()) << r.summary();
 }
 
 // The page cache model (an ordinary file under the msync medium) has a
 // test of its own, smaller than the quick suite (two rounds), with the
-// controls: the 21 above and those of the page cache, which must fail
+// controls: the 25 above and those of the page cache, which must fail
 // under it too.
 TEST(CrashSuiteTest, PageCacheSuitePasses) {
   SuiteOptions o;
@@ -133,8 +133,8 @@ TEST(CrashSuiteTest, PageCacheSuitePasses) {
     EXPECT_TRUE(c.caught) << c.name << "\n" << c.detail;
     EXPECT_GT(c.failures, 0u) << c.name;
   }
-  EXPECT_EQ(page_controls, 10u);
-  EXPECT_EQ(r.controls.size(), 21u + 10u);
+  EXPECT_EQ(page_controls, 14u);
+  EXPECT_EQ(r.controls.size(), 25u + 14u);
   EXPECT_TRUE(r.passed()) << r.summary();
 }
 

@@ -171,6 +171,11 @@ SuiteResult run_suite(const SuiteOptions& so) {
     for (sw_engine_kind e : {SW_ENGINE_SOFTWRAP, SW_ENGINE_SOFTWRAP_LOCAL}) {
       fresh("small fresh blocks unlogged in the frame", e, FreshControl::kSkipLog, {"fresh_commit", "fresh_alloc"});
       fresh("small fresh blocks logged but unflushed", e, FreshControl::kSkipLoggedFlush, {"fresh_small"});
+      // Larger blocks neither vouched for in the frame nor fenced, or
+      // vouched for and not checked by recovery: a trailer that reached
+      // persistence before the blocks is taken as committed.
+      fresh("fresh blocks not vouched for", e, FreshControl::kSkipVouch, {"fresh_alloc"});
+      fresh("fresh blocks vouched for and not checked", e, FreshControl::kSkipVouchCheck, {"fresh_alloc"});
     }
     // A committing wrap that helps retirement and also writes its own
     // words home before its commit fence (ResolvedConfig::help_control).
@@ -215,6 +220,10 @@ SuiteResult run_suite(const SuiteOptions& so) {
       for (sw_engine_kind e : {SW_ENGINE_SOFTWRAP, SW_ENGINE_SOFTWRAP_LOCAL}) {
         page((std::string("small fresh blocks unlogged in the frame, ") + engine_kind_name(e)).c_str(),
              {"", e, {}, false, true, {"fresh_commit", "fresh_alloc"}, false, false, FreshControl::kSkipLog});
+        page((std::string("fresh blocks not vouched for, ") + engine_kind_name(e)).c_str(),
+             {"", e, {}, false, true, {"fresh_alloc"}, false, false, FreshControl::kSkipVouch});
+        page((std::string("fresh blocks vouched for and not checked, ") + engine_kind_name(e)).c_str(),
+             {"", e, {}, false, true, {"fresh_alloc"}, false, false, FreshControl::kSkipVouchCheck});
       }
       ControlSpec help{"", SW_ENGINE_SOFTWRAP, {}, false, true, {"help_words", "help_wcl"}};
       help.help_control = HelpControl::kOwnBeforeCommit;

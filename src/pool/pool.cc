@@ -436,12 +436,12 @@ int PoolFile::validate_header(const void* data, size_t file_size, bool* upgrade)
   if (std::memcmp(h.magic, kPoolMagic, sizeof h.magic) != 0) {
     return set_error(SW_EFOREIGN, "not a softwrap pool: bad magic");
   }
-  if (h.layout_version != kLayoutVersion && h.layout_version != kLayoutVersionV1) {
+  if (h.layout_version < kLayoutVersionV1 || h.layout_version > kLayoutVersion) {
     if (h.layout_version > kLayoutVersion) {
       return set_error(SW_EVERSION, "pool layout version %u is newer than this library reads (versions %u "
-                       "and %u): use a newer softwrap", h.layout_version, kLayoutVersionV1, kLayoutVersion);
+                       "to %u): use a newer softwrap", h.layout_version, kLayoutVersionV1, kLayoutVersion);
     }
-    return set_error(SW_EVERSION, "pool layout version %u is not supported (this library reads versions %u and %u); "
+    return set_error(SW_EVERSION, "pool layout version %u is not supported (this library reads versions %u to %u); "
                      "open the pool with the softwrap release that wrote it", h.layout_version, kLayoutVersionV1,
                      kLayoutVersion);
   }
@@ -451,18 +451,25 @@ int PoolFile::validate_header(const void* data, size_t file_size, bool* upgrade)
   const uint64_t sum = hash64(&h, kChecksummedBytes);
   bool torn_upgrade = false;
   if (h.checksum != sum) {
-    // The upgrade from version 1 stores the version word and the checksum
-    // separately (pool_growth.cc); a crash between the two leaves a header
-    // whose checksum is right for the other version.  bind() finishes it.
+    // An upgrade stores the version word and the checksum separately
+    // (pool_growth.cc); a crash between the two leaves a header whose
+    // version word is the current one and whose checksum is right for the
+    // version it was upgraded from.  bind() finishes it.
     PoolHeader other = h;
-    other.layout_version = h.layout_version == kLayoutVersion ? kLayoutVersionV1 : kLayoutVersion;
-    if (h.checksum != hash64(&other, kChecksummedBytes)) {
+    bool match = false;
+    if (h.layout_version == kLayoutVersion) {
+      for (const uint32_t v : {kLayoutVersionV1, kLayoutVersionV2}) {
+        other.layout_version = v;
+        match = match || h.checksum == hash64(&other, kChecksummedBytes);
+      }
+    }
+    if (!match) {
       return set_error(SW_ECORRUPT, "pool header checksum mismatch (stored 0x%016" PRIx64 ", computed 0x%016" PRIx64
                        "): the header is corrupt", h.checksum, sum);
     }
     torn_upgrade = true;
   }
-  if (upgrade != nullptr) *upgrade = torn_upgrade || h.layout_version == kLayoutVersionV1;
+  if (upgrade != nullptr) *upgrade = torn_upgrade || h.layout_version < kLayoutVersion;
   if (h.pool_size > file_size) {
     return set_error(SW_ECORRUPT, "pool header says the pool was created with %" PRIu64
                      " bytes but the file has %zu: the file was truncated", h.pool_size, file_size);

@@ -27,10 +27,14 @@ inline constexpr char kPoolMagic[16] = "SOFTWRAP-POOL-1";  // 15 chars + NUL
 // Version 2: redo frames and undo records may continue in log extents
 // (LINK entries, docs/log-format.md; a version-1 reader would take a
 // linked frame for a torn one and lose a committed wrap), zones (growth)
-// and PoolMeta's durable size and limit.  A version-1 pool is upgraded
-// in place when it is opened for use (pool.cc).
-inline constexpr uint32_t kLayoutVersion = 2;
+// and PoolMeta's durable size and limit.  Version 3: redo frames may hold
+// FRESH entries (a version-2 reader would take such a frame for a torn one
+// and lose a committed wrap).  Pools of versions 1 and 2 are upgraded in
+// place when they are opened for use (pool.cc); zones keep the version
+// they were formatted with (2 or 3: their layout is the same).
+inline constexpr uint32_t kLayoutVersion = 3;
 inline constexpr uint32_t kLayoutVersionV1 = 1;
+inline constexpr uint32_t kLayoutVersionV2 = 2;
 inline constexpr uint64_t kPageSize = 4096;
 inline constexpr uint64_t kMinPoolSize = 8ull << 20;
 inline constexpr uint64_t kChunkSize = 256ull << 10;
@@ -126,7 +130,7 @@ static_assert(sizeof(LaneHeader) == 64);
 inline constexpr char kZoneMagic[8] = "SW-ZONE";  // 7 chars + NUL
 struct ZoneHeader {
   char magic[8];
-  uint32_t layout_version;  // 2
+  uint32_t layout_version;  // 2 or 3 (the version that formatted the zone)
   uint32_t index;           // zone number, >= 1
   uint8_t uuid[16];         // the pool's: a zone of another pool never parses
   uint64_t offset;          // where this header is (its zone's start)

@@ -167,7 +167,7 @@ int PoolFile::load_zones_from(uint32_t index, uint64_t off, uint64_t first, uint
     const char* bad = nullptr;
     if (std::memcmp(z.magic, kZoneMagic, sizeof z.magic) != 0) {
       bad = "bad magic (no zone starts where the previous one ends)";
-    } else if (z.layout_version != kLayoutVersion) {
+    } else if (z.layout_version != kLayoutVersion && z.layout_version != kLayoutVersionV2) {
       bad = "wrong layout version";
     } else if (z.checksum != hash64(&z, offsetof(ZoneHeader, checksum))) {
       bad = "checksum mismatch";
@@ -265,10 +265,11 @@ int PoolFile::bind(Medium* medium) {
     limit_changed_ = false;
   }
   if (upgrade_) {
-    // Version 1 -> 2: the word holding layout_version (and header_size),
-    // then the checksum.  PoolMeta is durable first, so whichever of the
-    // two a crash keeps, open reads the pool as version 2 and a version-1
-    // reader refuses it (validate_header); this finishes the job.
+    // Version 1 or 2 -> 3: the word holding layout_version (and
+    // header_size), then the checksum.  PoolMeta is durable first, so
+    // whichever of the two a crash keeps, open reads the pool as version 3
+    // and an older reader refuses it (validate_header); this finishes the
+    // job.
     SW_TRACE_LABEL("open:upgrade");
     PoolHeader h = header();
     h.layout_version = kLayoutVersion;

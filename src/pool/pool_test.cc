@@ -303,7 +303,11 @@ TEST_F(PoolFileTest, EverySingleBitFlipIsRefused) {
     if (byte < 16) {
       want = SW_EFOREIGN;
     } else if (byte >= offsetof(PoolHeader, layout_version) && byte < offsetof(PoolHeader, header_size)) {
-      want = SW_EVERSION;
+      // A version this library does not read is refused as such; one it
+      // reads (an older one, upgraded on open) by the checksum.
+      uint32_t v;
+      std::memcpy(&v, h.data() + offsetof(PoolHeader, layout_version), sizeof v);
+      want = v >= kLayoutVersionV1 && v <= kLayoutVersion ? SW_ECORRUPT : SW_EVERSION;
     }
     ASSERT_EQ(PoolFile::validate_header(h.data(), kPool), want) << "bit " << bit << ": " << last_error_message();
   }
@@ -329,10 +333,12 @@ TEST_F(PoolFileTest, RefusesOtherLayoutVersion) {
 // opened for use, it is upgraded in place (PoolMeta first, then the
 // header), keeps its bytes, and a crash between the header's two words
 // (version, then checksum) leaves a header open() accepts and finishes.
-TEST_F(PoolFileTest, Version1PoolsAreUpgradedInPlace) {
+TEST_F(PoolFileTest, Version1And2PoolsAreUpgradedInPlace) {
+  for (const uint32_t from : {kLayoutVersionV1, kLayoutVersionV2}) {
   for (const bool torn : {false, true}) {
-    SCOPED_TRACE(torn ? "upgrade torn between version and checksum" : "version-1 pool");
-    const std::string p = path(torn ? "torn" : "v1");
+    SCOPED_TRACE(std::string(torn ? "upgrade torn between version and checksum, " : "") + "version " +
+                 std::to_string(from));
+    const std::string p = path(((torn ? "torn" : "v") + std::to_string(from)).c_str());
     make_pool(p);
     uint64_t heap = 0;
     {
@@ -341,12 +347,14 @@ TEST_F(PoolFileTest, Version1PoolsAreUpgradedInPlace) {
       std::memcpy(&h, bytes.data(), sizeof h);
       heap = h.heap_offset;
       std::memcpy(bytes.data() + heap, "committed bytes", 16);
-      PoolMeta m{};
-      std::memcpy(&m, bytes.data() + h.meta_offset, sizeof m);
-      m.pool_size = 0;  // never written by version 1
-      m.max_size = 0;
-      std::memcpy(bytes.data() + h.meta_offset, &m, sizeof m);
-      h.layout_version = kLayoutVersionV1;
+      if (from == kLayoutVersionV1) {
+        PoolMeta m{};
+        std::memcpy(&m, bytes.data() + h.meta_offset, sizeof m);
+        m.pool_size = 0;  // never written by version 1
+        m.max_size = 0;
+        std::memcpy(bytes.data() + h.meta_offset, &m, sizeof m);
+      }
+      h.layout_version = from;
       reseal(&h);
       if (torn) h.layout_version = kLayoutVersion;  // the version word landed, the checksum did not
       std::memcpy(bytes.data(), &h, sizeof h);
@@ -373,6 +381,7 @@ TEST_F(PoolFileTest, Version1PoolsAreUpgradedInPlace) {
     auto again = PoolFile::open(p);
     ASSERT_NE(again, nullptr) << last_error_message();
     EXPECT_EQ(again->size(), kPool);
+  }
   }
 }
 

@@ -22,6 +22,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import paper  # noqa: E402
+import results_durable  # noqa: E402
 import results_fill  # noqa: E402
 import results_kv  # noqa: E402
 import results_limit  # noqa: E402
@@ -173,8 +174,9 @@ def header():
       "states, quoted in `bench/suite/paper.py`.")
     w()
     w("**Regenerate:** `bench/suite/make-results` (builds, runs `softwrap bench all`, the B+tree "
-      "benchmark `sw_bench_btree`, the key-value benchmark `sw_bench_kv`, the TPC-C script "
-      "`sqlite/fig16.sh` and SQLite's speedtest1 into `results/` — about 36 minutes on this 2-vCPU machine "
+      "benchmark `sw_bench_btree`, the key-value benchmark `sw_bench_kv`, the fresh fills `sw_bench_fill`, the "
+      "durable commits `sw_bench_durable`, the TPC-C script "
+      "`sqlite/fig16.sh` and SQLite's speedtest1 into `results/` — about 40 minutes on this 2-vCPU machine "
       "— then this generator; `--quick`: a smoke run of all of them). One "
       "experiment: `softwrap bench fig6`; smoke test: `softwrap bench all --quick` (CTest label `bench`).")
     w()
@@ -182,7 +184,7 @@ def header():
     w()
     loads = []
     for exp in ("fig4", "table2", "fig6", "fig7", "fig8", "fig9", "fig10", "fig11", "fig12", "workshop", "pmdk",
-                "btree", "kv", "fill", "fig16", "speedtest1", "themis", "themis-sim", "wcl", "limit"):
+                "btree", "kv", "fill", "durable", "fig16", "speedtest1", "themis", "themis-sim", "wcl", "limit"):
         mm = meta(exp)
         if "loadavg_start" in mm:
             loads.append(f"{exp} {mm['loadavg_start'].split()[0]}")
@@ -248,7 +250,7 @@ def checks():
         w()
     more = []
     for exp, what in (("btree", "the B+tree benchmark"), ("kv", "the key-value benchmark"),
-                      ("fill", "the fresh fills"), ("fig16", "the TPC-C script"),
+                      ("fill", "the fresh fills"), ("durable", "the durable commits"), ("fig16", "the TPC-C script"),
                       ("speedtest1", "SQLite's speedtest1")):
         s = meta(exp).get("seconds")
         if s:
@@ -1532,7 +1534,8 @@ def speedtest1():
 def splice(out, exp, page):
     """--only EXP: replaces, in the existing page `out`, EXP's section, its
     rows of the checks table, its lines of the shortfalls and its load
-    average with those of `page` (the page generated from EXP's results)."""
+    average with those of `page` (the page generated from EXP's results);
+    a section the page does not have yet is added where a full run puts it."""
     title = SECTION.get(exp)
     if not title:
         sys.exit(f"make_results.py: no section reads the results of {exp}")
@@ -1545,8 +1548,14 @@ def splice(out, exp, page):
             sys.exit(f"make_results.py: {out} has no \"{heading}\"")
         first = lines.index(heading)
         return first, next((i for i in range(first + 1, len(lines)) if lines[i].startswith("## ")), len(lines))
-    a, b = span(old, f"## {title}")
     na, nb = span(page, f"## {title}")
+    if f"## {title}" in old:
+        a, b = span(old, f"## {title}")
+    else:
+        # An experiment new to the page: its section goes before the first
+        # of the sections after it that the page has, else at the end.
+        after = [ln for ln in page[nb:] if ln.startswith("## ") and ln in old]
+        a = b = old.index(after[0]) if after else len(old)
     old[a:b] = page[na:nb]
     checks, shorts = BY_EXP.get(exp, ([], []))
 
@@ -1575,8 +1584,12 @@ def splice(out, exp, page):
     # The load average at the experiment's start, in the setup's list.
     load = meta(exp).get("loadavg_start", "").split()
     if load:
-        old = [re.sub(rf"(\b{re.escape(exp)}) [0-9.]+(?=[,.])", rf"\g<1> {load[0]}", ln)
-               if ln.startswith("- **Machine:**") else ln for ln in old]
+        def listed(ln):
+            """The setup's line with exp's load average (appended to the list when new)."""
+            new = re.sub(rf"(\b{re.escape(exp)}) [0-9.]+(?=[,.])", rf"\g<1> {load[0]}", ln)
+            return new if new != ln or f" {exp} " in ln else re.sub(
+                r"(started: .*?[0-9.]+)(?=\. )", rf"\g<1>, {exp} {load[0]}", ln, count=1)
+        old = [listed(ln) if ln.startswith("- **Machine:**") else ln for ln in old]
     with open(out, "w") as fh:
         fh.write("\n".join(old))
 
@@ -1598,7 +1611,8 @@ def main():
     at = len(OUT)
     me = sys.modules[__name__]
     for fn in (fig4, table2, fig6, fig7, fig8, fig9, fig10, fig11, fig12, workshop, pmdk, btree,
-               lambda: results_kv.kv(me), lambda: results_fill.fill(me), fig16, speedtest1,
+               lambda: results_kv.kv(me), lambda: results_fill.fill(me), lambda: results_durable.durable(me),
+               fig16, speedtest1,
                lambda: results_themis.themis(me), lambda: results_themis_sim.themis_sim(me),
                lambda: results_wcl.wcl(me), lambda: results_limit.limit(me)):
         try:

@@ -863,8 +863,9 @@ typedef struct sw_stats {
    * at the same time share one (group commit). */
   uint64_t device_syncs;        /* sync system calls made (each a device
                                    flush) */
-  uint64_t device_syncs_commit; /* ... of which by a wrap's commit (fences
-                                   of kind commit or data order) */
+  uint64_t device_syncs_commit; /* ... of which covered a wrap's commit
+                                   (a fence of kind commit or data order),
+                                   whichever thread made it */
   uint64_t fences_shared;       /* fences whose data a sync made by another
                                    thread covered (no call of their own) */
 } sw_stats;

@@ -243,6 +243,7 @@ void MsyncMedium::sync_shared(const Range* r, uint32_t n, bool owed, FenceKind k
   std::unique_lock<std::mutex> lk(mu_);
   pending_.insert(pending_.end(), r, r + n);
   pending_owed_ |= owed;
+  pending_commit_ |= counts_as_commit(kind);
   // A sync running now took its ranges before these were added: the first
   // sync that covers this thread is the next to start.
   const uint64_t mine = started_ + 1;
@@ -260,10 +261,12 @@ void MsyncMedium::sync_shared(const Range* r, uint32_t n, bool owed, FenceKind k
     rs.swap(pending_);
     pending_.clear();
     pending_owed_ = false;
+    const bool for_commit = pending_commit_;
+    pending_commit_ = false;
     lk.unlock();
     if (hook_ != nullptr) hook_(hook_arg_);
     sync_ranges(rs);
-    if (counts_as_commit(kind)) counters().device_syncs_commit.add();
+    if (for_commit) counters().device_syncs_commit.add();
     led = true;
     lk.lock();
     finished_ = number;

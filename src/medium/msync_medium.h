@@ -31,7 +31,11 @@
 // it itself (the leader, syncing every waiting thread's ranges), else it
 // waits for the running one to end and then one of the waiting threads
 // leads the next.  A thread whose data another thread's sync covered counts
-// fences_shared; a leader counts device_syncs.
+// fences_shared; a leader counts device_syncs, and device_syncs_commit if
+// the sync covers a commit's fence (whoever leads it: the retirement
+// thread's sync may carry a commit), so that device_syncs_commit per wrap
+// is the device flushes wraps cost: 1 for a single committer, less when
+// commits share.
 //
 // Why this keeps the fence's promise (the kernel may write any dirty page
 // back at any time, in any order): a fence promises only that what this
@@ -149,6 +153,7 @@ class MsyncMedium : public X86Medium {
   bool running_ = false;
   std::vector<Range> pending_;
   bool pending_owed_ = false;
+  bool pending_commit_ = false;  // a commit's fence waits for the next sync
   uint32_t waiting_ = 0;
   void (*hook_)(void*) = nullptr;
   void* hook_arg_ = nullptr;

@@ -327,6 +327,38 @@ void run_fresh_abort(std::vector<Driver*>& dv, Rng& rng, uint32_t size) {
   }
 }
 
+// ------------------------------------------------------------ fresh_partial
+
+// A block filled by a wrap that aborts is allocated again by the next wrap,
+// which writes only its first part: the rest still holds the aborted
+// wrap's bytes, never flushed (an abort drops what it wrote), and a frame
+// that vouches for the whole block vouches for them too — its commit must
+// make them durable, or a crash drops the committed wrap (fresh.h).
+void run_fresh_partial(std::vector<Driver*>& dv, Rng& rng, uint32_t size) {
+  Driver& d = *dv[0];
+  char* r = root(d);
+  for (uint32_t w = 0; w + 1 < size; w += 2) {
+    char* s = find_slot(d, rng, r, false);
+    if (s == nullptr) {  // full: free one
+      d.open();
+      if (char* f = find_slot(d, rng, r, true)) unlink_free(d, f);
+      d.close();
+      continue;
+    }
+    const size_t n = rng.chance(50) ? 1000 : 3000;
+    d.open();
+    if (char* a = static_cast<char*>(d.alloc(n, n))) fill_part(d, rng, a, n);
+    d.abort();
+    d.open();
+    const size_t part = 8 * (1 + rng.below(8));
+    if (char* a = static_cast<char*>(d.alloc(n, part))) {
+      fill_part(d, rng, a, part);
+      link(d, s, a, n);
+    }
+    d.close();
+  }
+}
+
 // ------------------------------------------------------------ fresh_reuse
 
 void run_fresh_reuse(std::vector<Driver*>& dv, Rng& rng, uint32_t size) {
@@ -489,6 +521,9 @@ const std::vector<Workload>& fresh_workloads() {
        64, 2, 128, 8, 1, own_root, run_fresh_reuse, check_root_slots},
       {"fresh_commit", "wraps storing only to 1-2 fresh blocks of 16-256 B and one link word", 1024, 8, 1024, 8, 1,
        own_root, run_fresh_commit, check_fresh_commit},
+      {"fresh_partial",
+       "a block filled by an aborted wrap allocated again and written only in part (the rest vouched for as it is)",
+       1024, 8, 1024, 8, 1, own_root, run_fresh_partial, check_root_slots},
       {"fresh_small",
        "wraps of 1-2 fresh blocks of at most 240 B in all (logged in the frame), tiny tables retiring them", 64, 2,
        1024, 8, 1, own_root, run_fresh_small, check_root_slots},

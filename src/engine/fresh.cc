@@ -8,6 +8,7 @@
 #include "common/relaxed_copy.h"
 #include "log/redo_log.h"
 #include "medium/medium.h"
+#include "pool/pool_format.h"
 
 namespace softwrap {
 
@@ -140,7 +141,7 @@ bool FreshSet::order_written(Medium& m, RedoWriter& log, const PoolFile& pool, b
     flush(m);
     return true;
   }
-  if (!vouch || bytes_ > kVouchMax) {
+  if (!vouch || bytes_ > kVouchMax || pool.header().layout_version < kLayoutVersion) {
     flush(m);
     m.fence(FenceKind::kDataOrder);
     return true;
@@ -152,7 +153,14 @@ bool FreshSet::order_written(Medium& m, RedoWriter& log, const PoolFile& pool, b
       if (!log.append_fresh(lo, hi - lo, fresh_hash(p, lo, hi - lo))) return false;
     }
   }
-  flush(m);
+  // Every line the hashes cover, not only those this wrap wrote: the bytes
+  // it did not write are vouched for as well, and they may be dirty and
+  // unflushed (an aborted wrap's, written into the same block and dropped
+  // at abort), or equal to home only in the cache.
+  if (control != FreshControl::kSkipFlush) {
+    for (const auto& [lo, hi] : ranges_) m.flush(pool.at(lo), hi - lo);
+  }
+  dirty_.clear();
   return true;
 }
 

@@ -73,8 +73,9 @@ class FreshSet {
   //     one range record each, replayed like any record and never aliased
   //     — and their lines flushed for the commit fence to order;
   //   * larger ones (up to kVouchMax) are vouched for: one FRESH record per
-  //     block with a hash of its bytes, and their lines flushed for the
-  //     commit fence.  The trailer and the bytes then become durable with
+  //     block with a hash of its bytes, and all their lines flushed for the
+  //     commit fence (also those the wrap did not write: the hash covers
+  //     them).  The trailer and the bytes then become durable with
   //     the same fence, in no order; recovery takes the frame as committed
   //     only if home holds the bytes vouched for (drop_unvouched in
   //     redo_log.h, which also says why a later wrap's changes to the
@@ -89,6 +90,8 @@ class FreshSet {
   // until no replayable frame holds it).  False if the log is full.
   static constexpr uint64_t kLogMax = 256;
   static constexpr uint64_t kVouchMax = uint64_t{1} << 20;
+  //   (Only in a version-3 pool: a version-2 pool stays so while another
+  //   handle, maybe of an older release, has it open: pool_growth.cc.)
   bool before_commit(Medium& m, RedoWriter& log, const PoolFile& pool, bool vouch) {
     return !written_ || order_written(m, log, pool, vouch);  // the common wrap wrote nothing fresh
   }

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "common/counters.h"
 #include "log/lanes.h"
 #include "log/redo_log.h"
 #include "log/undo_log.h"
@@ -386,8 +387,11 @@ TEST_F(FreshVouchTest, FrameVouchingForTheBytesHomeHoldsIsKept) {
   EXPECT_EQ(drop_unvouched(*file_, &f, &top), 0u);
   EXPECT_EQ(f.size(), 1u);
   EXPECT_EQ(top, 5u);
-  // Replay writes nothing for a FRESH record.
+  // Replay writes nothing for a FRESH record, but flushes the block (a
+  // recovering process may have found it only in the page cache).
+  const uint64_t flushes = counters().flushes.get();
   EXPECT_EQ(apply_frame(*file_, *medium_, f[0]), 0u);
+  EXPECT_EQ(counters().flushes.get() - flushes, 1024u / 64);
 }
 
 TEST_F(FreshVouchTest, FrameWhoseFreshBytesDidNotPersistIsDropped) {

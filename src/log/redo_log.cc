@@ -548,6 +548,11 @@ WalkResult walk_frame(const PoolFile& pool, uint32_t lane, uint64_t phys, Medium
       if (n == 0 || !pool.home_range_ok(off, n)) break;
       if (words) words->insert(words->end(), {w, n, h});
       if (spans) spans->fresh.push_back({off, n, h});
+      // Replay writes nothing, but flushes the bytes: the recovering
+      // process may have found them only in a page cache (the writer was
+      // killed in its commit's sync) and must make them durable before
+      // its watermark passes the frame.
+      if (apply) apply->flush(pool.at(off), n);
       res.vouches = true;
       ++count;
     } else if (kind == kLink) {

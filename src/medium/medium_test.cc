@@ -9,6 +9,7 @@
 // several trials and is five times the expected cost.
 #include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -481,6 +482,7 @@ TEST_F(MsyncMediumTest, FlushesOutsideTheMappingAreNotSynced) {
 // range on the file.
 TEST_F(MsyncMediumTest, WithADescriptorAFenceIsOneMsyncForEveryRange) {
   MsyncMedium m(base_, len_, cpu_features().flush, cpu_features().avx, fd_);
+  if (!m.uses_file_range()) GTEST_SKIP() << "the test file is not on ext4 or XFS: sync_file_range is not used";
   auto src = pattern(3 * page_, 6);
   m.write_flush(base_ + 100, src.data(), 200);                  // page 0
   m.stream(base_ + 20 * page_ + 64, src.data() + 300, 512);     // page 20
@@ -500,6 +502,7 @@ TEST_F(MsyncMediumTest, WithADescriptorAFenceIsOneMsyncForEveryRange) {
 // flushes once (a fence with nothing left in its list must not skip it).
 TEST_F(MsyncMediumTest, WithADescriptorAFullListIsWrittenEarlyAndFlushedAtTheFence) {
   MsyncMedium m(base_, len_, cpu_features().flush, cpu_features().avx, fd_);
+  if (!m.uses_file_range()) GTEST_SKIP() << "the test file is not on ext4 or XFS: sync_file_range is not used";
   char byte = 3;
   for (size_t i = 0; i < MsyncMedium::kMaxRanges + 1; ++i) m.write_flush(base_ + 2 * i * page_, &byte, 1);
   EXPECT_EQ(m.msync_calls(), 0u);  // written back, not flushed
@@ -520,6 +523,7 @@ TEST_F(MsyncMediumTest, WithADescriptorAFullListIsWrittenEarlyAndFlushedAtTheFen
 // second sync started.
 TEST_F(MsyncMediumTest, FencesThatArriveDuringASyncShareTheNextOne) {
   MsyncMedium m(base_, len_, cpu_features().flush, cpu_features().avx, fd_);
+  if (!m.uses_file_range()) GTEST_SKIP() << "the test file is not on ext4 or XFS: sync_file_range is not used";
   struct Hold {
     MsyncMedium* m;
     std::atomic<int> syncs{0};
@@ -561,6 +565,44 @@ TEST_F(MsyncMediumTest, FencesThatArriveDuringASyncShareTheNextOne) {
   EXPECT_EQ(m.msync_calls(), 2u);
   EXPECT_EQ(hold.syncs.load(), 2);
   EXPECT_EQ(returned_after_second.load(), 2);
+}
+
+// sync_file_range only where it reaches the mapping's pages: ext4 and XFS,
+// not tmpfs (nor overlayfs, where it acts on an empty page cache and
+// returns 0); there every range gets its own msync.
+TEST(MsyncMediumFs, FileRangeOnlyWhereItReachesTheMapping) {
+  const int fd = open("/dev/shm", O_RDONLY | O_DIRECTORY);
+  ASSERT_GE(fd, 0);
+  EXPECT_FALSE(MsyncMedium::writeback_reaches_mapping(fd));
+  close(fd);
+  EXPECT_FALSE(MsyncMedium::writeback_reaches_mapping(-1));
+  char tmpl[] = "/dev/shm/softwrap_medium_fs_XXXXXX";
+  const int f = mkstemp(tmpl);
+  ASSERT_GE(f, 0);
+  unlink(tmpl);
+  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  ASSERT_EQ(ftruncate(f, static_cast<off_t>(3 * page)), 0);
+  void* p = mmap(nullptr, 3 * page, PROT_READ | PROT_WRITE, MAP_SHARED, f, 0);
+  ASSERT_NE(p, MAP_FAILED);
+  {
+    MsyncMedium m(p, 3 * page, cpu_features().flush, cpu_features().avx, f);
+    EXPECT_FALSE(m.uses_file_range());
+    char byte = 1;
+    m.write_flush(static_cast<char*>(p), &byte, 1);
+    m.write_flush(static_cast<char*>(p) + 2 * page, &byte, 1);
+    m.fence(FenceKind::kCommit);
+    EXPECT_EQ(m.msync_calls(), 2u);  // one msync per range
+  }
+  munmap(p, 3 * page);
+  close(f);
+  // The build's file system here is ext4: where the test runs on one,
+  // the check must say so.
+  const int cwd = open(".", O_RDONLY | O_DIRECTORY);
+  ASSERT_GE(cwd, 0);
+  struct statfs fs;
+  ASSERT_EQ(fstatfs(cwd, &fs), 0);
+  if (fs.f_type == 0xEF53 || fs.f_type == 0x58465342) EXPECT_TRUE(MsyncMedium::writeback_reaches_mapping(cwd));
+  close(cwd);
 }
 
 // -------------------------------------------------------------- scm-emu

@@ -10,6 +10,7 @@
 
 #include <fcntl.h>  // sync_file_range (_GNU_SOURCE: g++ defines it)
 #include <sys/mman.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -113,7 +114,9 @@ MsyncMedium::MsyncMedium(void* base, size_t len)
     : MsyncMedium(base, len, cpu_features().flush, cpu_features().avx) {}
 
 MsyncMedium::MsyncMedium(void* base, size_t len, FlushInsn insn, bool use_avx, int fd, Reach reach)
-    : X86Medium(insn, use_avx, "msync", false), fd_(fd), reach_(reach) {
+    : X86Medium(insn, use_avx, "msync", false),
+      fd_(fd >= 0 && writeback_reaches_mapping(fd) ? fd : -1),
+      reach_(reach) {
   long page = sysconf(_SC_PAGESIZE);
   page_mask_ = static_cast<uintptr_t>(page > 0 ? page : 4096) - 1;
   auto b = reinterpret_cast<uintptr_t>(base);
@@ -129,6 +132,14 @@ MsyncMedium::~MsyncMedium() {
   LiveRegistry& reg = registry();
   std::lock_guard<std::mutex> g(reg.mu);
   reg.ids.erase(std::remove(reg.ids.begin(), reg.ids.end(), id_), reg.ids.end());
+}
+
+bool MsyncMedium::writeback_reaches_mapping(int fd) {
+  constexpr long kExt4 = 0xEF53;  // EXT4_SUPER_MAGIC (also ext2/ext3)
+  constexpr long kXfs = 0x58465342;  // XFS_SUPER_MAGIC
+  struct statfs fs;
+  if (fstatfs(fd, &fs) != 0) return false;
+  return fs.f_type == kExt4 || fs.f_type == kXfs;
 }
 
 void MsyncMedium::msync_pages(uintptr_t begin, uintptr_t end) {
@@ -234,15 +245,16 @@ void MsyncMedium::fence(FenceKind kind) {
   Range rs[kMaxRanges];
   for (uint32_t i = 0; i < d->n; ++i) rs[i] = Range{d->r[i].begin, d->r[i].end};
   const uint32_t n = d->n;
-  const bool owed = d->owed;
   d->clear();
-  sync_shared(rs, n, owed, kind);
+  sync_shared(rs, n, kind);
 }
 
-void MsyncMedium::sync_shared(const Range* r, uint32_t n, bool owed, FenceKind kind) {
+// A thread that wrote pages back early (owed) may come with no range: it
+// needs no more than any sync, since every sync ends in an msync, which
+// flushes the device.
+void MsyncMedium::sync_shared(const Range* r, uint32_t n, FenceKind kind) {
   std::unique_lock<std::mutex> lk(mu_);
   pending_.insert(pending_.end(), r, r + n);
-  pending_owed_ |= owed;
   pending_commit_ |= counts_as_commit(kind);
   // A sync running now took its ranges before these were added: the first
   // sync that covers this thread is the next to start.
@@ -260,7 +272,6 @@ void MsyncMedium::sync_shared(const Range* r, uint32_t n, bool owed, FenceKind k
     const uint64_t number = ++started_;
     rs.swap(pending_);
     pending_.clear();
-    pending_owed_ = false;
     const bool for_commit = pending_commit_;
     pending_commit_ = false;
     lk.unlock();
@@ -286,7 +297,7 @@ void MsyncMedium::drain() {
   const uintptr_t end = map_end_.load(std::memory_order_acquire);
   if (end <= map_begin_) return;
   const Range all{map_begin_, end};
-  sync_shared(&all, 1, false, FenceKind::kOther);
+  sync_shared(&all, 1, FenceKind::kOther);
 }
 
 }  // namespace softwrap

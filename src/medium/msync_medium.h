@@ -56,8 +56,13 @@
 // its next fence a flush.  A slot left behind by a destroyed medium is
 // recognised through a process-wide registry of live ids and reused.
 //
-// Without a file descriptor (fd < 0: tests) every range is synced with its
-// own msync, one flush each.
+// sync_file_range is used only where it is known to write back the pages
+// of the mapping: on ext4 and XFS (writeback_reaches_mapping).  On other
+// file systems — overlayfs, Docker's usual root, acts on the overlay
+// inode's empty page cache, not on the real file's pages the mapping holds,
+// and returns 0 having written nothing — and without a file descriptor
+// (fd < 0: tests), every range is synced with its own msync, one flush
+// each, as msync always reaches the mapping's pages.
 //
 // A failed msync or sync_file_range means dirty pages may have been
 // dropped by the kernel, and retrying would falsely report success (the
@@ -91,7 +96,8 @@ class MsyncMedium : public X86Medium {
   // The mapping [base, base+len) must stay mapped until the medium is
   // destroyed.  Flushes outside it are performed but not synced.
   MsyncMedium(void* base, size_t len);
-  // fd: the mapped file (for sync_file_range), or -1.
+  // fd: the mapped file (for sync_file_range), or -1.  The medium uses it
+  // only if writeback_reaches_mapping(fd).
   MsyncMedium(void* base, size_t len, FlushInsn insn, bool use_avx, int fd = -1, Reach reach = Reach::kRanges);
   ~MsyncMedium() override;
 
@@ -100,6 +106,12 @@ class MsyncMedium : public X86Medium {
   void fence(FenceKind kind) override;
   void drain() override;
   void extend(size_t len) override;
+
+  // Whether sync_file_range on fd writes back the pages a shared mapping
+  // of fd holds: true on ext4 and XFS, false elsewhere (fstatfs).
+  static bool writeback_reaches_mapping(int fd);
+  // Whether this medium writes ranges back with sync_file_range.
+  bool uses_file_range() const { return fd_ >= 0; }
 
   // What this medium asked of the kernel (all threads), for tests.
   uint64_t msync_calls() const { return msync_calls_.load(std::memory_order_relaxed); }
@@ -123,9 +135,8 @@ class MsyncMedium : public X86Medium {
     uintptr_t begin, end;
   };
   void note_dirty(const void* addr, size_t n);
-  // Makes the ranges durable with the group (see the top of this file);
-  // owed: this thread wrote pages back early and needs a flush anyway.
-  void sync_shared(const Range* r, uint32_t n, bool owed, FenceKind kind);
+  // Makes the ranges durable with the group (see the top of this file).
+  void sync_shared(const Range* r, uint32_t n, FenceKind kind);
   // Writes rs back and flushes the device once (rs sorted and coalesced
   // in place; may be empty: then a flush alone).
   void sync_ranges(std::vector<Range>& rs);
@@ -152,7 +163,6 @@ class MsyncMedium : public X86Medium {
   uint64_t started_ = 0, finished_ = 0;
   bool running_ = false;
   std::vector<Range> pending_;
-  bool pending_owed_ = false;
   bool pending_commit_ = false;  // a commit's fence waits for the next sync
   uint32_t waiting_ = 0;
   void (*hook_)(void*) = nullptr;

@@ -451,17 +451,17 @@ int PoolFile::validate_header(const void* data, size_t file_size, bool* upgrade)
   const uint64_t sum = hash64(&h, kChecksummedBytes);
   bool torn_upgrade = false;
   if (h.checksum != sum) {
-    // An upgrade stores the version word and the checksum separately
-    // (pool_growth.cc); a crash between the two leaves a header whose
-    // version word is the current one and whose checksum is right for the
-    // version it was upgraded from.  bind() finishes it.
+    // An upgrade stores the version word and the checksum separately, in
+    // two cache lines with one fence for both (pool_growth.cc): a crash
+    // may keep either without the other, leaving a header whose checksum
+    // is right for another version it reads (the one upgraded from or to,
+    // or, from a previous release's upgrade, 1 and 2).  bind() finishes it.
     PoolHeader other = h;
     bool match = false;
-    if (h.layout_version == kLayoutVersion) {
-      for (const uint32_t v : {kLayoutVersionV1, kLayoutVersionV2}) {
-        other.layout_version = v;
-        match = match || h.checksum == hash64(&other, kChecksummedBytes);
-      }
+    for (uint32_t v = kLayoutVersionV1; v <= kLayoutVersion; ++v) {
+      if (v == h.layout_version) continue;
+      other.layout_version = v;
+      match = match || h.checksum == hash64(&other, kChecksummedBytes);
     }
     if (!match) {
       return set_error(SW_ECORRUPT, "pool header checksum mismatch (stored 0x%016" PRIx64 ", computed 0x%016" PRIx64

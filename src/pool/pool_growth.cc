@@ -264,6 +264,13 @@ int PoolFile::bind(Medium* medium) {
     medium->fence(FenceKind::kOther);
     limit_changed_ = false;
   }
+  // A version-2 pool other handles have open stays version 2 for this
+  // session: they may be processes of an older release, which read the
+  // header once, at their open, and would take this one's FRESH frames for
+  // torn ones if they recovered after it (the engines vouch only on a
+  // version-3 pool: FreshSet::before_commit).  The first handle to open it
+  // alone upgrades it.
+  if (upgrade_ && header().layout_version == kLayoutVersionV2 && shared_ && others_open()) upgrade_ = false;
   if (upgrade_) {
     // Version 1 or 2 -> 3: the word holding layout_version (and
     // header_size), then the checksum.  PoolMeta is durable first, so

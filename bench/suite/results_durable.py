@@ -181,3 +181,23 @@ def durable(m):
             f"({ret:.3f} retirement fences per commit), which make the lines written home durable before their "
             "log is reused.")
         m.w()
+    if one is not None and m.sel(d, threads=1, batch=100, contender="lmdb"):
+        m.w("Why batches of 100 miss their bars (measured on this VM with `perf record -g` and `strace -f` over "
+            "600 batches of 100 random inserts, issue 38's first session). A commit is one device flush, but what "
+            "it writes costs per page and per call on a writable shared mapping, which LMDB (`pwritev` of its "
+            "copied pages, one call per commit, a read-only map) and SQLite (`pwrite`) do not pay: (1) every "
+            "page written back from a writable shared mapping is write-protected first (`page_mkclean`), a TLB "
+            "shootdown IPI to the other CPU where the retirement thread runs (`smp_call_function_many_cond` and "
+            "`native_write_msr`: 18 % of the samples), and the next store to it faults (`ext4_page_mkwrite`); "
+            "(2) each `sync_file_range` call submits its own plug, a virtio doorbell and VM exit (`iowrite16`: "
+            "12 %); a commit syncs about 45 KB in 6.5 ranges (its log, 30 KB of it the leaf shifts logged as "
+            "ranges, and its fresh nodes) and retirement about 40 KB per commit in ranges of one or two pages "
+            "(about 100 per retirement sync). LMDB writes about 100 pages per commit, more bytes than softwrap, "
+            "in one call with no IPI or fault. What would reach the bars: log lines written to the file with "
+            "`pwrite` instead of stores to the mapping (no write-protect, no fault: the lane is rewritten at "
+            "every commit), one write-back call per sync (all ranges in one plug), and fewer bytes per insert "
+            "(object-granular writes, issue 39, log a leaf's changed bytes, not its shifted tail). The 4-thread "
+            "bar (2x one thread at batch 1) is limited by the same per-page costs on 2 cores: group commit "
+            "halves the flushes (0.44 per commit) but each thread's lane is its own range, so a shared sync "
+            "writes as many ranges as it covers threads.")
+        m.w()

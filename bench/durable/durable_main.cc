@@ -31,12 +31,14 @@
 #include <string>
 #include <vector>
 
+#include "../btree/bench_common.h"  // split
 #include "durable.h"
 
 namespace durable = softwrap::bench::durable;
 using durable::Cell;
 using durable::Keys;
 using durable::RunResult;
+using softwrap::bench::split;
 
 namespace {
 
@@ -77,16 +79,6 @@ uint64_t number(const char* argv0, const std::string& text) {
   const unsigned long long v = std::strtoull(text.c_str(), &end, 10);
   if (text.empty() || *end != '\0' || v == 0) usage(argv0);
   return v;
-}
-
-std::vector<std::string> split(const std::string& s) {
-  std::vector<std::string> v;
-  for (size_t at = 0;;) {
-    const size_t c = s.find(',', at);
-    v.push_back(s.substr(at, c == std::string::npos ? std::string::npos : c - at));
-    if (c == std::string::npos) return v;
-    at = c + 1;
-  }
 }
 
 Options parse(int argc, char** argv) {

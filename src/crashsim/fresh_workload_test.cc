@@ -44,7 +44,7 @@ INSTANTIATE_TEST_SUITE_P(
     Fresh, FreshCrashTest,
     ::testing::Combine(::testing::ValuesIn(names()),
                        ::testing::Values(SW_ENGINE_SOFTWRAP, SW_ENGINE_SOFTWRAP_LOCAL, SW_ENGINE_UNDO),
-                       ::testing::Values(Persistency::kX86, Persistency::kThemis)),
+                       ::testing::Values(Persistency::kX86, Persistency::kThemis, Persistency::kPageCache)),
     case_name);
 
 // The cases the workloads exist for are reached: aborted wraps, a wrap the

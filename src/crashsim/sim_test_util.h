@@ -50,7 +50,7 @@ inline std::string test_name(std::string name) {
 using NamedCase = std::tuple<std::string, sw_engine_kind, Persistency>;
 inline std::string case_name(const ::testing::TestParamInfo<NamedCase>& i) {
   return test_name(std::get<0>(i.param)) + "_" + test_name(engine_kind_name(std::get<1>(i.param))) + "_" +
-         persistency_name(std::get<2>(i.param));
+         test_name(persistency_name(std::get<2>(i.param)));
 }
 
 }  // namespace softwrap::crashsim

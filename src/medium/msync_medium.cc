@@ -191,13 +191,15 @@ void MsyncMedium::sync_ranges(std::vector<Range>& rs) {
   if (fd_ < 0) {
     for (size_t i = 0; i + 1 < n; ++i) msync_pages(rs[i].begin, rs[i].end);
   } else if (n > 1) {
-    // Every range's writeback started at once (after writeback already
-    // under way, which may hold older content), then one wait for all of
-    // them over their span: the device sees them together.
-    for (size_t i = 0; i + 1 < n; ++i) {
+    // Every range's writeback started at once, the last one's too (after
+    // writeback already under way, which may hold older content), then one
+    // wait for all of them over their span: the device has them all in
+    // flight together, and the msync below finds the last range written
+    // and only flushes.
+    for (size_t i = 0; i < n; ++i) {
       file_range(rs[i].begin, rs[i].end, SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE);
     }
-    file_range(rs[0].begin, rs[n - 2].end, SYNC_FILE_RANGE_WAIT_AFTER);
+    file_range(rs[0].begin, rs[n - 1].end, SYNC_FILE_RANGE_WAIT_AFTER);
   }
   msync_pages(rs[n - 1].begin, rs[n - 1].end);  // the last range, and the flush for all
 }

@@ -10,12 +10,15 @@
 // file system every msync(MS_SYNC) or fdatasync ends in a device flush
 // (ext4_sync_file and xfs_file_fsync send a cache-flush command), so a
 // fence that synced each dirty range with its own msync paid one flush per
-// range.  Instead, a sync starts every range but the last writing back
-// with sync_file_range (after waiting for writeback already under way,
-// which may carry older content), waits once for all of them over their
-// span (no flush), and syncs the last with msync(MS_SYNC), whose flush
-// makes all of them durable: a cache flush covers every write completed
-// before it.  Syncing a span
+// range.  Instead, a sync starts every range writing back with
+// sync_file_range (after waiting for writeback already under way, which
+// may carry older content), waits once for all of them over their span (no
+// flush), and syncs the last range again with msync(MS_SYNC), which finds
+// it written and flushes the device: a cache flush covers every write
+// completed before it.  (Starting the last range with the others, not in
+// the msync after the wait, keeps the device's writes in flight together:
+// 10-28 % more commits/s with 4 committing threads, 10-17 % with batches
+// of 100, measured side by side.)  Syncing a span
 // from the lowest to the highest dirty page with one msync would also be
 // one flush, but the kernel then writes back every dirty page inside the
 // span — pages retirement dirtied and will dirty again — and each page it

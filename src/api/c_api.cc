@@ -337,8 +337,19 @@ void fill(sw_pool* p, ThreadCtx& c, uint64_t off, int ch, size_t n) {
 // bytes never written since they were zero, or freed by a commit the
 // engine has put out of replay's reach.  Its first `zero` bytes are then
 // zeroed, unless known to be zero already.
+//
+// On a medium that syncs pages (msync: a file not on DAX) a block smaller
+// than kFreshInPlaceMin goes through the engine instead, logged with the
+// wrap's other stores: the commit then syncs the lane's few contiguous
+// pages, not a page per scattered small block (batches of 100 B+tree
+// inserts on ext4: 8-29 % more inserts/s, single inserts 8-15 %, measured
+// side by side).  Larger blocks stay in place (logging a big zero-fill
+// would cost far more than its pages).
+inline constexpr uint64_t kFreshInPlaceMin = 16 << 10;
+
 void alloc_fresh(sw_pool* p, ThreadCtx& c, uint64_t off, const AllocInfo& info, size_t zero) {
-  if (p->engine->writes_fresh_apart() && (info.zero || p->engine->reuse_safe(info.reuse_seq))) {
+  const bool in_place = !p->medium->properties().syncs_pages || info.usable >= kFreshInPlaceMin;
+  if (in_place && p->engine->writes_fresh_apart() && (info.zero || p->engine->reuse_safe(info.reuse_seq))) {
     c.fresh.add(off, off + info.usable);
     c.counters.fresh_blocks.add();
   }

@@ -55,6 +55,12 @@ struct MediumProperties {
   // crash simulator's persistency model's to decide (its x86 model must
   // catch undo-themis).  Required by the undo-themis engine.
   bool themis_rule = false;
+  // Persistence is by page write-back (msync on a file not on DAX): what a
+  // commit must make durable costs a page write (and a write-protect, and a
+  // fault at the next store) per scattered page, so small blocks a wrap
+  // allocates are cheaper logged — contiguous in the lane — than written in
+  // place (kFreshInPlaceMin, api/c_api.cc).
+  bool syncs_pages = false;
 };
 
 struct MediumOptions {

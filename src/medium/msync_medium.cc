@@ -117,6 +117,7 @@ MsyncMedium::MsyncMedium(void* base, size_t len, FlushInsn insn, bool use_avx, i
     : X86Medium(insn, use_avx, "msync", false),
       fd_(fd >= 0 && writeback_reaches_mapping(fd) ? fd : -1),
       reach_(reach) {
+  props_.syncs_pages = true;
   long page = sysconf(_SC_PAGESIZE);
   page_mask_ = static_cast<uintptr_t>(page > 0 ? page : 4096) - 1;
   auto b = reinterpret_cast<uintptr_t>(base);
@@ -254,37 +255,42 @@ void MsyncMedium::fence(FenceKind kind) {
 // A thread that wrote pages back early (owed) may come with no range: it
 // needs no more than any sync, since every sync ends in an msync, which
 // flushes the device.
+MsyncMedium::Group& MsyncMedium::group_for(FenceKind kind) {
+  return counts_as_commit(kind) ? groups_[0] : groups_[1];
+}
+
 void MsyncMedium::sync_shared(const Range* r, uint32_t n, FenceKind kind) {
-  std::unique_lock<std::mutex> lk(mu_);
-  pending_.insert(pending_.end(), r, r + n);
-  pending_commit_ |= counts_as_commit(kind);
+  Group& g = group_for(kind);
+  std::unique_lock<std::mutex> lk(g.mu);
+  g.pending.insert(g.pending.end(), r, r + n);
+  g.pending_commit |= counts_as_commit(kind);
   // A sync running now took its ranges before these were added: the first
   // sync that covers this thread is the next to start.
-  const uint64_t mine = started_ + 1;
+  const uint64_t mine = g.started + 1;
   bool led = false;
   std::vector<Range> rs;
-  while (finished_ < mine) {
-    if (running_) {
-      ++waiting_;
-      done_cv_.wait(lk);
-      --waiting_;
+  while (g.finished < mine) {
+    if (g.running) {
+      ++g.waiting;
+      g.done_cv.wait(lk);
+      --g.waiting;
       continue;
     }
-    running_ = true;
-    const uint64_t number = ++started_;
-    rs.swap(pending_);
-    pending_.clear();
-    const bool for_commit = pending_commit_;
-    pending_commit_ = false;
+    g.running = true;
+    const uint64_t number = ++g.started;
+    rs.swap(g.pending);
+    g.pending.clear();
+    const bool for_commit = g.pending_commit;
+    g.pending_commit = false;
     lk.unlock();
     if (hook_ != nullptr) hook_(hook_arg_);
     sync_ranges(rs);
     if (for_commit) counters().device_syncs_commit.add();
     led = true;
     lk.lock();
-    finished_ = number;
-    running_ = false;
-    done_cv_.notify_all();
+    g.finished = number;
+    g.running = false;
+    g.done_cv.notify_all();
   }
   if (!led) counters().fences_shared.add();
 }

@@ -29,7 +29,14 @@
 // needs (a first write to a preallocated extent) belongs to the inode and
 // is made by that msync for all the ranges.
 //
-// Group commit: a fencing thread adds its ranges to the pending ones and
+// Two groups, each with its own syncs: commits (fences of kind commit and
+// data order) and the rest (retirement's, which write back many scattered
+// home pages).  A commit never queues behind a retirement sync; the two
+// run side by side, each with its flush (side by side: batches of 100
+// B+tree inserts up to 10 % more inserts/s, 4 committing threads up to
+// 18 % more commits/s; the runs are noisy).
+//
+// Group commit: a fencing thread adds its ranges to its group's pending ones and
 // waits for a sync that *starts* after that; if none is running it makes
 // it itself (the leader, syncing every waiting thread's ranges), else it
 // waits for the running one to end and then one of the waiting threads
@@ -122,8 +129,12 @@ class MsyncMedium : public X86Medium {
 
   // Threads waiting for a sync to start or end (for tests).
   uint32_t waiting() {
-    std::lock_guard<std::mutex> g(mu_);
-    return waiting_;
+    uint32_t n = 0;
+    for (Group& g : groups_) {
+      std::lock_guard<std::mutex> l(g.mu);
+      n += g.waiting;
+    }
+    return n;
   }
 
   // Test seam: called by a leader with the group's lock released, just
@@ -158,16 +169,20 @@ class MsyncMedium : public X86Medium {
   std::atomic<uint64_t> msync_calls_{0};
   std::atomic<uint64_t> msync_bytes_{0};
 
-  // The group (guarded by mu_): syncs started and finished (a sync's number
-  // is its place in that order), whether one is running, and the span of
+  // A group (guarded by mu): syncs started and finished (a sync's number
+  // is its place in that order), whether one is running, and the ranges of
   // the threads waiting for the next one.
-  std::mutex mu_;
-  std::condition_variable done_cv_;
-  uint64_t started_ = 0, finished_ = 0;
-  bool running_ = false;
-  std::vector<Range> pending_;
-  bool pending_commit_ = false;  // a commit's fence waits for the next sync
-  uint32_t waiting_ = 0;
+  struct Group {
+    std::mutex mu;
+    std::condition_variable done_cv;
+    uint64_t started = 0, finished = 0;
+    bool running = false;
+    std::vector<Range> pending;
+    bool pending_commit = false;  // a commit's fence waits for the next sync
+    uint32_t waiting = 0;
+  };
+  Group& group_for(FenceKind kind);
+  Group groups_[2];  // [0] commit fences, [1] the rest (retirement, ...)
   void (*hook_)(void*) = nullptr;
   void* hook_arg_ = nullptr;
 };

@@ -348,8 +348,8 @@ void fill(sw_pool* p, ThreadCtx& c, uint64_t off, int ch, size_t n) {
 inline constexpr uint64_t kFreshInPlaceMin = 16 << 10;
 
 void alloc_fresh(sw_pool* p, ThreadCtx& c, uint64_t off, const AllocInfo& info, size_t zero) {
-  const bool in_place = !p->medium->properties().syncs_pages || info.usable >= kFreshInPlaceMin;
-  if (in_place && p->engine->writes_fresh_apart() && (info.zero || p->engine->reuse_safe(info.reuse_seq))) {
+  if (info.usable >= p->fresh_in_place_min && p->engine->writes_fresh_apart() &&
+      (info.zero || p->engine->reuse_safe(info.reuse_seq))) {
     c.fresh.add(off, off + info.usable);
     c.counters.fresh_blocks.add();
   }
@@ -488,6 +488,7 @@ sw_pool* assemble(std::unique_ptr<PoolFile> file, const ResolvedConfig& cfg) {
   p->medium = make_medium(mo, p->file->base(), p->file->size());
   if (!p->medium) return nullptr;
   if (check_engine_medium(cfg, p->medium->properties()) != 0) return nullptr;
+  p->fresh_in_place_min = p->medium->properties().syncs_pages ? kFreshInPlaceMin : 0;
   // A shared pool is opened with write access held: recovery and the pool
   // layer's open-time writes need it, and the heap scanned below must not
   // change meanwhile.

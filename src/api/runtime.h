@@ -33,6 +33,9 @@ struct alignas(64) sw_pool : sw_pool_hot {
   softwrap::ResolvedConfig cfg;
   std::unique_ptr<softwrap::PoolFile> file;
   std::unique_ptr<softwrap::Medium> medium;
+  // Smallest block a wrap writes in place (fresh, c_api.cc alloc_fresh):
+  // 0, or kFreshInPlaceMin where the medium syncs pages.  Set at open.
+  uint64_t fresh_in_place_min = 0;
   std::unique_ptr<softwrap::LaneSet> lanes;
   std::unique_ptr<softwrap::Allocator> alloc;  // before engine: outlives it (log extents)
   std::unique_ptr<softwrap::Engine> engine;

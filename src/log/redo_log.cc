@@ -606,58 +606,49 @@ uint64_t apply_frame(const PoolFile& pool, Medium& medium, const RedoFrame& f, b
   return r.bytes;
 }
 
+static FrameSpans frame_spans(const PoolFile& pool, const RedoFrame& f) {
+  FrameSpans sp;
+  walk_frame(pool, f.lane, f.phys_pos, nullptr, nullptr, false, &sp);
+  return sp;
+}
+
+static bool home_holds(const PoolFile& pool, const FrameSpans::Fresh& fr) {
+  return fresh_hash(pool.at(fr.off), fr.off, fr.len) == fr.hash;
+}
+
 uint64_t drop_unvouched(const PoolFile& pool, std::vector<RedoFrame>* frames, uint64_t* max_seq) {
   // The common case: every frame's fresh bytes are what it vouched for.
-  std::vector<bool> bad(frames->size(), false);
   bool any_bad = false;
-  for (size_t i = 0; i < frames->size(); ++i) {
-    const RedoFrame& f = (*frames)[i];
+  for (const RedoFrame& f : *frames) {
     *max_seq = std::max(*max_seq, f.seq);
-    if (!f.vouches) continue;
-    FrameSpans sp;
-    walk_frame(pool, f.lane, f.phys_pos, nullptr, nullptr, false, &sp);
-    for (const FrameSpans::Fresh& fr : sp.fresh) {
-      if (fresh_hash(pool.at(fr.off), fr.off, fr.len) != fr.hash) bad[i] = any_bad = true;
-    }
+    if (!f.vouches || any_bad) continue;
+    for (const FrameSpans::Fresh& fr : frame_spans(pool, f).fresh) any_bad = any_bad || !home_holds(pool, fr);
   }
   if (!any_bad) return 0;
-  // Newest first: a frame home does not match stands if a newer frame kept
-  // writes to a range it vouched for that home does not match.
-  std::vector<size_t> order(frames->size());
-  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return (*frames)[a].seq > (*frames)[b].seq; });
+  // Rare (a crash mid-commit).  Newest first: a frame home does not match
+  // stands if a newer frame kept writes to the range home does not match.
+  std::sort(frames->begin(), frames->end(), [](const RedoFrame& a, const RedoFrame& b) { return a.seq > b.seq; });
   std::map<uint64_t, uint64_t> written;  // off -> end, of the frames kept so far (may overlap)
-  auto overlaps = [&](uint64_t off, uint64_t len) {  // rare (a crash mid-commit): a plain walk
+  auto overlaps = [&](uint64_t off, uint64_t len) {  // a plain walk
     for (auto it = written.begin(); it != written.end() && it->first < off + len; ++it) {
       if (it->second > off) return true;
     }
     return false;
   };
-  std::vector<bool> drop(frames->size(), false);
-  uint64_t dropped = 0;
-  for (size_t i : order) {
-    const RedoFrame& f = (*frames)[i];
-    FrameSpans sp;
-    walk_frame(pool, f.lane, f.phys_pos, nullptr, nullptr, false, &sp);
-    if (bad[i]) {
-      for (const FrameSpans::Fresh& fr : sp.fresh) {
-        if (fresh_hash(pool.at(fr.off), fr.off, fr.len) != fr.hash && !overlaps(fr.off, fr.len)) drop[i] = true;
-      }
-    }
-    if (drop[i]) {
-      ++dropped;
-      continue;
-    }
+  size_t kept = 0;
+  for (size_t i = 0; i < frames->size(); ++i) {
+    const FrameSpans sp = frame_spans(pool, (*frames)[i]);
+    bool drop = false;
+    for (const FrameSpans::Fresh& fr : sp.fresh) drop = drop || (!home_holds(pool, fr) && !overlaps(fr.off, fr.len));
+    if (drop) continue;
     for (const auto& [off, len] : sp.written) {
       uint64_t& end = written[off];
       end = std::max(end, off + len);
     }
+    (*frames)[kept++] = (*frames)[i];
   }
-  size_t n = 0;
-  for (size_t i = 0; i < frames->size(); ++i) {
-    if (!drop[i]) (*frames)[n++] = (*frames)[i];
-  }
-  frames->resize(n);
+  const uint64_t dropped = frames->size() - kept;
+  frames->resize(kept);
   return dropped;
 }
 

@@ -242,7 +242,8 @@ void scan_lane(const PoolFile& pool, uint32_t lane, uint64_t min_seq, std::vecto
 // in-place writes) before the watermark passed the frame; such a later
 // wrap's committed frame writes those bytes, and it could reach them only
 // after the frame committed (the block was unreachable before), so the
-// frame stands.  drop_unvouched removes from frames (any order) each frame
+// frame stands.  drop_unvouched removes from frames (any order; it may
+// reorder them) each frame
 // with a FRESH range that home does not match and that no frame kept and
 // newer than it writes to, deciding from the newest down; returns how many
 // it dropped and raises *max_seq to the highest seq among all of them

@@ -20,6 +20,16 @@
 
 namespace softwrap::bench {
 
+// A decimal count: false unless text is all digits (for the programs'
+// option parsers).
+inline bool parse_count(const std::string& text, uint64_t* out) {
+  char* end = nullptr;
+  const unsigned long long v = std::strtoull(text.c_str(), &end, 10);
+  if (text.empty() || *end != '\0' || text[0] == '-') return false;
+  *out = v;
+  return true;
+}
+
 // "a,b,c" -> {"a", "b", "c"}.
 inline std::vector<std::string> split(const std::string& s) {
   std::vector<std::string> v;

@@ -75,9 +75,8 @@ struct Options {
 }
 
 uint64_t number(const char* argv0, const std::string& text) {
-  char* end = nullptr;
-  const unsigned long long v = std::strtoull(text.c_str(), &end, 10);
-  if (text.empty() || *end != '\0' || v == 0) usage(argv0);
+  uint64_t v = 0;
+  if (!softwrap::bench::parse_count(text, &v) || v == 0) usage(argv0);
   return v;
 }
 

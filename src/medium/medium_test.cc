@@ -371,7 +371,7 @@ TEST(MediumCountersTest, DerivedMediaCountLikeX86) {
 
 class MsyncMediumTest : public ::testing::Test {
  protected:
-  static constexpr size_t kPages = 80;
+  static constexpr size_t kPages = 160;
 
   void SetUp() override {
     page_ = static_cast<size_t>(sysconf(_SC_PAGESIZE));
@@ -424,16 +424,29 @@ TEST_F(MsyncMediumTest, FenceSyncsExactlyTheMergedDirtyPages) {
   EXPECT_EQ(m->msync_bytes(), 3 * page_ + len_);
 }
 
-TEST_F(MsyncMediumTest, FullRangeListSyncsEarly) {
+// A full list makes its two closest ranges one; nothing is synced before
+// the fence.  Pages 0, 4, ..., 124 (gaps of 3 pages) and page 42 (gaps of
+// 1 page to 40 and to 44): 33 ranges, so page 42 joins one neighbour (3
+// pages) and the fence syncs 32 ranges, 34 pages, all of them on the file.
+TEST_F(MsyncMediumTest, AFullRangeListMergesItsClosestRanges) {
+  static_assert(MsyncMedium::kMaxRanges == 32, "the layout below assumes 32 ranges");
   auto m = make();
-  char byte = 1;
-  for (size_t i = 0; i <= MsyncMedium::kMaxRanges; ++i) {  // 33 separate pages
-    m->write_flush(base_ + 2 * i * page_, &byte, 1);
+  std::vector<size_t> pages;
+  for (size_t i = 0; i < MsyncMedium::kMaxRanges; ++i) pages.push_back(4 * i);
+  pages.push_back(42);
+  for (size_t p : pages) {
+    const char byte = static_cast<char>(p + 1);
+    m->write_flush(base_ + p * page_ + 7, &byte, 1);
   }
-  EXPECT_EQ(m->msync_calls(), MsyncMedium::kMaxRanges);
+  EXPECT_EQ(m->msync_calls(), 0u);  // no write-back before the fence
   m->fence(FenceKind::kOther);
-  EXPECT_EQ(m->msync_calls(), MsyncMedium::kMaxRanges + 1u);
-  EXPECT_EQ(m->msync_bytes(), (MsyncMedium::kMaxRanges + 1u) * page_);
+  EXPECT_EQ(m->msync_calls(), MsyncMedium::kMaxRanges);
+  EXPECT_EQ(m->msync_bytes(), (MsyncMedium::kMaxRanges + 2u) * page_);
+  for (size_t p : pages) {
+    char back = 0;
+    ASSERT_EQ(pread(fd_, &back, 1, static_cast<off_t>(p * page_ + 7)), 1);
+    EXPECT_EQ(back, static_cast<char>(p + 1)) << "page " << p;
+  }
 }
 
 TEST_F(MsyncMediumTest, DirtyPagesArePerThread) {
@@ -498,22 +511,23 @@ TEST_F(MsyncMediumTest, WithADescriptorAFenceIsOneMsyncForEveryRange) {
   EXPECT_EQ(m.msync_calls(), 1u);
 }
 
-// A full list is written back early without a flush; the next fence still
-// flushes once (a fence with nothing left in its list must not skip it).
-TEST_F(MsyncMediumTest, WithADescriptorAFullListIsWrittenEarlyAndFlushedAtTheFence) {
+// With a descriptor, a fence whose list filled up is still one msync, and
+// every page of every range reaches the file.
+TEST_F(MsyncMediumTest, WithADescriptorAFullListIsStillOneMsync) {
   MsyncMedium m(base_, len_, cpu_features().flush, cpu_features().avx, fd_);
   if (!m.uses_file_range()) GTEST_SKIP() << "the test file is not on ext4 or XFS: sync_file_range is not used";
-  char byte = 3;
-  for (size_t i = 0; i < MsyncMedium::kMaxRanges + 1; ++i) m.write_flush(base_ + 2 * i * page_, &byte, 1);
-  EXPECT_EQ(m.msync_calls(), 0u);  // written back, not flushed
+  for (size_t i = 0; i < 2 * MsyncMedium::kMaxRanges; ++i) {
+    const char byte = static_cast<char>(i + 1);
+    m.write_flush(base_ + 2 * i * page_ + 9, &byte, 1);
+  }
+  EXPECT_EQ(m.msync_calls(), 0u);
   m.fence(FenceKind::kOther);
   EXPECT_EQ(m.msync_calls(), 1u);
-  // Exactly kMaxRanges: the list is empty after the early write-back, and
-  // the fence must flush anyway.
-  for (size_t i = 0; i < MsyncMedium::kMaxRanges; ++i) m.write_flush(base_ + 2 * i * page_, &byte, 1);
-  m.write_flush(base_ + 70 * page_, &byte, 1);
-  m.fence(FenceKind::kOther);
-  EXPECT_EQ(m.msync_calls(), 2u);
+  for (size_t i = 0; i < 2 * MsyncMedium::kMaxRanges; ++i) {
+    char back = 0;
+    ASSERT_EQ(pread(fd_, &back, 1, static_cast<off_t>(2 * i * page_ + 9)), 1);
+    EXPECT_EQ(back, static_cast<char>(i + 1)) << "page " << 2 * i;
+  }
 }
 
 // Group commit.  Thread A's sync is held open (the hook) until B and C

@@ -30,14 +30,10 @@ namespace {
 struct DirtyPages {
   uint64_t medium_id = 0;
   uint32_t n = 0;
-  bool owed = false;  // pages written back early: the next fence must flush
   struct {
     uintptr_t begin, end;
-  } r[MsyncMedium::kMaxRanges];
-  void clear() {
-    n = 0;
-    owed = false;
-  }
+  } r[MsyncMedium::kMaxRanges + 1];  // + a spare slot for merging when full
+  void clear() { n = 0; }
 };
 
 struct ThreadDirty {
@@ -156,18 +152,6 @@ void MsyncMedium::file_range(uintptr_t begin, uintptr_t end, unsigned flags) {
   }
 }
 
-bool MsyncMedium::write_back(uintptr_t begin, uintptr_t end) {
-  if (fd_ < 0) {
-    msync_pages(begin, end);
-    return false;
-  }
-  // Wait for writeback already under way, start it for what is dirty,
-  // wait for that: the range is on the device (in its volatile cache).
-  file_range(begin, end, SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE | SYNC_FILE_RANGE_WAIT_AFTER);
-  msync_bytes_.fetch_add(end - begin, std::memory_order_relaxed);
-  return true;
-}
-
 void MsyncMedium::sync_ranges(std::vector<Range>& rs) {
   std::sort(rs.begin(), rs.end(), [](const Range& x, const Range& y) { return x.begin < y.begin; });
   size_t n = 0;
@@ -179,10 +163,7 @@ void MsyncMedium::sync_ranges(std::vector<Range>& rs) {
     }
   }
   rs.resize(n);
-  if (n == 0) {  // a flush owed for pages written back early
-    msync_pages(map_begin_, map_begin_ + page_mask_ + 1);
-    return;
-  }
+  if (n == 0) return;
   if (reach_ != Reach::kRanges) {
     const uintptr_t b = reach_ == Reach::kSpan ? rs.front().begin : map_begin_;
     const uintptr_t e = reach_ == Reach::kSpan ? rs.back().end : map_end_.load(std::memory_order_acquire);
@@ -221,10 +202,21 @@ void MsyncMedium::note_dirty(const void* addr, size_t n) {
     }
   }
   if (d.n == kMaxRanges) {
-    // Full: write the ranges back now (always legal: flushed data may
-    // persist at any time); the next fence still flushes the device.
-    for (uint32_t i = 0; i < d.n; ++i) d.owed |= write_back(d.r[i].begin, d.r[i].end);
-    d.n = 0;
+    // Full: merge the two ranges with the smallest gap between them (the
+    // pages in the gap are synced too: legal, and free when clean, as
+    // writeback skips clean pages).
+    auto& r = d.r;
+    r[d.n].begin = begin;  // the spare slot
+    r[d.n].end = end;
+    std::sort(r, r + d.n + 1, [](const auto& x, const auto& y) { return x.begin < y.begin; });
+    auto gap = [&r](uint32_t i) { return r[i + 1].begin > r[i].end ? r[i + 1].begin - r[i].end : 0; };
+    uint32_t best = 0;
+    for (uint32_t i = 1; i < d.n; ++i) {
+      if (gap(i) < gap(best)) best = i;
+    }
+    r[best].end = std::max(r[best].end, r[best + 1].end);
+    for (uint32_t i = best + 1; i < d.n; ++i) r[i] = r[i + 1];
+    return;
   }
   d.r[d.n].begin = begin;
   d.r[d.n].end = end;
@@ -244,7 +236,7 @@ void MsyncMedium::stream(void* dst, const void* src, size_t n) {
 void MsyncMedium::fence(FenceKind kind) {
   X86Medium::fence(kind);  // streamed lines reach the page cache first
   DirtyPages* d = find_dirty(id_);
-  if (d == nullptr || (d->n == 0 && !d->owed)) return;
+  if (d == nullptr || d->n == 0) return;
   Range rs[kMaxRanges];
   for (uint32_t i = 0; i < d->n; ++i) rs[i] = Range{d->r[i].begin, d->r[i].end};
   const uint32_t n = d->n;
@@ -252,9 +244,6 @@ void MsyncMedium::fence(FenceKind kind) {
   sync_shared(rs, n, kind);
 }
 
-// A thread that wrote pages back early (owed) may come with no range: it
-// needs no more than any sync, since every sync ends in an msync, which
-// flushes the device.
 MsyncMedium::Group& MsyncMedium::group_for(FenceKind kind) {
   return counts_as_commit(kind) ? groups_[0] : groups_[1];
 }

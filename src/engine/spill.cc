@@ -87,6 +87,7 @@ void Spill::rollback() {
   SW_TRACE_LABEL("spill:rollback");
   dirty_.clear();
   // The saved words are disjoint: the records apply in any order.
+  medium_->publish_streams();  // (each was fenced before its home write)
   visit_undo(*pool_, lane_->index, &Spill::restore, this);
   medium_->fence(FenceKind::kOther);
   mark_done();

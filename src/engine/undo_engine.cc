@@ -140,6 +140,7 @@ class UndoEngine final : public Engine {
     if (t.writer.used()) {
       // The old values are read back from the log (no DRAM copy): the
       // records cover disjoint words, so their order does not matter.
+      medium_->publish_streams();
       visit_undo(*pool_, t.lane->index, &UndoEngine::restore, this);
       medium_->fence(FenceKind::kOther);
       t.writer.finish();

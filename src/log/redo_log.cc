@@ -377,6 +377,9 @@ void RedoWriter::abandon() {
   pending_.set = false;
   saved_words_ = 0;
   if (!lane_) return;
+  // The frame's lines the medium holds back land now, while the lane and
+  // the extents are still this thread's (medium.h, publish_streams).
+  medium_->publish_streams();
   lane_->tail = start_;
   lane_ = nullptr;
   fill_ = 0;

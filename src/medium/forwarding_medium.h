@@ -38,6 +38,7 @@ class ForwardingMedium : public Medium {
     inner_->fence(kind);
   }
   void drain() override { inner_->drain(); }
+  void publish_streams() override { inner_->publish_streams(); }
   void extend(size_t len) override { inner_->extend(len); }
 
  protected:

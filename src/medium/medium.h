@@ -14,7 +14,18 @@
 //                     durable at this thread's next fence().
 //   stream(dst,src,n) non-temporal stores; durable at this thread's next
 //                     fence().  Callers pass whole, 64-byte-aligned lines
-//                     on hot paths (the log); other shapes are legal.
+//                     on hot paths (the log); other shapes are legal.  Like
+//                     lines in a write-combining buffer, the bytes may be
+//                     held back — not even visible at dst — until this
+//                     thread's next fence() or publish_streams() (msync
+//                     stages them and writes them to the file with pwrite).
+//   publish_streams() this thread's streamed bytes visible at their
+//                     addresses (not durable): before a thread reads back
+//                     what it streamed without a fence (a rollback reading
+//                     its undo records) or gives up memory it streamed to
+//                     without one (an abandoned redo frame's lane, which
+//                     another thread may take next: held-back bytes written
+//                     later would land on that thread's frame).
 //   fence(kind)       persist barrier: everything this thread flushed or
 //                     streamed before is durable before anything after.  On
 //                     scm-emu this is the papers' pcommit (drain + Ts).
@@ -100,6 +111,7 @@ class Medium {
   virtual void stream(void* dst, const void* src, size_t n) = 0;
   virtual void fence(FenceKind kind) = 0;
   virtual void drain() = 0;
+  virtual void publish_streams() {}
   // The pool grew in place: the mapping the medium was made for now ends at
   // base + len.  Media that keep the mapping's extent (msync: what drain()
   // syncs; trace: what it records) take note; the others need not.  Called

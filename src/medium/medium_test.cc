@@ -371,7 +371,7 @@ TEST(MediumCountersTest, DerivedMediaCountLikeX86) {
 
 class MsyncMediumTest : public ::testing::Test {
  protected:
-  static constexpr size_t kPages = 160;
+  static constexpr size_t kPages = 160;  // >= 3 stages of 128 KiB (LargeStreams...)
 
   void SetUp() override {
     page_ = static_cast<size_t>(sysconf(_SC_PAGESIZE));
@@ -528,6 +528,81 @@ TEST_F(MsyncMediumTest, WithADescriptorAFullListIsStillOneMsync) {
     ASSERT_EQ(pread(fd_, &back, 1, static_cast<off_t>(2 * i * page_ + 9)), 1);
     EXPECT_EQ(back, static_cast<char>(i + 1)) << "page " << 2 * i;
   }
+}
+
+// With the file's descriptor, streams go to the file with pwrite, a run
+// of contiguous ones at a time, and never through the mapping: a run waits
+// in the thread's stage until a stream that does not continue it (the run
+// is written then), a fence (written, then synced) or publish_streams
+// (written, not synced).  Checked through pread and the mapping: the page
+// cache is one, so both see a written run.
+TEST_F(MsyncMediumTest, StreamsReachTheFileAsRunsAtTheFence) {
+  MsyncMedium m(base_, len_, cpu_features().flush, cpu_features().avx, fd_);
+  auto src = pattern(8 * kCacheLine, 11);
+  auto on_file = [&](size_t off, const unsigned char* want, size_t n) {
+    std::vector<char> back(n);
+    EXPECT_EQ(pread(fd_, back.data(), n, static_cast<off_t>(off)), static_cast<ssize_t>(n));
+    return memcmp(back.data(), want, n) == 0 && memcmp(base_ + off, want, n) == 0;
+  };
+  // One run of three lines at page 2: held back until the fence.
+  for (size_t i = 0; i < 3; ++i) m.stream(base_ + 2 * page_ + i * kCacheLine, src.data() + i * kCacheLine, kCacheLine);
+  EXPECT_FALSE(on_file(2 * page_, src.data(), 3 * kCacheLine)) << "held back: not yet written";
+  m.fence(FenceKind::kCommit);
+  EXPECT_TRUE(on_file(2 * page_, src.data(), 3 * kCacheLine));
+  EXPECT_EQ(m.msync_calls(), 1u);
+  // A stream elsewhere writes the run before it (no sync); the fence both.
+  m.stream(base_ + 9 * page_, src.data() + 3 * kCacheLine, kCacheLine);
+  m.stream(base_ + 30 * page_ + 64, src.data() + 4 * kCacheLine, 2 * kCacheLine);
+  EXPECT_TRUE(on_file(9 * page_, src.data() + 3 * kCacheLine, kCacheLine));
+  EXPECT_FALSE(on_file(30 * page_ + 64, src.data() + 4 * kCacheLine, 2 * kCacheLine));
+  EXPECT_EQ(m.msync_calls(), 1u);
+  m.fence(FenceKind::kCommit);
+  EXPECT_TRUE(on_file(30 * page_ + 64, src.data() + 4 * kCacheLine, 2 * kCacheLine));
+  EXPECT_EQ(m.msync_calls(), 2u);
+  // publish_streams: written, not synced; the next fence still syncs it.
+  m.stream(base_ + 50 * page_, src.data() + 6 * kCacheLine, 2 * kCacheLine);
+  m.publish_streams();
+  EXPECT_TRUE(on_file(50 * page_, src.data() + 6 * kCacheLine, 2 * kCacheLine));
+  EXPECT_EQ(m.msync_calls(), 2u);
+  m.fence(FenceKind::kCommit);
+  EXPECT_EQ(m.msync_calls(), 3u);
+}
+
+// A stream larger than the stage is written at once; one that does not fit
+// beside the run writes the run first; both are on the file after the
+// fence; and a thread's stage is its own (another thread's fence does not
+// write it).
+TEST_F(MsyncMediumTest, LargeStreamsAndOtherThreadsStages) {
+  MsyncMedium m(base_, len_, cpu_features().flush, cpu_features().avx, fd_);
+  ASSERT_GE(len_, 3 * MsyncMedium::kStageBytes);
+  auto big = pattern(MsyncMedium::kStageBytes + page_, 21);
+  m.stream(base_, big.data(), big.size());
+  EXPECT_EQ(memcmp(base_, big.data(), big.size()), 0) << "larger than the stage: written at once";
+  const size_t at = 2 * MsyncMedium::kStageBytes;
+  auto half = pattern(MsyncMedium::kStageBytes / 2 + page_, 22);
+  m.stream(base_ + at, half.data(), half.size());
+  m.stream(base_ + at + half.size(), half.data(), half.size());  // does not fit beside: the first is written
+  EXPECT_EQ(memcmp(base_ + at, half.data(), half.size()), 0);
+  std::thread other([&] {
+    char byte = 5;
+    m.write_flush(base_ + page_ / 2, &byte, 1);
+    m.fence(FenceKind::kCommit);
+  });
+  other.join();
+  EXPECT_NE(memcmp(base_ + at + half.size(), half.data(), half.size()), 0) << "another thread's fence wrote it";
+  m.fence(FenceKind::kCommit);
+  EXPECT_EQ(memcmp(base_ + at + half.size(), half.data(), half.size()), 0);
+}
+
+// Without a descriptor (and outside the mapping) streams store through the
+// mapping at once, as on x86.
+TEST_F(MsyncMediumTest, WithoutADescriptorStreamsStore) {
+  auto m = make();
+  auto src = pattern(2 * kCacheLine, 31);
+  m->stream(base_ + 3 * page_, src.data(), src.size());
+  EXPECT_EQ(memcmp(base_ + 3 * page_, src.data(), src.size()), 0);
+  m->fence(FenceKind::kCommit);
+  EXPECT_EQ(m->msync_calls(), 1u);
 }
 
 // Group commit.  Thread A's sync is held open (the hook) until B and C

@@ -24,17 +24,22 @@
 #include "common/thread_state.h"
 
 namespace softwrap {
-namespace {
 
-// One thread's unsynced pages of one medium.
+// One thread's unsynced pages of one medium, and the run of streamed
+// bytes it has not written to the file yet (stage: [st_begin, +st_len)).
 struct DirtyPages {
   uint64_t medium_id = 0;
   uint32_t n = 0;
   struct {
     uintptr_t begin, end;
   } r[MsyncMedium::kMaxRanges + 1];  // + a spare slot for merging when full
+  uintptr_t st_begin = 0;
+  size_t st_len = 0;
+  std::unique_ptr<unsigned char[]> st_buf;  // kStageBytes, made at first use
   void clear() { n = 0; }
 };
+
+namespace {
 
 struct ThreadDirty {
   std::vector<std::unique_ptr<DirtyPages>> slots;
@@ -90,6 +95,7 @@ DirtyPages& dirty_for(uint64_t id) {
   }
   slot->medium_id = id;
   slot->clear();
+  slot->st_len = 0;  // a gone medium's unwritten stream needs no writing
   t.last = slot;
   return *slot;
 }
@@ -112,6 +118,7 @@ MsyncMedium::MsyncMedium(void* base, size_t len)
 MsyncMedium::MsyncMedium(void* base, size_t len, FlushInsn insn, bool use_avx, int fd, Reach reach)
     : X86Medium(insn, use_avx, "msync", false),
       fd_(fd >= 0 && writeback_reaches_mapping(fd) ? fd : -1),
+      file_fd_(fd),
       reach_(reach) {
   props_.syncs_pages = true;
   long page = sysconf(_SC_PAGESIZE);
@@ -228,15 +235,65 @@ void MsyncMedium::flush(const void* addr, size_t n) {
   note_dirty(addr, n);
 }
 
+void MsyncMedium::write_file(uintptr_t at, const void* src, size_t n) {
+  auto* s = static_cast<const unsigned char*>(src);
+  while (n > 0) {
+    const ssize_t w = pwrite(file_fd_, s, n, static_cast<off_t>(at - map_begin_));
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) sync_failed("pwrite", at, at + n, w < 0 ? errno : EIO);
+    s += w;
+    at += static_cast<uintptr_t>(w);
+    n -= static_cast<size_t>(w);
+  }
+}
+
+// Streams (the log's lines) go to the file with pwrite, a run of
+// contiguous ones at a time, never through the mapping: the lane's pages
+// are then never writable in this process's page tables, so writing them
+// back needs no write-protect (a TLB shootdown IPI per page to every CPU
+// running a thread of the process) and the next commit's lines in the same
+// page take no write fault.  A run waits in the thread's stage until a
+// stream that does not continue it, a full stage, or the thread's fence:
+// like lines in a write-combining buffer, streamed bytes are promised
+// durable (and visible) only after the fence, and only the logs stream.
 void MsyncMedium::stream(void* dst, const void* src, size_t n) {
-  X86Medium::stream(dst, src, n);
+  const auto a = reinterpret_cast<uintptr_t>(dst);
+  if (file_fd_ < 0 || a < map_begin_ || a + n > map_end_.load(std::memory_order_acquire) || n == 0) {
+    X86Medium::stream(dst, src, n);
+    note_dirty(dst, n);
+    return;
+  }
+  DirtyPages& d = dirty_for(id_);
+  if (d.st_len != 0 && (a != d.st_begin + d.st_len || d.st_len + n > kStageBytes)) write_stage(d);
+  if (n > kStageBytes) {
+    write_file(a, src, n);
+  } else {
+    if (!d.st_buf) d.st_buf.reset(new unsigned char[kStageBytes]);
+    if (d.st_len == 0) d.st_begin = a;
+    std::memcpy(d.st_buf.get() + d.st_len, src, n);
+    d.st_len += n;
+  }
+  counters().nvram_words.add(words_touched(dst, n));
+  counters().streamed_lines.add((line_up(a + n) - line_down(a)) / kCacheLine);
   note_dirty(dst, n);
+}
+
+void MsyncMedium::publish_streams() {
+  DirtyPages* d = find_dirty(id_);
+  if (d != nullptr && d->st_len != 0) write_stage(*d);
+}
+
+void MsyncMedium::write_stage(DirtyPages& d) {
+  write_file(d.st_begin, d.st_buf.get(), d.st_len);
+  d.st_len = 0;
 }
 
 void MsyncMedium::fence(FenceKind kind) {
   X86Medium::fence(kind);  // streamed lines reach the page cache first
   DirtyPages* d = find_dirty(id_);
-  if (d == nullptr || d->n == 0) return;
+  if (d == nullptr) return;
+  if (d->st_len != 0) write_stage(*d);
+  if (d->n == 0) return;
   Range rs[kMaxRanges];
   for (uint32_t i = 0; i < d->n; ++i) rs[i] = Range{d->r[i].begin, d->r[i].end};
   const uint32_t n = d->n;
@@ -290,7 +347,10 @@ void MsyncMedium::extend(size_t len) {
 
 void MsyncMedium::drain() {
   X86Medium::drain();
-  if (DirtyPages* d = find_dirty(id_)) d->clear();
+  if (DirtyPages* d = find_dirty(id_)) {
+    if (d->st_len != 0) write_stage(*d);
+    d->clear();
+  }
   const uintptr_t end = map_end_.load(std::memory_order_acquire);
   if (end <= map_begin_) return;
   const Range all{map_begin_, end};

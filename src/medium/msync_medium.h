@@ -2,9 +2,17 @@
 //
 // On a file that is not mapped with MAP_SYNC the page cache stands between
 // the CPU caches and the device, so clwb + sfence reaches only DRAM.  This
-// medium moves bytes exactly as X86Medium does and additionally remembers,
-// per thread, which pages the thread flushed or streamed since its last
+// medium moves bytes as X86Medium does — but for streams, which it writes
+// to the file with pwrite (below) — and additionally remembers, per
+// thread, which pages the thread flushed or streamed since its last
 // fence; fence() makes those pages durable, drain() the whole mapping.
+//
+// Streams (only the logs stream) are staged per thread and written to the
+// file with pwrite, a run of contiguous ones at a time, at the thread's
+// fence (or at publish_streams, or when a stream does not continue the
+// run): a lane's pages are then never writable in the page tables, so
+// writing them back needs no write-protect (a TLB shootdown IPI per page)
+// and the next lines in the same page no write fault.
 //
 // One device flush per fence, shared by threads that fence at once.  On a
 // file system every msync(MS_SYNC) or fdatasync ends in a device flush
@@ -99,9 +107,12 @@
 
 namespace softwrap {
 
+struct DirtyPages;  // a thread's unsynced pages (msync_medium.cc)
+
 class MsyncMedium : public X86Medium {
  public:
   static constexpr uint32_t kMaxRanges = 32;
+  static constexpr size_t kStageBytes = 128 << 10;  // a thread's unwritten stream run, at most
 
   // How a sync writes the pending ranges back (for measurements; the
   // pool picks kRanges): kRanges as above; kSpan one msync from the lowest
@@ -121,6 +132,7 @@ class MsyncMedium : public X86Medium {
   void stream(void* dst, const void* src, size_t n) override;
   void fence(FenceKind kind) override;
   void drain() override;
+  void publish_streams() override;
   void extend(size_t len) override;
 
   // Whether sync_file_range on fd writes back the pages a shared mapping
@@ -155,6 +167,10 @@ class MsyncMedium : public X86Medium {
     uintptr_t begin, end;
   };
   void note_dirty(const void* addr, size_t n);
+  // pwrite of [at, at+n) of the mapping's bytes from src (fail-stop).
+  void write_file(uintptr_t at, const void* src, size_t n);
+  // Writes the thread's staged stream run to the file and empties it.
+  void write_stage(DirtyPages& d);
   // Makes the ranges durable with the group (see the top of this file).
   void sync_shared(const Range* r, uint32_t n, FenceKind kind);
   // Writes rs back and flushes the device once (rs sorted and coalesced
@@ -164,7 +180,8 @@ class MsyncMedium : public X86Medium {
   void file_range(uintptr_t begin, uintptr_t end, unsigned flags);  // sync_file_range, fail-stop
 
   uint64_t id_;
-  int fd_;
+  int fd_;  // for sync_file_range (only where it reaches the mapping), or -1
+  int file_fd_;  // the mapped file, for streams' pwrite, or -1 (then streams store)
   Reach reach_;
   uintptr_t map_begin_;  // page-aligned start of the mapping
   std::atomic<uintptr_t> map_end_;  // grows with the pool (extend)

@@ -10,6 +10,7 @@
 
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "log/redo_log.h"
@@ -178,6 +179,65 @@ TEST(RedoRecovery, TornNewestFrameIsSkippedOlderFramesReplay) {
   EXPECT_EQ(a[1], 100u);
   EXPECT_EQ(a[2], 200u);
   EXPECT_EQ(a[3], 0u) << "the torn wrap must not be applied";
+  sw_pool_close(p);
+  unlink(path.c_str());
+}
+
+// On the msync medium a thread's streamed log lines wait in its stage
+// until its fence (msync_medium.h).  A wrap that aborts leaves its frame's
+// lines there, and with one lane the next thread to commit writes its
+// frame at the same place: the abandoned lines must land before that
+// (RedoWriter::abandon publishes them), not over the other thread's
+// committed frame at the aborting thread's next fence.  The child dies
+// with everything in the log; recovery must replay both commits.
+TEST(RedoRecovery, AnAbortedWrapsHeldBackLinesNeverLandOnTheNextCommit) {
+  const std::string path = "/dev/shm/sw_recovery_stage_" + std::to_string(getpid());
+  unlink(path.c_str());
+  pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    sw_config c{};
+    c.engine = SW_ENGINE_SOFTWRAP;
+    c.medium = SW_MEDIUM_MSYNC;
+    c.lanes = 1;
+    c.flags = SW_CONFIG_NO_RETIRE_THREAD;  // nothing retires: all in the log
+    sw_pool* p = sw_pool_create(path.c_str(), 32 << 20, &c);
+    if (!p) _exit(2);
+    auto* a = static_cast<uint64_t*>(sw_pool_root(p, 512 * 8));
+    if (!a) _exit(3);
+    // This thread: a wrap of 100 stores, aborted.
+    if (sw_wrap_open(p) != 0) _exit(4);
+    for (uint64_t i = 0; i < 100; ++i) sw_store64(p, &a[i], 1000 + i);
+    if (sw_wrap_abort(p) != 0) _exit(5);
+    // Another thread commits 100 stores in the same lane.
+    bool ok = true;
+    std::thread other([&] {
+      ok &= sw_wrap_open(p) == 0;
+      for (uint64_t i = 0; i < 100; ++i) sw_store64(p, &a[i], 2000 + i);
+      ok &= sw_wrap_close(p) == 0;
+    });
+    other.join();
+    if (!ok) _exit(6);
+    // This thread commits again, after that frame.
+    if (sw_wrap_open(p) != 0) _exit(7);
+    sw_store64(p, &a[300], 3000);
+    if (sw_wrap_close(p) != 0) _exit(8);
+    _exit(0);
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status));
+  ASSERT_EQ(WEXITSTATUS(status), 0);
+  sw_config c{};
+  c.medium = SW_MEDIUM_MSYNC;
+  sw_pool* p = sw_pool_open(path.c_str(), &c);
+  ASSERT_NE(p, nullptr) << sw_errormsg();
+  sw_recovery_report rep{};
+  sw_pool_recovery_report(p, &rep);
+  EXPECT_EQ(rep.torn_frames_skipped, 0u);
+  auto* a = static_cast<const uint64_t*>(sw_pool_root(p, 0));
+  for (uint64_t i = 0; i < 100; ++i) ASSERT_EQ(a[i], 2000 + i) << "word " << i << " of the other thread's commit";
+  EXPECT_EQ(a[300], 3000u);
   sw_pool_close(p);
   unlink(path.c_str());
 }

@@ -447,5 +447,61 @@ TEST(HomeWriterTest, SkipsLineSegmentsThatAlreadyHoldTheValue) {
   unlink(path.c_str());
 }
 
+// On the msync medium a comparing HomeWriter keeps what differs until
+// finish() and writes it as sorted runs of contiguous bytes, one
+// write_through (pwrite) each, never storing word by word through the
+// mapping: three adjacent words and a byte run next to them are one write,
+// a word elsewhere another, an unchanged word none.  The bytes are at home
+// (and on the file) after finish() and the fence.
+TEST(HomeWriterTest, OnMsyncChangedRunsAreWrittenWholeAtFinish) {
+  const std::string path = "/dev/shm/sw_home_writer_msync_" + std::to_string(getpid());
+  unlink(path.c_str());
+  ResolvedConfig c;
+  auto file = PoolFile::create(path, 16 << 20, c);
+  ASSERT_TRUE(file);
+  MediumOptions mo;
+  mo.kind = SW_MEDIUM_MSYNC;
+  mo.fd = file->fd();
+  auto msync = make_medium(mo, file->base(), file->size());
+  ASSERT_TRUE(msync->properties().syncs_pages);
+  struct Counting final : ForwardingMedium {
+    using ForwardingMedium::ForwardingMedium;
+    std::vector<size_t> writes;  // sizes of write() calls (write_through comes through it)
+    unsigned stores = 0;
+    void store(void* dst, uint64_t v, unsigned size) override {
+      ++stores;
+      ForwardingMedium::store(dst, v, size);
+    }
+    void before_write(const void*, size_t n) override { writes.push_back(n); }
+  } counting(msync.get());
+  const uint64_t base = (file->header().heap_offset + 4095) & ~uint64_t{4095};
+  *reinterpret_cast<uint64_t*>(file->at(base + 512)) = 77;  // home already holds it
+  char run[40];
+  for (int i = 0; i < 40; ++i) run[i] = static_cast<char>(i + 1);
+  {
+    HomeWriter w(file.get(), &counting, /*skip_unchanged=*/true);
+    w.word(base + 16, 3);  // out of order: sorted at finish
+    w.word(base, 1);
+    w.word(base + 8, 2);
+    w.bytes(base + 24, run, sizeof run);  // continues the words: [base, base+64)
+    w.word(base + 512, 77);               // unchanged: skipped
+    w.word(base + 1024, 9);
+    EXPECT_TRUE(counting.writes.empty()) << "nothing written before finish";
+    EXPECT_EQ(w.finish(), 6u);
+  }
+  EXPECT_EQ(counting.stores, 0u);
+  EXPECT_EQ(counting.writes, (std::vector<size_t>{64, 8}));
+  counting.fence(FenceKind::kRetire);
+  for (uint64_t i = 0; i < 3; ++i) EXPECT_EQ(*reinterpret_cast<uint64_t*>(file->at(base + 8 * i)), i + 1);
+  EXPECT_EQ(std::memcmp(file->at(base + 24), run, sizeof run), 0);
+  EXPECT_EQ(*reinterpret_cast<uint64_t*>(file->at(base + 1024)), 9u);
+  uint64_t on_file = 0;
+  ASSERT_EQ(pread(file->fd(), &on_file, 8, static_cast<off_t>(base + 1024)), 8);
+  EXPECT_EQ(on_file, 9u);
+  msync.reset();
+  file.reset();
+  unlink(path.c_str());
+}
+
 }  // namespace
 }  // namespace softwrap

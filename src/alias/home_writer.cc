@@ -9,11 +9,27 @@
 
 namespace softwrap {
 
+HomeWriter::HomeWriter(PoolFile* pool, Medium* medium, bool skip_unchanged)
+    : pool_(pool),
+      medium_(medium),
+      skip_unchanged_(skip_unchanged),
+      defer_(skip_unchanged && medium->properties().syncs_pages) {}
+
+void HomeWriter::keep(uint64_t off, const void* src, size_t n) {
+  runs_.push_back({off, static_cast<uint32_t>(n), static_cast<uint32_t>(bytes_.size())});
+  const auto* b = static_cast<const unsigned char*>(src);
+  bytes_.insert(bytes_.end(), b, b + n);
+}
+
 void HomeWriter::word(uint64_t off, uint64_t v) {
   char* home = pool_->at(off);
   ++values_;
   if (skip_unchanged_ && __atomic_load_n(reinterpret_cast<const uint64_t*>(home), __ATOMIC_RELAXED) == v) {
     ++skipped_;
+    return;
+  }
+  if (defer_) {
+    keep(off, &v, 8);
     return;
   }
   medium_->store(home, v, 8);
@@ -36,6 +52,8 @@ void HomeWriter::bytes(uint64_t off, const void* src, size_t n) {
     const size_t len = std::min<size_t>(n - done, line_down(at) + kCacheLine - at);
     if (std::memcmp(home + done, in + done, len) == 0) {
       ++skipped_;
+    } else if (defer_) {
+      keep(off + done, in + done, len);
     } else {
       medium_->write(home + done, in + done, len);
       lines_.push_back(line_down(at));
@@ -44,7 +62,30 @@ void HomeWriter::bytes(uint64_t off, const void* src, size_t n) {
   }
 }
 
+void HomeWriter::write_runs() {
+  std::sort(runs_.begin(), runs_.end(), [](const Run& x, const Run& y) { return x.off < y.off; });
+  for (size_t i = 0; i < runs_.size();) {
+    size_t j = i + 1;
+    uint64_t end = runs_[i].off + runs_[i].len;
+    while (j < runs_.size() && runs_[j].off == end) end += runs_[j++].len;
+    const void* src = bytes_.data() + runs_[i].at;
+    if (j - i > 1) {  // contiguous values from different calls: one buffer
+      scratch_.clear();
+      for (size_t k = i; k < j; ++k) {
+        const unsigned char* b = bytes_.data() + runs_[k].at;
+        scratch_.insert(scratch_.end(), b, b + runs_[k].len);
+      }
+      src = scratch_.data();
+    }
+    medium_->write_through(pool_->at(runs_[i].off), src, end - runs_[i].off);
+    i = j;
+  }
+  runs_.clear();
+  bytes_.clear();
+}
+
 uint64_t HomeWriter::finish() {
+  if (defer_) write_runs();
   constexpr size_t kFilter = 256;
   uintptr_t seen[kFilter] = {};
   for (uintptr_t l : lines_) {

@@ -9,6 +9,15 @@
 // first and skip what home already holds: a page rewritten with mostly the
 // same bytes (a SQLite page, a B+tree node whose tail moved) then costs
 // only the lines that changed.
+//
+// On a medium that persists by page write-back (msync) a comparing writer
+// keeps what differs until finish() and writes it then as runs of
+// contiguous bytes, sorted, each with one write_through() (pwrite there):
+// home pages are then never stored to through the mapping, so their write
+// back needs no write-protect and the next retirement's writes no fault.
+// Nothing reads a value between word() and finish() but this writer's own
+// comparisons, and a writer's values never overlap (one phase's entries
+// are distinct words, or distinct pages), so their order does not matter.
 #ifndef SOFTWRAP_ALIAS_HOME_WRITER_H_
 #define SOFTWRAP_ALIAS_HOME_WRITER_H_
 
@@ -28,8 +37,7 @@ class HomeWriter {
   // Only for a writer that is the sole writer of home (global retirement):
   // bytes another thread stored but has not yet flushed could compare
   // equal without being durable.
-  HomeWriter(PoolFile* pool, Medium* medium, bool skip_unchanged = false)
-      : pool_(pool), medium_(medium), skip_unchanged_(skip_unchanged) {}
+  HomeWriter(PoolFile* pool, Medium* medium, bool skip_unchanged = false);
   void word(uint64_t off, uint64_t v);
   void bytes(uint64_t off, const void* src, size_t n);
   // Line segments found equal and skipped (skip_unchanged only).
@@ -42,7 +50,17 @@ class HomeWriter {
   PoolFile* pool_;
   Medium* medium_;
   bool skip_unchanged_;
+  bool defer_;  // runs kept until finish() (see the top of this file)
   std::vector<uintptr_t> lines_;
+  struct Run {
+    uint64_t off;
+    uint32_t len, at;  // bytes, and where they start in bytes_
+  };
+  std::vector<Run> runs_;
+  std::vector<unsigned char> bytes_;
+  std::vector<unsigned char> scratch_;
+  void keep(uint64_t off, const void* src, size_t n);
+  void write_runs();
   uint64_t values_ = 0;
   uint64_t skipped_ = 0;
 };

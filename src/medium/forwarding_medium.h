@@ -39,6 +39,8 @@ class ForwardingMedium : public Medium {
   }
   void drain() override { inner_->drain(); }
   void publish_streams() override { inner_->publish_streams(); }
+  // write_through: Medium's, through write() and flush() here, so that
+  // before_write sees it.
   void extend(size_t len) override { inner_->extend(len); }
 
  protected:

@@ -112,6 +112,15 @@ class Medium {
   virtual void fence(FenceKind kind) = 0;
   virtual void drain() = 0;
   virtual void publish_streams() {}
+  // write() and flush() of [dst, dst+n): durable at this thread's next
+  // fence, visible at once.  A medium may write the bytes without storing
+  // through the mapping (msync: pwrite, so that the page is not made
+  // writable in the page tables); for writers that write many scattered
+  // runs they own (retirement's HomeWriter).
+  virtual void write_through(void* dst, const void* src, size_t n) {
+    write(dst, src, n);
+    flush(dst, n);
+  }
   // The pool grew in place: the mapping the medium was made for now ends at
   // base + len.  Media that keep the mapping's extent (msync: what drain()
   // syncs; trace: what it records) take note; the others need not.  Called

@@ -278,6 +278,22 @@ void MsyncMedium::stream(void* dst, const void* src, size_t n) {
   note_dirty(dst, n);
 }
 
+// Home runs (retirement's HomeWriter) go to the file with pwrite, as
+// streams do, for the same reason: home pages that are never writable in
+// the page tables are written back without a write-protect IPI, and the
+// next retirement's stores to them take no fault.  Written at once (the
+// bytes are visible when this returns), synced at the fence.
+void MsyncMedium::write_through(void* dst, const void* src, size_t n) {
+  const auto a = reinterpret_cast<uintptr_t>(dst);
+  if (file_fd_ < 0 || a < map_begin_ || a + n > map_end_.load(std::memory_order_acquire) || n == 0) {
+    Medium::write_through(dst, src, n);
+    return;
+  }
+  write_file(a, src, n);
+  counters().nvram_words.add(words_touched(dst, n));
+  note_dirty(dst, n);
+}
+
 void MsyncMedium::publish_streams() {
   DirtyPages* d = find_dirty(id_);
   if (d != nullptr && d->st_len != 0) write_stage(*d);

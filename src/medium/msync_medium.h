@@ -133,6 +133,7 @@ class MsyncMedium : public X86Medium {
   void fence(FenceKind kind) override;
   void drain() override;
   void publish_streams() override;
+  void write_through(void* dst, const void* src, size_t n) override;
   void extend(size_t len) override;
 
   // Whether sync_file_range on fd writes back the pages a shared mapping

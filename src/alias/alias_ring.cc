@@ -41,6 +41,7 @@ AliasRing::AliasRing(const ResolvedConfig& cfg, PoolFile* pool, Medium* medium, 
       slots_(new std::atomic<AliasTable*>[ring_]),
       colours_(new Colour[size_t{ring_} * ring_]),
       help_(!(cfg.flags & SW_CONFIG_NO_RETIRE_HELP)),
+      home_runs_late_(cfg.home_runs_late),
       retire_stepwise_(inline_retire_ && cfg.retire_stepwise) {
   for (uint32_t i = 0; i < 2; ++i) tables_.push_back(std::make_unique<AliasTable>(cfg.alias_entries, page_size_, strict_));
   for (uint32_t i = 0; i < ring_; ++i) slots_[i].store(nullptr);
@@ -545,7 +546,7 @@ bool AliasRing::retire(AliasTable& t, bool stepping) {
   // so that commits between the steps claim the others.
   uint32_t budget = ~uint32_t{0};
   if (stepping) budget = static_cast<uint32_t>((++step_count_ * 0x9E3779B97F4A7C15ull) >> 61);  // 0..7
-  HomeWriter home(pool_, medium_, /*skip_unchanged=*/true);  // home's writers never write one key twice
+  HomeWriter home(pool_, medium_, /*skip_unchanged=*/true, home_runs_late_);  // home's writers never write one key twice
   if (phase_ < 2 && t.has_pages.load(std::memory_order_acquire) && !run_phase(t, true, home, budget)) return false;
   if (!run_phase(t, false, home, budget)) return false;
   phase_ = 0;
@@ -569,7 +570,7 @@ void AliasRing::help_slow(Help* h, uint64_t entries) {
   if (!claim(std::max<uint32_t>(want, 1), &first, &k)) return;
   SW_TRACE_LABEL("help:home");
   AliasTable& t = *job_.table.load(std::memory_order_relaxed);
-  HomeWriter home(pool_, medium_, /*skip_unchanged=*/true);
+  HomeWriter home(pool_, medium_, /*skip_unchanged=*/true, home_runs_late_);
   write_chunks(t, job_.pages.load(std::memory_order_relaxed), job_.entries.load(std::memory_order_relaxed), first,
                k, home);
   h->entries = home.finish();
@@ -577,7 +578,7 @@ void AliasRing::help_slow(Help* h, uint64_t entries) {
 }
 
 uint64_t AliasRing::write_claimed() {
-  HomeWriter home(pool_, medium_, /*skip_unchanged=*/true);
+  HomeWriter home(pool_, medium_, /*skip_unchanged=*/true, home_runs_late_);
   uint32_t first, k, mine = 0;
   uint64_t n = 0;
   // The phase cannot end (nor the next start) before this thread reports

@@ -288,6 +288,7 @@ class AliasRing {
   bool stop_ = false;
   std::atomic<bool> retiring_{false};
   bool help_;             // committing wraps help (not SW_CONFIG_NO_RETIRE_HELP)
+  bool home_runs_late_;   // crash-simulator control (ResolvedConfig::home_runs_late)
   bool retire_stepwise_;  // inline: a few chunks per step (crash simulator)
   bool stepping_ = false;    // inline stepping: this step writes a budget of chunks (under mu_)
   uint32_t step_count_ = 0;  // inline stepping: steps so far (picks each step's budget)

@@ -9,11 +9,16 @@
 
 namespace softwrap {
 
-HomeWriter::HomeWriter(PoolFile* pool, Medium* medium, bool skip_unchanged)
+HomeWriter::HomeWriter(PoolFile* pool, Medium* medium, bool skip_unchanged, bool late)
     : pool_(pool),
       medium_(medium),
       skip_unchanged_(skip_unchanged),
-      defer_(skip_unchanged && medium->properties().syncs_pages) {}
+      defer_(skip_unchanged && medium->properties().home_runs),
+      late_(late) {}
+
+HomeWriter::~HomeWriter() {
+  if (!runs_.empty()) write_runs();  // only the broken variant leaves any
+}
 
 void HomeWriter::keep(uint64_t off, const void* src, size_t n) {
   runs_.push_back({off, static_cast<uint32_t>(n), static_cast<uint32_t>(bytes_.size())});
@@ -85,7 +90,7 @@ void HomeWriter::write_runs() {
 }
 
 uint64_t HomeWriter::finish() {
-  if (defer_) write_runs();
+  if (defer_ && !late_) write_runs();
   constexpr size_t kFilter = 256;
   uintptr_t seen[kFilter] = {};
   for (uintptr_t l : lines_) {

@@ -10,7 +10,8 @@
 // same bytes (a SQLite page, a B+tree node whose tail moved) then costs
 // only the lines that changed.
 //
-// On a medium that persists by page write-back (msync) a comparing writer
+// On a medium that asks for it (home_runs: msync, whose pages persist by
+// write back; the trace medium under the page-cache model) a comparing writer
 // keeps what differs until finish() and writes it then as runs of
 // contiguous bytes, sorted, each with one write_through() (pwrite there):
 // home pages are then never stored to through the mapping, so their write
@@ -37,7 +38,13 @@ class HomeWriter {
   // Only for a writer that is the sole writer of home (global retirement):
   // bytes another thread stored but has not yet flushed could compare
   // equal without being durable.
-  HomeWriter(PoolFile* pool, Medium* medium, bool skip_unchanged = false);
+  // late: the crash simulator's broken variant (ResolvedConfig::
+  // home_runs_late): kept runs are written when the writer is destroyed,
+  // after the caller's fence, instead of at finish().
+  HomeWriter(PoolFile* pool, Medium* medium, bool skip_unchanged = false, bool late = false);
+  ~HomeWriter();
+  HomeWriter(const HomeWriter&) = delete;
+  HomeWriter& operator=(const HomeWriter&) = delete;
   void word(uint64_t off, uint64_t v);
   void bytes(uint64_t off, const void* src, size_t n);
   // Line segments found equal and skipped (skip_unchanged only).
@@ -51,6 +58,7 @@ class HomeWriter {
   Medium* medium_;
   bool skip_unchanged_;
   bool defer_;  // runs kept until finish() (see the top of this file)
+  bool late_;
   std::vector<uintptr_t> lines_;
   struct Run {
     uint64_t off;

@@ -54,7 +54,10 @@ struct Buffer {
 };
 
 std::unique_ptr<Medium> trace_factory(const MediumOptions&, void* base, size_t len, void* ctx) {
-  return std::make_unique<TraceMedium>(base, len, static_cast<Trace*>(ctx), nullptr);
+  auto* rec = static_cast<Recording*>(ctx);
+  auto m = std::make_unique<TraceMedium>(base, len, &rec->trace, nullptr);
+  m->set_home_runs(rec->home_runs);
+  return m;
 }
 
 // A medium that only journals its writes (for Workload::check_image).
@@ -335,6 +338,7 @@ struct Simulator::Impl {
     if (opt.wcl_misread_pairs) s << " variant=wcl-misread-pairs";
     if (opt.fresh_control != FreshControl::kNone) s << " variant=" << fresh_control_name(opt.fresh_control);
     if (opt.help_control != HelpControl::kNone) s << " variant=" << help_control_name(opt.help_control);
+    if (opt.home_runs_late) s << " variant=home-runs-late";
     if (opt.share_skip_quiesce) s << " variant=share-skip-quiesce";
     s << "\n  crash point: event " << at.event << " of " << at.events << ", " << at.what << " \"" << at.label
       << "\"";
@@ -526,6 +530,7 @@ void Simulator::run(const Workload& w, uint64_t seed, uint32_t size, SimResult* 
   cfg.grow_skip_zone_fence = I.opt.grow_skip_zone_fence;
   cfg.fresh_control = I.opt.fresh_control;
   cfg.help_control = I.opt.help_control;
+  cfg.home_runs_late = I.opt.home_runs_late;
   cfg.retire_stepwise = w.retire_stepwise;
   cfg.max_size = w.max_size;
   cfg.wcl_misread_pairs = I.opt.wcl_misread_pairs;
@@ -542,7 +547,11 @@ void Simulator::run(const Workload& w, uint64_t seed, uint32_t size, SimResult* 
 
   Recording rec;
   I.rec = &rec;
-  set_medium_factory(trace_factory, &rec.trace);
+  // Under the page-cache model the medium asks for home runs, as msync
+  // does on a file: retirement's writes then reach the trace in the order
+  // they take there (sorted runs at each batch's end).
+  rec.home_runs = I.opt.model == Persistency::kPageCache;
+  set_medium_factory(trace_factory, &rec);
   sw_pool* p = open_attached(I.vol.p, kCapacity, cfg, true, uuid, kPoolSize);
   // More handles on the same image (Workload::handles): other "processes".
   std::vector<sw_pool*> handles{p};

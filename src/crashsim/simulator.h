@@ -69,6 +69,7 @@ struct SimOptions {
   bool grow_skip_zone_fence = false;  // control variant (pool.h)
   FreshControl fresh_control = FreshControl::kNone;  // control variants (pool.h)
   HelpControl help_control = HelpControl::kNone;     // control variant (pool.h)
+  bool home_runs_late = false;  // control variant (pool.h)
   bool share_skip_quiesce = false;  // control variant (pool.h): write access given up before commits are home
 };
 

@@ -133,8 +133,8 @@ TEST(CrashSuiteTest, PageCacheSuitePasses) {
     EXPECT_TRUE(c.caught) << c.name << "\n" << c.detail;
     EXPECT_GT(c.failures, 0u) << c.name;
   }
-  EXPECT_EQ(page_controls, 14u);
-  EXPECT_EQ(r.controls.size(), 25u + 14u);
+  EXPECT_EQ(page_controls, 15u);
+  EXPECT_EQ(r.controls.size(), 25u + 15u);
   EXPECT_TRUE(r.passed()) << r.summary();
 }
 

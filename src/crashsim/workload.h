@@ -62,6 +62,7 @@ struct Marker {
 // What the drivers of one run record: trace, golden states, markers.
 struct Recording {
   Trace trace;
+  bool home_runs = false;  // the trace medium declares home_runs (page-cache model)
   std::vector<Golden> goldens;
   std::vector<Marker> markers;
   std::vector<uint32_t> initial;  // per owner: golden at trace start

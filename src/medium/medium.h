@@ -72,6 +72,12 @@ struct MediumProperties {
   // allocates are cheaper logged — contiguous in the lane — than written in
   // place (kFreshInPlaceMin, api/c_api.cc).
   bool syncs_pages = false;
+  // Retirement's home writes are cheaper kept and written as whole runs
+  // with write_through() than stored word by word (msync: a pwrite per run
+  // leaves the page unwritable in the page tables; home_writer.h).  The
+  // trace medium declares it under the crash simulator's page-cache model,
+  // so that the order those writes then take is what the model checks.
+  bool home_runs = false;
 };
 
 struct MediumOptions {

@@ -121,6 +121,7 @@ MsyncMedium::MsyncMedium(void* base, size_t len, FlushInsn insn, bool use_avx, i
       file_fd_(fd),
       reach_(reach) {
   props_.syncs_pages = true;
+  props_.home_runs = true;
   long page = sysconf(_SC_PAGESIZE);
   page_mask_ = static_cast<uintptr_t>(page > 0 ? page : 4096) - 1;
   auto b = reinterpret_cast<uintptr_t>(base);

@@ -149,6 +149,10 @@ struct ResolvedConfig {
   // commit fence (HelpControl::kOwnBeforeCommit).
   bool retire_stepwise = false;
   HelpControl help_control = HelpControl::kNone;
+  // Internal knob for a crash simulator control: retirement's kept home
+  // runs (MediumProperties::home_runs) written after its fence, not before
+  // (home_writer.h) — a deliberately broken variant.
+  bool home_runs_late = false;
   // Shared pools (SW_CONFIG_SHARED): how long an open, an implicit write
   // session (a wrap opened without write access) and sw_pool_refresh wait
   // for another handle to give write access up (SOFTWRAP_SHARE_WAIT_MS).

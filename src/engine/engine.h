@@ -68,6 +68,9 @@ struct ThreadCtx final : TxAccess {
     abort_actions.push_back({fn, self, a, b});
   }
   uint64_t commit_seq() override { return commit_seq_; }
+  // Whether the open wrap allocated, freed or wrote a fresh block: with no
+  // store of its own either, it has nothing to commit (no fence).
+  bool used_heap() const { return !commit_actions.empty() || !fresh.empty(); }
   // Runs and clears one list, clearing the other.
   void run_commit_actions();
   void run_abort_actions();

@@ -93,6 +93,49 @@ TEST_P(EngineTest, StoresVisibleInsideAndAfterWrapAndDurableAcrossReopen) {
   for (int i = 0; i < 1024; ++i) ASSERT_EQ(a[i], uint64_t(i * 3 + 1)) << "plain read after reopen";
 }
 
+// A wrap that writes nothing — empty, or only loads, or whose allocator
+// use is none — issues no fence and leaves no frame; one store brings the
+// commit back (a fence, and the value durable across a reopen); an
+// allocation alone also commits (its metadata and block must persist).
+TEST_P(EngineTest, AWrapThatWritesNothingIssuesNoFence) {
+  create();
+  uint64_t* a = array(64);
+  ASSERT_EQ(sw_wrap_open(pool_), 0);
+  sw_store64(pool_, &a[1], 41);
+  ASSERT_EQ(sw_wrap_close(pool_), 0);
+  sw_stats before{}, after{};
+  ASSERT_EQ(sw_pool_stats(pool_, &before), 0);
+  for (int i = 0; i < 100; ++i) {
+    ASSERT_EQ(sw_wrap_open(pool_), 0);
+    if (i % 2) EXPECT_EQ(sw_load64(pool_, &a[1]), 41u);
+    ASSERT_EQ(sw_wrap_close(pool_), 0);
+  }
+  ASSERT_EQ(sw_pool_stats(pool_, &after), 0);
+  EXPECT_EQ(after.wraps - before.wraps, 100u);
+  EXPECT_EQ(after.fences_commit - before.fences_commit, 0u) << "empty and read-only wraps fenced";
+  EXPECT_EQ(after.log_bytes - before.log_bytes, 0u) << "empty and read-only wraps logged";
+  // One store: the commit is back.
+  ASSERT_EQ(sw_wrap_open(pool_), 0);
+  sw_store64(pool_, &a[2], 42);
+  ASSERT_EQ(sw_wrap_close(pool_), 0);
+  ASSERT_EQ(sw_pool_stats(pool_, &before), 0);
+  EXPECT_GE(before.fences - after.fences, 1u);
+  // An allocation alone: its block and metadata are committed too.
+  ASSERT_EQ(sw_wrap_open(pool_), 0);
+  void* block = sw_pmalloc(pool_, 100);
+  ASSERT_NE(block, nullptr) << sw_errormsg();
+  ASSERT_EQ(sw_wrap_close(pool_), 0);
+  ASSERT_EQ(sw_pool_stats(pool_, &after), 0);
+  EXPECT_GE(after.fences - before.fences, 1u) << "an allocating wrap must commit";
+  const uint64_t block_off = static_cast<uint64_t>(static_cast<char*>(block) - static_cast<char*>(static_cast<void*>(a)));
+  reopen();
+  a = array(64);
+  EXPECT_EQ(a[1], 41u);
+  EXPECT_EQ(a[2], 42u);
+  EXPECT_EQ(sw_pfree(pool_, reinterpret_cast<char*>(a) + block_off), 0) << "the block allocated alone survived: "
+                                                                         << sw_errormsg();
+}
+
 TEST_P(EngineTest, AbortDiscardsEverythingOfTheOutermostWrap) {
   create();
   uint64_t* a = array(64);

@@ -138,6 +138,12 @@ class LocalEngine final : public Engine {
       if (const uint64_t n = t.wcl.end_wrap(counters().stores.get())) counters().wcl_uncompared.add(n);
     }
     SW_TRACE_LABEL("redo:commit");
+    if (t.writer.empty() && !t.spill.active() && !ctx.used_heap()) {
+      // A wrap that wrote nothing: no frame, no sequence number, no fence.
+      t.writer.abandon();
+      clear(t);
+      return 0;
+    }
     std::atomic<uint64_t>& flight = inflight_[t.lane->index];
     flight.store(seq_.load() + 1);
     const uint64_t seq = seq_.fetch_add(1) + 1;

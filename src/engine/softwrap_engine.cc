@@ -176,6 +176,16 @@ class SoftwrapEngine final : public Engine {
       if (const uint64_t n = t.wcl.end_wrap(counters().stores.get())) counters().wcl_uncompared.add(n);
     }
     SW_TRACE_LABEL("redo:commit");
+    if (t.writer.empty() && !t.spill.active() && t.undo.empty() && t.page_undo.empty() && !ctx.used_heap()) {
+      // A wrap that wrote nothing: no frame, no sequence number, no fence
+      // (its frame header never left the writer).
+      t.writer.abandon();
+      ring_.leave(t.tag);
+      const bool pressure = pressed(*t.lane);
+      t.lane = nullptr;
+      ring_.after_commit(pressure);
+      return 0;
+    }
     const uint64_t seq = ring_.next_seq();
     if (t.spill.active()) t.spill.flush();  // durable with the commit fence
     // The wrap's fresh blocks (fresh.h): a few bytes go into the frame,

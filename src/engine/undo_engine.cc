@@ -120,8 +120,13 @@ class UndoEngine final : public Engine {
   int commit(ThreadCtx& ctx) override {
     UndoThread& t = *st(ctx);
     SW_TRACE_LABEL("undo:commit-data");
-    t.dirty.flush(*medium_);
+    const bool stored = t.dirty.flush(*medium_);
+    const bool heap = ctx.used_heap();
     ctx.fresh.flush(*medium_);  // fresh blocks (fresh.h): ordered by the same fence
+    if (!stored && !heap && !t.writer.used()) {  // a wrap that wrote nothing: no fence
+      reset(t);
+      return 0;
+    }
     medium_->fence(t.writer.used() ? FenceKind::kDataOrder : FenceKind::kCommit);
     if (t.writer.used()) {
       SW_TRACE_LABEL("undo:commit-mark");
@@ -291,9 +296,10 @@ class NonatomicEngine final : public Engine {
   int begin(ThreadCtx&) override { return 0; }
   int commit(ThreadCtx& ctx) override {
     SW_TRACE_LABEL("nonatomic:commit");
-    st(ctx)->dirty.flush(*medium_);
+    const bool stored = st(ctx)->dirty.flush(*medium_);
+    const bool heap = ctx.used_heap();
     ctx.fresh.flush(*medium_);
-    medium_->fence(FenceKind::kCommit);
+    if (stored || heap) medium_->fence(FenceKind::kCommit);  // a wrap that wrote nothing: no fence
     return 0;
   }
   int rollback(ThreadCtx& ctx) override {

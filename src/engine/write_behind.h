@@ -23,21 +23,31 @@ class WriteBehind {
   // Records a store of [p, p+n) (already written); flushes what it leaves.
   void add(Medium& m, const void* p, size_t n) {
     if (n == 0) return;
+    written_ = true;
     const uintptr_t a = reinterpret_cast<uintptr_t>(p);
     const uintptr_t first = line_down(a), last = line_down(a + n - 1);
     if (pending_ != 0 && (pending_ < first || pending_ > last)) m.flush(reinterpret_cast<void*>(pending_), kCacheLine);
     if (last > first) m.flush(reinterpret_cast<void*>(first), last - first);
     pending_ = last;
   }
-  // Flushes the line still pending (before the commit fence).
-  void flush(Medium& m) {
+  // Flushes the line still pending (before the commit fence).  Returns
+  // whether any store was recorded since the last flush() or clear(): if
+  // not, there is nothing for a fence to order.
+  bool flush(Medium& m) {
     if (pending_ != 0) m.flush(reinterpret_cast<void*>(pending_), kCacheLine);
     pending_ = 0;
+    const bool w = written_;
+    written_ = false;
+    return w;
   }
-  void clear() { pending_ = 0; }
+  void clear() {
+    pending_ = 0;
+    written_ = false;
+  }
 
  private:
   uintptr_t pending_ = 0;
+  bool written_ = false;
 };
 
 }  // namespace softwrap

@@ -118,6 +118,9 @@ class RedoWriter {
     return flush_pending_in(off & ~uint64_t{7}, 8) && put_store(off, v, size);
   }
   bool append_range(uint64_t off, const void* src, size_t n);
+  // No record yet, none waiting (a half-changed word) and no extent: the
+  // frame holds nothing to commit, and nothing of it left the writer.
+  bool empty() const { return count_ == 0 && !pending_.set && ext_ == nullptr; }
   // A FRESH record: the frame vouches for the n bytes home holds at off.
   bool append_fresh(uint64_t off, uint64_t n, uint64_t hash);
 

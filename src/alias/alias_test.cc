@@ -410,16 +410,38 @@ TEST_F(AliasRingTest, RetirementWritesHomeBeforeTheFilterClearsTheSlots) {
                                              << "cleared, first: " << checking.violations().front();
 }
 
-TEST(HomeWriterTest, SkipsLineSegmentsThatAlreadyHoldTheValue) {
-  const std::string path = "/dev/shm/sw_home_writer_test_" + std::to_string(getpid());
-  unlink(path.c_str());
-  ResolvedConfig c;
-  auto file = PoolFile::create(path, 16 << 20, c);
-  ASSERT_TRUE(file);
-  MediumOptions mo;
-  mo.kind = SW_MEDIUM_X86;
-  auto medium = make_medium(mo, file->base(), file->size());
-  const uint64_t base = (file->header().heap_offset + 63) & ~uint64_t{63};
+// A 16 MiB pool file and a medium of `kind` over it (msync: with its
+// descriptor); the heap's first page is the test's.
+class HomeWriterTest : public ::testing::Test {
+ protected:
+  void SetUp() override { unlink(path_.c_str()); }
+  void TearDown() override {
+    medium_.reset();
+    file_.reset();
+    unlink(path_.c_str());
+  }
+  void open(sw_medium_kind kind) {
+    ResolvedConfig c;
+    file_ = PoolFile::create(path_, 16 << 20, c);
+    ASSERT_TRUE(file_);
+    MediumOptions mo;
+    mo.kind = kind;
+    mo.fd = file_->fd();
+    medium_ = make_medium(mo, file_->base(), file_->size());
+    ASSERT_TRUE(medium_);
+    base_ = (file_->header().heap_offset + 4095) & ~uint64_t{4095};
+  }
+  const std::string path_ = "/dev/shm/sw_home_writer_test_" + std::to_string(getpid());
+  std::unique_ptr<PoolFile> file_;
+  std::unique_ptr<Medium> medium_;
+  uint64_t base_ = 0;
+};
+
+TEST_F(HomeWriterTest, SkipsLineSegmentsThatAlreadyHoldTheValue) {
+  open(SW_MEDIUM_X86);
+  PoolFile* file = file_.get();
+  Medium* medium = medium_.get();
+  const uint64_t base = base_;
   char bytes[200];
   for (int i = 0; i < 200; ++i) bytes[i] = static_cast<char>(i);
   std::memcpy(file->at(base), bytes, sizeof bytes);  // home already holds them
@@ -428,12 +450,12 @@ TEST(HomeWriterTest, SkipsLineSegmentsThatAlreadyHoldTheValue) {
   Counters cnt;
   {
     CountersScope scope(&cnt);
-    HomeWriter plain(file.get(), medium.get());
+    HomeWriter plain(file, medium);
     plain.bytes(base + 1000, bytes, sizeof bytes);
     plain.finish();
     EXPECT_EQ(cnt.flushes.get(), 4u) << "without skipping: every line of the range";
     cnt.reset();
-    HomeWriter skipping(file.get(), medium.get(), true);
+    HomeWriter skipping(file, medium, true);
     skipping.bytes(base, bytes, sizeof bytes);  // lines 0..3 of which only line 2 differs
     skipping.word(base + 2048, 0);               // home is 0 there already
     skipping.word(base + 2056, 5);               // this one changes
@@ -443,8 +465,6 @@ TEST(HomeWriterTest, SkipsLineSegmentsThatAlreadyHoldTheValue) {
   }
   EXPECT_EQ(std::memcmp(file->at(base), bytes, sizeof bytes), 0);
   EXPECT_EQ(*reinterpret_cast<uint64_t*>(file->at(base + 2056)), 5u);
-  file.reset();
-  unlink(path.c_str());
 }
 
 // On the msync medium a comparing HomeWriter keeps what differs until
@@ -453,17 +473,10 @@ TEST(HomeWriterTest, SkipsLineSegmentsThatAlreadyHoldTheValue) {
 // mapping: three adjacent words and a byte run next to them are one write,
 // a word elsewhere another, an unchanged word none.  The bytes are at home
 // (and on the file) after finish() and the fence.
-TEST(HomeWriterTest, OnMsyncChangedRunsAreWrittenWholeAtFinish) {
-  const std::string path = "/dev/shm/sw_home_writer_msync_" + std::to_string(getpid());
-  unlink(path.c_str());
-  ResolvedConfig c;
-  auto file = PoolFile::create(path, 16 << 20, c);
-  ASSERT_TRUE(file);
-  MediumOptions mo;
-  mo.kind = SW_MEDIUM_MSYNC;
-  mo.fd = file->fd();
-  auto msync = make_medium(mo, file->base(), file->size());
-  ASSERT_TRUE(msync->properties().syncs_pages);
+TEST_F(HomeWriterTest, OnMsyncChangedRunsAreWrittenWholeAtFinish) {
+  open(SW_MEDIUM_MSYNC);
+  PoolFile* file = file_.get();
+  ASSERT_TRUE(medium_->properties().home_runs);
   struct Counting final : ForwardingMedium {
     using ForwardingMedium::ForwardingMedium;
     std::vector<size_t> writes;  // sizes of write() calls (write_through comes through it)
@@ -473,13 +486,13 @@ TEST(HomeWriterTest, OnMsyncChangedRunsAreWrittenWholeAtFinish) {
       ForwardingMedium::store(dst, v, size);
     }
     void before_write(const void*, size_t n) override { writes.push_back(n); }
-  } counting(msync.get());
-  const uint64_t base = (file->header().heap_offset + 4095) & ~uint64_t{4095};
+  } counting(medium_.get());
+  const uint64_t base = base_;
   *reinterpret_cast<uint64_t*>(file->at(base + 512)) = 77;  // home already holds it
   char run[40];
   for (int i = 0; i < 40; ++i) run[i] = static_cast<char>(i + 1);
   {
-    HomeWriter w(file.get(), &counting, /*skip_unchanged=*/true);
+    HomeWriter w(file, &counting, /*skip_unchanged=*/true);
     w.word(base + 16, 3);  // out of order: sorted at finish
     w.word(base, 1);
     w.word(base + 8, 2);
@@ -498,9 +511,6 @@ TEST(HomeWriterTest, OnMsyncChangedRunsAreWrittenWholeAtFinish) {
   uint64_t on_file = 0;
   ASSERT_EQ(pread(file->fd(), &on_file, 8, static_cast<off_t>(base + 1024)), 8);
   EXPECT_EQ(on_file, 9u);
-  msync.reset();
-  file.reset();
-  unlink(path.c_str());
 }
 
 }  // namespace

@@ -117,8 +117,8 @@ MsyncMedium::MsyncMedium(void* base, size_t len)
 
 MsyncMedium::MsyncMedium(void* base, size_t len, FlushInsn insn, bool use_avx, int fd, Reach reach)
     : X86Medium(insn, use_avx, "msync", false),
-      fd_(fd >= 0 && writeback_reaches_mapping(fd) ? fd : -1),
-      file_fd_(fd),
+      fd_(fd),
+      file_range_(fd >= 0 && writeback_reaches_mapping(fd)),
       reach_(reach) {
   props_.syncs_pages = true;
   props_.home_runs = true;
@@ -178,7 +178,7 @@ void MsyncMedium::sync_ranges(std::vector<Range>& rs) {
     msync_pages(b, e);
     return;
   }
-  if (fd_ < 0) {
+  if (!file_range_) {
     for (size_t i = 0; i + 1 < n; ++i) msync_pages(rs[i].begin, rs[i].end);
   } else if (n > 1) {
     // Every range's writeback started at once, the last one's too (after
@@ -239,7 +239,7 @@ void MsyncMedium::flush(const void* addr, size_t n) {
 void MsyncMedium::write_file(uintptr_t at, const void* src, size_t n) {
   auto* s = static_cast<const unsigned char*>(src);
   while (n > 0) {
-    const ssize_t w = pwrite(file_fd_, s, n, static_cast<off_t>(at - map_begin_));
+    const ssize_t w = pwrite(fd_, s, n, static_cast<off_t>(at - map_begin_));
     if (w < 0 && errno == EINTR) continue;
     if (w <= 0) sync_failed("pwrite", at, at + n, w < 0 ? errno : EIO);
     s += w;
@@ -259,7 +259,7 @@ void MsyncMedium::write_file(uintptr_t at, const void* src, size_t n) {
 // durable (and visible) only after the fence, and only the logs stream.
 void MsyncMedium::stream(void* dst, const void* src, size_t n) {
   const auto a = reinterpret_cast<uintptr_t>(dst);
-  if (file_fd_ < 0 || a < map_begin_ || a + n > map_end_.load(std::memory_order_acquire) || n == 0) {
+  if (!on_file(a, n)) {
     X86Medium::stream(dst, src, n);
     note_dirty(dst, n);
     return;
@@ -286,7 +286,7 @@ void MsyncMedium::stream(void* dst, const void* src, size_t n) {
 // bytes are visible when this returns), synced at the fence.
 void MsyncMedium::write_through(void* dst, const void* src, size_t n) {
   const auto a = reinterpret_cast<uintptr_t>(dst);
-  if (file_fd_ < 0 || a < map_begin_ || a + n > map_end_.load(std::memory_order_acquire) || n == 0) {
+  if (!on_file(a, n)) {
     Medium::write_through(dst, src, n);
     return;
   }

@@ -140,7 +140,7 @@ class MsyncMedium : public X86Medium {
   // of fd holds: true on ext4 and XFS, false elsewhere (fstatfs).
   static bool writeback_reaches_mapping(int fd);
   // Whether this medium writes ranges back with sync_file_range.
-  bool uses_file_range() const { return fd_ >= 0; }
+  bool uses_file_range() const { return file_range_; }
 
   // What this medium asked of the kernel (all threads), for tests.
   uint64_t msync_calls() const { return msync_calls_.load(std::memory_order_relaxed); }
@@ -168,6 +168,11 @@ class MsyncMedium : public X86Medium {
     uintptr_t begin, end;
   };
   void note_dirty(const void* addr, size_t n);
+  // Whether [a, a+n) (n > 0) is written to the file with pwrite: there is
+  // a descriptor and the bytes lie inside the mapping.
+  bool on_file(uintptr_t a, size_t n) const {
+    return fd_ >= 0 && n != 0 && a >= map_begin_ && a + n <= map_end_.load(std::memory_order_acquire);
+  }
   // pwrite of [at, at+n) of the mapping's bytes from src (fail-stop).
   void write_file(uintptr_t at, const void* src, size_t n);
   // Writes the thread's staged stream run to the file and empties it.
@@ -181,8 +186,8 @@ class MsyncMedium : public X86Medium {
   void file_range(uintptr_t begin, uintptr_t end, unsigned flags);  // sync_file_range, fail-stop
 
   uint64_t id_;
-  int fd_;  // for sync_file_range (only where it reaches the mapping), or -1
-  int file_fd_;  // the mapped file, for streams' pwrite, or -1 (then streams store)
+  int fd_;  // the mapped file (pwrite of streams and home runs), or -1: they store
+  bool file_range_;  // fd_ for sync_file_range too (writeback_reaches_mapping)
   Reach reach_;
   uintptr_t map_begin_;  // page-aligned start of the mapping
   std::atomic<uintptr_t> map_end_;  // grows with the pool (extend)

@@ -136,27 +136,40 @@ INSTANTIATE_TEST_SUITE_P(UndoThemis, RecoveryTest,
                          ::testing::Values(softwrap::testing::EngineParam{SW_ENGINE_UNDO_THEMIS, "undo-themis"}),
                          softwrap::testing::EngineParamName());
 
-// A committed frame with one flipped bit is not replayed; the frames before
-// it still are (the newest frame is the one a power failure can tear).
-TEST(RedoRecovery, TornNewestFrameIsSkippedOlderFramesReplay) {
-  const std::string path = "/dev/shm/sw_recovery_torn_" + std::to_string(getpid());
+// Forks a child that creates a softwrap pool at path on `medium` (lanes:
+// 0 = default) with nothing retiring (everything stays in the log), runs
+// body(pool) and dies without closing it; body returns the child's exit
+// status.  Asserts the child exited 0.
+template <class Body>
+void die_with_everything_in_the_log(const std::string& path, sw_medium_kind medium, uint32_t lanes, Body body) {
   unlink(path.c_str());
   pid_t pid = fork();
   ASSERT_GE(pid, 0);
   if (pid == 0) {
     sw_config c{};
     c.engine = SW_ENGINE_SOFTWRAP;
-    c.medium = SW_MEDIUM_X86;
+    c.medium = medium;
+    c.lanes = lanes;
     c.flags = SW_CONFIG_NO_RETIRE_THREAD;  // nothing retires: all in the log
     sw_pool* p = sw_pool_create(path.c_str(), 32 << 20, &c);
-    if (!p) _exit(2);
-    auto* a = static_cast<uint64_t*>(sw_pool_root(p, 64));
-    for (uint64_t v = 1; v <= 3; ++v) sw_store64(p, &a[v], v * 100);
-    _exit(0);
+    _exit(p ? body(p) : 2);
   }
   int status = 0;
   waitpid(pid, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status));
   ASSERT_EQ(WEXITSTATUS(status), 0);
+}
+
+// A committed frame with one flipped bit is not replayed; the frames before
+// it still are (the newest frame is the one a power failure can tear).
+TEST(RedoRecovery, TornNewestFrameIsSkippedOlderFramesReplay) {
+  const std::string path = "/dev/shm/sw_recovery_torn_" + std::to_string(getpid());
+  die_with_everything_in_the_log(path, SW_MEDIUM_X86, 0, [](sw_pool* p) {
+    auto* a = static_cast<uint64_t*>(sw_pool_root(p, 64));
+    for (uint64_t v = 1; v <= 3; ++v) sw_store64(p, &a[v], v * 100);
+    return 0;
+  });
+  if (::testing::Test::HasFatalFailure()) return;
   {
     auto f = softwrap::PoolFile::open(path);
     ASSERT_TRUE(f);
@@ -192,23 +205,13 @@ TEST(RedoRecovery, TornNewestFrameIsSkippedOlderFramesReplay) {
 // with everything in the log; recovery must replay both commits.
 TEST(RedoRecovery, AnAbortedWrapsHeldBackLinesNeverLandOnTheNextCommit) {
   const std::string path = "/dev/shm/sw_recovery_stage_" + std::to_string(getpid());
-  unlink(path.c_str());
-  pid_t pid = fork();
-  ASSERT_GE(pid, 0);
-  if (pid == 0) {
-    sw_config c{};
-    c.engine = SW_ENGINE_SOFTWRAP;
-    c.medium = SW_MEDIUM_MSYNC;
-    c.lanes = 1;
-    c.flags = SW_CONFIG_NO_RETIRE_THREAD;  // nothing retires: all in the log
-    sw_pool* p = sw_pool_create(path.c_str(), 32 << 20, &c);
-    if (!p) _exit(2);
+  die_with_everything_in_the_log(path, SW_MEDIUM_MSYNC, 1, [](sw_pool* p) {
     auto* a = static_cast<uint64_t*>(sw_pool_root(p, 512 * 8));
-    if (!a) _exit(3);
+    if (!a) return 3;
     // This thread: a wrap of 100 stores, aborted.
-    if (sw_wrap_open(p) != 0) _exit(4);
+    if (sw_wrap_open(p) != 0) return 4;
     for (uint64_t i = 0; i < 100; ++i) sw_store64(p, &a[i], 1000 + i);
-    if (sw_wrap_abort(p) != 0) _exit(5);
+    if (sw_wrap_abort(p) != 0) return 5;
     // Another thread commits 100 stores in the same lane.
     bool ok = true;
     std::thread other([&] {
@@ -217,17 +220,14 @@ TEST(RedoRecovery, AnAbortedWrapsHeldBackLinesNeverLandOnTheNextCommit) {
       ok &= sw_wrap_close(p) == 0;
     });
     other.join();
-    if (!ok) _exit(6);
+    if (!ok) return 6;
     // This thread commits again, after that frame.
-    if (sw_wrap_open(p) != 0) _exit(7);
+    if (sw_wrap_open(p) != 0) return 7;
     sw_store64(p, &a[300], 3000);
-    if (sw_wrap_close(p) != 0) _exit(8);
-    _exit(0);
-  }
-  int status = 0;
-  waitpid(pid, &status, 0);
-  ASSERT_TRUE(WIFEXITED(status));
-  ASSERT_EQ(WEXITSTATUS(status), 0);
+    if (sw_wrap_close(p) != 0) return 8;
+    return 0;
+  });
+  if (::testing::Test::HasFatalFailure()) return;
   sw_config c{};
   c.medium = SW_MEDIUM_MSYNC;
   sw_pool* p = sw_pool_open(path.c_str(), &c);

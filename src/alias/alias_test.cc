@@ -411,7 +411,8 @@ TEST_F(AliasRingTest, RetirementWritesHomeBeforeTheFilterClearsTheSlots) {
 }
 
 // A 16 MiB pool file and a medium of `kind` over it (msync: with its
-// descriptor); the heap's first page is the test's.
+// descriptor; on a disk file system, where msync writes home runs with
+// pwrite); the heap's first page is the test's.
 class HomeWriterTest : public ::testing::Test {
  protected:
   void SetUp() override { unlink(path_.c_str()); }
@@ -431,7 +432,7 @@ class HomeWriterTest : public ::testing::Test {
     ASSERT_TRUE(medium_);
     base_ = (file_->header().heap_offset + 4095) & ~uint64_t{4095};
   }
-  const std::string path_ = "/dev/shm/sw_home_writer_test_" + std::to_string(getpid());
+  const std::string path_ = "/var/tmp/sw_home_writer_test_" + std::to_string(getpid());
   std::unique_ptr<PoolFile> file_;
   std::unique_ptr<Medium> medium_;
   uint64_t base_ = 0;
@@ -476,7 +477,7 @@ TEST_F(HomeWriterTest, SkipsLineSegmentsThatAlreadyHoldTheValue) {
 TEST_F(HomeWriterTest, OnMsyncChangedRunsAreWrittenWholeAtFinish) {
   open(SW_MEDIUM_MSYNC);
   PoolFile* file = file_.get();
-  ASSERT_TRUE(medium_->properties().home_runs);
+  if (!medium_->properties().home_runs) GTEST_SKIP() << "/var/tmp is not on ext4 or XFS: no home runs";
   struct Counting final : ForwardingMedium {
     using ForwardingMedium::ForwardingMedium;
     std::vector<size_t> writes;  // sizes of write() calls (write_through comes through it)

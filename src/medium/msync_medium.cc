@@ -117,11 +117,10 @@ MsyncMedium::MsyncMedium(void* base, size_t len)
 
 MsyncMedium::MsyncMedium(void* base, size_t len, FlushInsn insn, bool use_avx, int fd, Reach reach)
     : X86Medium(insn, use_avx, "msync", false),
-      fd_(fd),
-      file_range_(fd >= 0 && writeback_reaches_mapping(fd)),
+      fd_(fd >= 0 && writeback_reaches_mapping(fd) ? fd : -1),
       reach_(reach) {
   props_.syncs_pages = true;
-  props_.home_runs = true;
+  props_.home_runs = fd_ >= 0;  // retirement's runs by pwrite (home_writer.h)
   long page = sysconf(_SC_PAGESIZE);
   page_mask_ = static_cast<uintptr_t>(page > 0 ? page : 4096) - 1;
   auto b = reinterpret_cast<uintptr_t>(base);
@@ -178,7 +177,7 @@ void MsyncMedium::sync_ranges(std::vector<Range>& rs) {
     msync_pages(b, e);
     return;
   }
-  if (!file_range_) {
+  if (fd_ < 0) {
     for (size_t i = 0; i + 1 < n; ++i) msync_pages(rs[i].begin, rs[i].end);
   } else if (n > 1) {
     // Every range's writeback started at once, the last one's too (after

@@ -204,7 +204,8 @@ TEST(RedoRecovery, TornNewestFrameIsSkippedOlderFramesReplay) {
 // committed frame at the aborting thread's next fence.  The child dies
 // with everything in the log; recovery must replay both commits.
 TEST(RedoRecovery, AnAbortedWrapsHeldBackLinesNeverLandOnTheNextCommit) {
-  const std::string path = "/dev/shm/sw_recovery_stage_" + std::to_string(getpid());
+  // On a disk file system: only there does msync stage streams.
+  const std::string path = "/var/tmp/sw_recovery_stage_" + std::to_string(getpid());
   die_with_everything_in_the_log(path, SW_MEDIUM_MSYNC, 1, [](sw_pool* p) {
     auto* a = static_cast<uint64_t*>(sw_pool_root(p, 512 * 8));
     if (!a) return 3;

@@ -559,6 +559,45 @@ SW_API const void *sw_peek(sw_pool *pool, const void *addr, size_t n, void *scra
 /* Like sw_write with a constant byte. */
 SW_API int sw_memset(sw_pool *pool, void *dst, int c, size_t n);
 
+/* Object writes: names the n bytes at addr (an object: a struct, a node,
+ * an array; any alignment) that the calling thread's open wrap is about to
+ * write, and returns a pointer to n bytes the program then reads and
+ * writes with plain loads and stores (a memmove, a field assignment) for
+ * the rest of the wrap.  They start as what sw_read would return; what the
+ * program leaves there when the outermost wrap closes is committed with
+ * the wrap, as if by sw_write, and only the bytes it changed are logged.
+ * An abort (or a failed wrap) drops them.  The cheap way to make several
+ * changes to one object: no library call per store.
+ *
+ * Per engine the pointer is:
+ *   softwrap, softwrap-local  a DRAM copy private to the wrap; other
+ *                   threads see the changes when the wrap commits, as for
+ *                   sw_write;
+ *   undo, undo-themis, nonatomic
+ *                   addr itself: the range's old bytes are logged first
+ *                   (undo), the stores go home in place and are flushed
+ *                   at close (PMDK's pmemobj_tx_add_range, then stores).
+ * Either way the wrap's own sw_load*, sw_read and sw_peek of those bytes
+ * see its newest values, and its sw_store*, sw_write and sw_memset of them
+ * change what the pointer shows too: mixing both ways of writing the same
+ * bytes in one wrap is fine.
+ *
+ * Lifetime: the pointer is valid until the outermost wrap closes or
+ * aborts.  Calling sw_modify again for bytes inside an object of the wrap
+ * returns a pointer into the same bytes; a range that overlaps objects of
+ * the wrap without lying inside one of them makes one object of them all,
+ * and the earlier pointers to those objects must no longer be used (their
+ * bytes so far are kept).  Freeing (sw_pfree) a block that overlaps an
+ * object ends the object the same way.  Never keep the pointer past the
+ * wrap, and never hand it to sw_write/sw_read as a pool address.
+ *
+ * Returns NULL and sets the thread's error on SW_EINVAL (NULL pool, n 0),
+ * SW_ERANGE (range outside the heap), SW_ENOWRAP (no open wrap),
+ * SW_EABORTED (the wrap failed earlier), SW_ENOMEM (no DRAM for the copy)
+ * or SW_ETOOBIG (undo: no log space; the wrap is rolled back).  In strict
+ * mode the range is claimed like a store's words. */
+SW_API void *sw_modify(sw_pool *pool, void *addr, size_t n);
+
 /* --------------------------------------------------------- inline access
  *
  * A program reads persistent data far more often than it writes it, so the

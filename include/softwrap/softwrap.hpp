@@ -288,6 +288,25 @@ class pool {
     return static_cast<T*>(r);
   }
 
+  // sw_modify: the object *obj made writable for the calling thread's open
+  // wrap — plain loads and stores through the returned pointer until the
+  // wrap ends, committed with it (softwrap.h, "Object writes").  Throws
+  // error (SW_ENOWRAP outside a wrap, SW_ERANGE, SW_ENOMEM, ...).
+  template <persistent_type T>
+  [[nodiscard]] T* modify(T* obj) const {
+    return static_cast<T*>(modify(static_cast<void*>(obj), sizeof(T)));
+  }
+  // The same for n elements starting at first (an array's slots).
+  template <persistent_type T>
+  [[nodiscard]] T* modify(T* first, size_t n) const {
+    return static_cast<T*>(modify(static_cast<void*>(first), n * sizeof(T)));
+  }
+  [[nodiscard]] void* modify(void* addr, size_t bytes) const {
+    void* v = sw_modify(checked(), addr, bytes);
+    if (!v) detail::throw_last();
+    return v;
+  }
+
   // Retires all aliases (plain reads then see committed values).
   void quiesce() { detail::check(sw_pool_quiesce(checked())); }
   [[nodiscard]] sw_stats stats() const {

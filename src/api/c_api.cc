@@ -25,6 +25,7 @@
 #include "api/runtime.h"
 #include "common/error.h"
 #include "common/thread_state.h"
+#include "medium/trace_label.h"
 #include "recovery/recovery.h"
 
 using namespace softwrap;
@@ -63,6 +64,7 @@ struct TlsCache {
 thread_local constinit TlsCache tls_cache;
 
 int end_outer(sw_pool* p, ThreadCtx& c, bool abort);
+void commit_objects(sw_pool* p, ThreadCtx& c);
 
 // Hands the thread's contexts back when the thread exits (thread_state.h:
 // after the thread's C++ thread_local destructors; never for the main
@@ -205,6 +207,8 @@ int begin_outer(sw_pool* p, ThreadCtx& c) {
 }
 
 int end_outer(sw_pool* p, ThreadCtx& c, bool abort) {
+  const bool objects = !c.objects.empty();
+  if (objects && !abort && c.fail_code == 0) commit_objects(p, c);
   c.depth = 0;
   int rc;
   if (c.fail_code) {
@@ -232,6 +236,10 @@ int end_outer(sw_pool* p, ThreadCtx& c, bool abort) {
     }
   }
   if (p->claims) p->claims->release(&c, &c.claims);
+  if (objects) {
+    c.objects.clear();
+    p->engine->objects_ended(c);
+  }
   c.fresh.clear();  // committed (flushed by the engine) or freed with the aborted allocations
   c.fail_code = 0;
   p->lanes->release(c.lane);
@@ -318,6 +326,41 @@ void write_parts(sw_pool* p, ThreadCtx& c, uint64_t off, const void* src, size_t
   });
 }
 
+// The open wrap is about to commit: each run of bytes the program changed
+// in its objects (engine/objects.h) is written like an sw_write, so the
+// engine logs exactly those bytes.  A failure rolls the wrap back
+// (c.fail_code), and end_outer reports it.
+void commit_objects(sw_pool* p, ThreadCtx& c) {
+  SW_TRACE_LABEL("objects:commit");
+  c.objects.for_changed([&](uint64_t o, const unsigned char* b, uint64_t len) {
+    if (p->cfg.objects_unlogged) [[unlikely]] {  // crash-simulator control: home before the commit record
+      p->medium->write(p->file->at(o), b, len);
+      p->medium->flush(p->file->at(o), len);
+      return true;
+    }
+    write_parts(p, c, o, b, len);
+    return c.fail_code == 0;
+  });
+  after_mutation(c);
+}
+
+// sw_modify in the open wrap: the home bytes on an engine that stores in
+// place, else a DRAM copy (engine/objects.h).
+void* modify_object(sw_pool* p, ThreadCtx& c, uint64_t off, size_t n) {
+  if (p->engine->modify_in_place(c, off, n)) {
+    after_mutation(c);
+    return c.fail_code ? nullptr : p->file->at(off);
+  }
+  bool made;
+  uint64_t mo, mn;
+  unsigned char* v = c.objects.modify(
+      off, n, [&](unsigned char* dst, uint64_t o, uint64_t len) { p->engine->read(c, dst, o, len); }, &made, &mo,
+      &mn);
+  if (!v) return set_error(SW_ENOMEM, "sw_modify: out of memory for a copy of %zu bytes", n), nullptr;
+  if (made) p->engine->object_made(c, mo, mn);
+  return v;
+}
+
 // Writes n copies of byte ch at off in the open wrap (no n-byte buffer).
 void fill(sw_pool* p, ThreadCtx& c, uint64_t off, int ch, size_t n) {
   if (ch == 0) {
@@ -362,6 +405,16 @@ T load_n(sw_pool* p, const void* addr) {
   SW_NEED_POOL(p, "sw_load", T{0});
   if (!check_user(p, "sw_load", addr, sizeof(T), sizeof(T), &off)) return T{0};
   ThreadCtx& c = ctx_of(p);
+  if (!c.objects.empty()) [[unlikely]] {
+    if (const ObjectSet::Object* o = c.objects.holding(off, sizeof(T))) {
+      T v;
+      std::memcpy(&v, o->copy + (off - o->off), sizeof v);
+      return v;
+    }
+    T v = static_cast<T>(p->engine->load(c, off, sizeof(T)));
+    c.objects.overlay(off, sizeof v, &v);
+    return v;
+  }
   return static_cast<T>(p->engine->load(c, off, sizeof(T)));
 }
 
@@ -373,10 +426,12 @@ void store_n(sw_pool* p, void* addr, T v) {
   ThreadCtx& c = ctx_of(p);
   if (c.depth > 0 && c.fail_code == 0 && !p->claims) [[likely]] {  // in a healthy wrap, not strict
     if (c.fresh.contains(off, sizeof(T))) {  // a block this wrap allocated: in place (engine/fresh.h)
-      return c.fresh.store(*p->medium, addr, v, sizeof(T));
+      c.fresh.store(*p->medium, addr, v, sizeof(T));
+    } else {
+      p->engine->store(c, off, v, sizeof(T));
+      after_mutation(c);
     }
-    p->engine->store(c, off, v, sizeof(T));
-    after_mutation(c);
+    if (!c.objects.empty()) [[unlikely]] c.objects.patch(off, &v, sizeof v);
     return;
   }
   if (c.depth == 0) {  // a wrap of its own
@@ -392,9 +447,13 @@ void store_n(sw_pool* p, void* addr, T v) {
   }
   if (c.fail_code) return;
   if (p->claims) claim(p, c, "sw_store", off, sizeof(T));
-  if (c.fresh.contains(off, sizeof(T))) return c.fresh.store(*p->medium, addr, v, sizeof(T));
-  p->engine->store(c, off, v, sizeof(T));
-  after_mutation(c);
+  if (c.fresh.contains(off, sizeof(T))) {
+    c.fresh.store(*p->medium, addr, v, sizeof(T));
+  } else {
+    p->engine->store(c, off, v, sizeof(T));
+    after_mutation(c);
+  }
+  if (!c.objects.empty() && !c.fail_code) c.objects.patch(off, &v, sizeof v);
 }
 
 // The filter of an engine that stores in place: one slot, always clear
@@ -791,13 +850,43 @@ void sw_store16(sw_pool* p, void* a, uint16_t v) { store_n<uint16_t>(p, a, v); }
 void sw_store32(sw_pool* p, void* a, uint32_t v) { store_n<uint32_t>(p, a, v); }
 void sw_store64(sw_pool* p, void* a, uint64_t v) { store_n<uint64_t>(p, a, v); }
 
+void* sw_modify(sw_pool* p, void* addr, size_t n) {
+  SW_NEED_POOL(p, "sw_modify", nullptr);
+  if (n == 0) return misuse(p->strict, SW_EINVAL, "sw_modify of 0 bytes"), nullptr;
+  uint64_t off;
+  if (!check_user(p, "sw_modify", addr, n, 1, &off)) return nullptr;
+  ThreadCtx& c = ctx_of(p);
+  if (c.depth == 0) {
+    return misuse(p->strict, SW_ENOWRAP, "sw_modify outside a wrap: the pointer it returns is written until the "
+                  "wrap closes, so it needs an open wrap (sw_wrap_open)"),
+           nullptr;
+  }
+  if (c.fail_code) {
+    return set_error(SW_EABORTED, "sw_modify: the open wrap has failed (%s) and was rolled back",
+                     sw_strerror(c.fail_code)),
+           nullptr;
+  }
+  if (p->claims) claim(p, c, "sw_modify", off, n);
+  return modify_object(p, c, off, n);
+}
+
 int sw_read(sw_pool* p, void* dst, const void* src, size_t n) {
   uint64_t off;
   SW_NEED_POOL(p, "sw_read", SW_EINVAL);
   if (!dst && n) return misuse(p->strict, SW_EINVAL, "sw_read: dst is NULL");
   if (n == 0) return 0;
   if (!check_user(p, "sw_read", src, n, 1, &off)) return last_error();
-  p->engine->read(ctx_of(p), dst, off, n);
+  ThreadCtx& c = ctx_of(p);
+  if (!c.objects.empty()) [[unlikely]] {
+    if (const ObjectSet::Object* o = c.objects.holding(off, n)) {
+      std::memcpy(dst, o->copy + (off - o->off), n);
+      return 0;
+    }
+    p->engine->read(c, dst, off, n);
+    c.objects.overlay(off, n, dst);
+    return 0;
+  }
+  p->engine->read(c, dst, off, n);
   return 0;
 }
 
@@ -808,6 +897,15 @@ const void* sw_peek(sw_pool* p, const void* src, size_t n, void* scratch) {
   if (!check_user(p, "sw_peek", src, n, 1, &off)) return nullptr;
   if (n == 0) return src;
   ThreadCtx& c = ctx_of(p);
+  if (!c.objects.empty()) [[unlikely]] {
+    // An object of the wrap holding the range: its copy (no copying).
+    if (const ObjectSet::Object* o = c.objects.holding(off, n)) return o->copy + (off - o->off);
+    if (c.objects.overlaps(off, n)) {
+      p->engine->read(c, scratch, off, n);
+      c.objects.overlay(off, n, scratch);
+      return scratch;
+    }
+  }
   if (p->engine->home_visible(c, off, n)) {
     c.counters.loads.add();
     p->medium->load(src, n);  // a medium that records loads sees it (the engine's read would report it)
@@ -828,6 +926,13 @@ static int write_common(sw_pool* p, const char* fn, void* dst, const void* src, 
       write_parts(p, c, off, src, n);
     } else {
       fill(p, c, off, ch, n);
+    }
+    if (!c.objects.empty() && !c.fail_code) {
+      if (src) {
+        c.objects.patch(off, src, n);
+      } else {
+        c.objects.patch_fill(off, ch, n);
+      }
     }
     return true;
   });
@@ -886,6 +991,17 @@ void* sw_pzalloc_slot(sw_pool* p, uint64_t* slot, size_t n) {
 // A fresh block (allocated by this wrap) is returned at once: the wrap
 // may allocate it again (fresh again).
 static bool free_at(sw_pool* p, ThreadCtx& c, uint64_t off) {
+  if (!c.objects.empty()) [[unlikely]] {
+    // Objects overlapping the block end here: what the program wrote to
+    // them so far is written now, before the block is freed.
+    const size_t n = p->alloc->usable_size(c, off);
+    if (n && !c.objects.end_overlapping(off, n, [&](uint64_t o, const unsigned char* b, uint64_t len) {
+          write_parts(p, c, o, b, len);
+          return c.fail_code == 0;
+        })) {
+      return false;
+    }
+  }
   const bool fresh = c.fresh.contains(off, 1);
   const int rc = p->alloc->free(c, off, fresh);
   if (rc == SW_EINVAL) misuse(p->strict, rc, "%s", std::string(last_error_message()).c_str());

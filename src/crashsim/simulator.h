@@ -70,6 +70,7 @@ struct SimOptions {
   FreshControl fresh_control = FreshControl::kNone;  // control variants (pool.h)
   HelpControl help_control = HelpControl::kNone;     // control variant (pool.h)
   bool home_runs_late = false;  // control variant (pool.h)
+  bool objects_unlogged = false;  // control variant (pool.h): sw_modify's changes not logged
   bool share_skip_quiesce = false;  // control variant (pool.h): write access given up before commits are home
 };
 

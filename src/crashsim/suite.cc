@@ -36,6 +36,7 @@ struct ControlSpec {
   HelpControl help_control = HelpControl::kNone;
   bool share_skip_quiesce = false;
   bool home_runs_late = false;
+  bool objects_unlogged = false;
   // Caught only by a failing crash image, not by a run that failed as a
   // whole (the workload seeing the API misbehave).
   bool by_images = false;
@@ -54,6 +55,7 @@ ControlResult run_control(const ControlSpec& c, const SuiteOptions& so, uint32_t
   o.help_control = c.help_control;
   o.share_skip_quiesce = c.share_skip_quiesce;
   o.home_runs_late = c.home_runs_late;
+  o.objects_unlogged = c.objects_unlogged;
   o.max_reports = c.by_images ? 4 : 1;
   o.stop_after_failures = c.must_fail ? 1 : 0;
   Simulator sim(o);
@@ -186,6 +188,20 @@ SuiteResult run_suite(const SuiteOptions& so) {
       c.help_control = HelpControl::kOwnBeforeCommit;
       res.controls.push_back(run_control(c, so, size, &res));
       res.controls.back().name = std::string("helping commit writing its own words home early caught (") + name + ")";
+    }
+    // Objects (sw_modify) whose changed bytes are not logged
+    // (ResolvedConfig::objects_unlogged): written home before the commit
+    // record (redo), or stored to with no undo record (undo).
+    for (sw_engine_kind e : {SW_ENGINE_SOFTWRAP, SW_ENGINE_SOFTWRAP_LOCAL, SW_ENGINE_UNDO}) {
+      for (const auto& [model, name] :
+           {std::pair{Persistency::kX86, "x86"}, std::pair{Persistency::kThemis, "themis"}}) {
+        ControlSpec c{"", e, model, false, true, {"obj_nodes", "obj_large"}};
+        c.objects_unlogged = true;
+        c.by_images = true;
+        res.controls.push_back(run_control(c, so, size, &res));
+        res.controls.back().name = std::string("object changes not logged caught (") + engine_kind_name(e) + ", " +
+                                   name + ")";
+      }
     }
     // A handle of a shared pool that gives write access up before its
     // commits are home (ResolvedConfig::share_skip_quiesce): the redo

@@ -18,6 +18,7 @@
 
 #include "common/error.h"
 #include "crashsim/fresh_workload.h"
+#include "crashsim/object_workload.h"
 #include "crashsim/help_workload.h"
 #include "crashsim/paper_workloads.h"
 #include "crashsim/share_workload.h"
@@ -163,6 +164,27 @@ void Driver::memset(void* addr, int c, size_t n) {
   unsigned char* m = mirror_at(sw_pool_offset(p_, addr), n);
   if (!m) return fail("sw_memset outside the owned bytes");
   std::memset(m, c, n);
+}
+
+void* Driver::modify(void* addr, size_t n, bool check_start) {
+  void* v = sw_modify(p_, addr, n);
+  if (!v) {
+    fail("sw_modify");
+    return nullptr;
+  }
+  const unsigned char* m = mirror_at(sw_pool_offset(p_, addr), n);
+  if (!m) {
+    fail("sw_modify outside the owned bytes");
+    return nullptr;
+  }
+  if (check_start && std::memcmp(m, v, n) != 0) fail("sw_modify's view does not start as the bytes the workload wrote");
+  return v;
+}
+
+void Driver::wrote(void* addr, const void* view, size_t n) {
+  unsigned char* m = mirror_at(sw_pool_offset(p_, addr), n);
+  if (!m) return fail("object write outside the owned bytes");
+  std::memcpy(m, view, n);
 }
 
 uint64_t Driver::load64(void* addr) { return load(addr, 8); }
@@ -757,6 +779,8 @@ const Workload* find_workload(const std::string& name) {
   for (const Workload& w : fresh_workloads())
     if (name == w.name) return &w;
   for (const Workload& w : help_workloads())
+    if (name == w.name) return &w;
+  for (const Workload& w : object_workloads())
     if (name == w.name) return &w;
   for (const Workload& w : share_workloads())
     if (name == w.name) return &w;

@@ -99,6 +99,17 @@ class Driver {
   void write(void* addr, const void* src, size_t n);
   // sw_memset of owned bytes.
   void memset(void* addr, int c, size_t n);
+  // sw_modify of owned bytes: returns the writable view and checks that it
+  // starts as the mirror's bytes.  The workload writes through the view
+  // with plain stores and reports each change with wrote().  The view is
+  // valid until the wrap ends or a modify() overlapping its object without
+  // lying inside it (softwrap.h, "Object writes").  check_start false:
+  // the bytes are an unzeroed block's, allocated in this wrap (alloc), not
+  // yet written: nothing to compare.
+  void* modify(void* addr, size_t n, bool check_start = true);
+  // The workload changed [addr, addr+n) through a view of modify():
+  // `view` points at the view's bytes for addr; the mirror takes them.
+  void wrote(void* addr, const void* view, size_t n);
   uint64_t load64(void* addr);
   // Aligned 1/2/4/8-byte load and byte-range read of owned bytes, checked
   // against the mirror like load64.

@@ -14,6 +14,7 @@ uint64_t ThreadCtx::load64(uint64_t offset) { return engine->load(*this, offset,
 void ThreadCtx::store64(uint64_t offset, uint64_t value) {
   SW_TRACE_LABEL("alloc");  // the allocator's stores (chunk heads, block headers)
   if (fail_code == 0) engine->store(*this, offset, value, 8);
+  if (!objects.empty() && fail_code == 0) objects.patch(offset, &value, 8);
 }
 
 void ThreadCtx::run_commit_actions() {

@@ -23,6 +23,7 @@
 
 #include "common/counters.h"
 #include "engine/fresh.h"
+#include "engine/objects.h"
 #include "pool/allocator.h"
 #include "pool/pool.h"
 
@@ -56,6 +57,7 @@ struct ThreadCtx final : TxAccess {
   std::vector<WrapAction> abort_actions;
   std::vector<uint64_t> claims;  // strict mode: words this wrap holds (api/strict.h)
   FreshSet fresh;            // blocks the open wrap allocated and writes in place (fresh.h)
+  ObjectSet objects;         // DRAM copies of what the open wrap modifies (sw_modify; objects.h)
   uint64_t commit_seq_ = 0;  // set by the engine's commit (commit_seq())
 
   bool in_wrap() override { return depth > 0; }
@@ -140,6 +142,23 @@ class Engine {
   // alias table still holds a value of them.  Engines whose committed
   // wraps leave nothing behind (undo, nonatomic) answer true.
   virtual bool reuse_safe(uint64_t seq) { return true; }
+  // sw_modify (objects.h): the program is about to write [off, off+n)
+  // with plain stores.  An engine that stores in place (undo, nonatomic)
+  // makes the range ready for that and answers true: the program's
+  // pointer is then the home bytes.  Undo first logs the range's old bytes
+  // and orders them before any of its stores; at commit and at rollback
+  // the engine reports the stores to the medium (Medium::close_in_place)
+  // and flushes them.  On failure it rolls the wrap back (fail_code).
+  // A redo engine answers false: the API layer keeps a DRAM copy.
+  virtual bool modify_in_place(ThreadCtx& ctx, uint64_t off, size_t n) { return false; }
+  // The open wrap now keeps a DRAM copy of [off, off+n) (ThreadCtx::
+  // objects): until the wrap ends, every load of those bytes must reach
+  // the library (raise the alias filter's slots of the range).
+  virtual void object_made(ThreadCtx& ctx, uint64_t off, size_t n) {}
+  // The wrap that made objects ends (after commit or rollback): lower
+  // what object_made raised, where the filter counts wraps.
+  virtual void objects_ended(ThreadCtx& ctx) {}
+
   // Whether fresh blocks save anything: false for an engine whose every
   // store already goes home in place (nonatomic), which then writes them
   // itself (known-zero bytes are still not zeroed).

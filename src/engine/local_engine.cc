@@ -58,6 +58,7 @@ struct LocalThread {
   std::vector<unsigned char> scratch;  // write-combined logging: what a range held
   WclQueue queued;                     // ... and the stores awaiting their compare
   WclPolicy wcl;                       // ... and whether to compare
+  std::vector<std::pair<uint64_t, size_t>> objects;  // ranges object_made counted in the filter
 };
 
 class LocalEngine final : public Engine {
@@ -92,6 +93,18 @@ class LocalEngine final : public Engine {
 
   const char* name() const override { return "softwrap-local"; }
   const AliasFilter* filter() const override { return &filter_; }
+  // The wrap's objects (objects.h) count in the filter like its keys, so
+  // that its own loads of them reach the library; other threads' loads of
+  // those slots then ask the library too, which reads home for them.
+  void object_made(ThreadCtx& ctx, uint64_t off, size_t n) override {
+    filter_.add(off, n);
+    st(ctx)->objects.push_back({off, n});
+  }
+  void objects_ended(ThreadCtx& ctx) override {
+    LocalThread& t = *st(ctx);
+    for (const auto& [off, n] : t.objects) filter_.sub(off, n);
+    t.objects.clear();
+  }
   // Every frame up to seq below the persisted watermark (values are home
   // at each commit; only replay could bring old ones back).  Moving the
   // watermark costs a fence, so only when a block needs it.

@@ -112,6 +112,12 @@ class SoftwrapEngine final : public Engine {
 
   const char* name() const override { return "softwrap"; }
   const AliasFilter* filter() const override { return &ring_.filter(); }
+  // The wrap's objects (objects.h): their slots raised in the generation
+  // the wrap holds, so its own loads of them reach the library (the table
+  // cannot retire while the wrap is open).
+  void object_made(ThreadCtx& ctx, uint64_t off, size_t n) override {
+    ring_.filter().raise_gen(off, n, st(ctx)->tag.active);
+  }
   // Every frame up to seq retired: its values are home, no lookup reads a
   // table holding them, and recovery never replays it (home_seq(); not
   // retired_seq(), which is published while the retired table is still

@@ -52,6 +52,30 @@
 namespace softwrap {
 namespace {
 
+// The ranges an open wrap's program stores to itself (sw_modify on an
+// engine that stores in place): reported to the medium and flushed when
+// the wrap ends, so that every home byte the wrap changed is durable
+// before its commit mark (undo) or its close returns (nonatomic).
+struct InPlace {
+  std::vector<std::pair<char*, size_t>> ranges;
+  void open(Medium& m, char* p, size_t n) {
+    if (!ranges.empty() && ranges.back().first == p && ranges.back().second >= n) return;  // again
+    m.open_in_place(p, n);
+    ranges.push_back({p, n});
+  }
+  // Returns whether there was any.
+  bool close(Medium& m) {
+    if (ranges.empty()) return false;
+    SW_TRACE_LABEL("in-place:data");
+    for (const auto& [p, n] : ranges) {
+      m.close_in_place(p, n);
+      m.flush(p, n);
+    }
+    ranges.clear();
+    return true;
+  }
+};
+
 struct UndoThread {
   UndoThread(const PoolFile* pool, Medium* medium, Allocator* alloc) : writer(pool, medium, alloc) {}
   UndoWriter writer;
@@ -59,6 +83,7 @@ struct UndoThread {
   WordSet logged;  // words with an undo record this wrap (exact: records are disjoint)
   std::vector<std::pair<uint64_t, size_t>> runs;  // write(): the byte runs to save and write
   WriteBehind dirty;
+  InPlace in_place;  // sw_modify's objects: the program stores to them itself
 };
 
 // The byte runs of [off, off+n) where src differs from `home` (the pool's
@@ -96,7 +121,7 @@ class UndoEngine final : public Engine {
  public:
   UndoEngine(const EngineEnv& env, bool themis)
       : pool_(env.pool), medium_(env.medium), load_(env.medium), lanes_(env.lanes), alloc_(env.alloc), themis_(themis),
-        wcl_((env.cfg->flags & SW_CONFIG_WCL) != 0) {
+        wcl_((env.cfg->flags & SW_CONFIG_WCL) != 0), objects_unlogged_(env.cfg->objects_unlogged) {
     resync();
   }
   // Each lane's next generation follows its header (another handle may
@@ -120,7 +145,8 @@ class UndoEngine final : public Engine {
   int commit(ThreadCtx& ctx) override {
     UndoThread& t = *st(ctx);
     SW_TRACE_LABEL("undo:commit-data");
-    const bool stored = t.dirty.flush(*medium_);
+    const bool objects = t.in_place.close(*medium_);
+    const bool stored = t.dirty.flush(*medium_) || objects;
     const bool heap = ctx.used_heap();
     ctx.fresh.flush(*medium_);  // fresh blocks (fresh.h): ordered by the same fence
     if (!stored && !heap && !t.writer.used()) {  // a wrap that wrote nothing: no fence
@@ -141,6 +167,7 @@ class UndoEngine final : public Engine {
   int rollback(ThreadCtx& ctx) override {
     UndoThread& t = *st(ctx);
     SW_TRACE_LABEL("undo:rollback");
+    t.in_place.close(*medium_);  // what the program stored is then put back from the log
     t.dirty.clear();
     if (t.writer.used()) {
       // The old values are read back from the log (no DRAM copy): the
@@ -223,6 +250,33 @@ class UndoEngine final : public Engine {
     counters().home_writes.add();
   }
 
+  // The range's words not yet saved in this wrap get undo records, then
+  // one ordering fence (as for a write), before the program's first store.
+  bool modify_in_place(ThreadCtx& ctx, uint64_t off, size_t n) override {
+    UndoThread& t = *st(ctx);
+    SW_TRACE_LABEL("undo:object");
+    if (objects_unlogged_) [[unlikely]] {  // crash-simulator control: no undo record
+      t.in_place.open(*medium_, pool_->at(off), n);
+      return true;
+    }
+    uint64_t run = 0, run_end = 0;
+    bool any = false;
+    for (uint64_t w = off & ~uint64_t{7}; w < off + n; w += 8) {
+      if (!t.logged.insert(w)) continue;
+      if (run_end != w) {
+        if (run_end > run && !save(t, run, run_end - run)) return fail(ctx), true;
+        run = w;
+      }
+      run_end = w + 8;
+      any = true;
+    }
+    if (run_end > run && !save(t, run, run_end - run)) return fail(ctx), true;
+    if (any) log_order_fence();
+    t.in_place.open(*medium_, pool_->at(off), n);
+    counters().home_writes.add();
+    return true;
+  }
+
   int quiesce() override { return 0; }
   int shutdown() override { return 0; }
 
@@ -277,10 +331,12 @@ class UndoEngine final : public Engine {
   Allocator* alloc_;
   bool themis_;
   bool wcl_;  // SW_CONFIG_WCL: unchanged stores and bytes are skipped
+  bool objects_unlogged_;  // crash-simulator control (ResolvedConfig::objects_unlogged)
 };
 
 struct NonatomicThread {
   WriteBehind dirty;
+  InPlace in_place;  // sw_modify's objects
   std::vector<std::pair<uint64_t, size_t>> runs;  // write(): the byte runs that changed (SW_CONFIG_WCL)
 };
 
@@ -296,7 +352,8 @@ class NonatomicEngine final : public Engine {
   int begin(ThreadCtx&) override { return 0; }
   int commit(ThreadCtx& ctx) override {
     SW_TRACE_LABEL("nonatomic:commit");
-    const bool stored = st(ctx)->dirty.flush(*medium_);
+    const bool objects = st(ctx)->in_place.close(*medium_);
+    const bool stored = st(ctx)->dirty.flush(*medium_) || objects;
     const bool heap = ctx.used_heap();
     ctx.fresh.flush(*medium_);
     if (stored || heap) medium_->fence(FenceKind::kCommit);  // a wrap that wrote nothing: no fence
@@ -306,6 +363,11 @@ class NonatomicEngine final : public Engine {
     commit(ctx);
     return set_error(SW_ENOTSUP, "the nonatomic engine cannot take stores back: the wrap ended with its stores "
                                  "kept and flushed");
+  }
+  bool modify_in_place(ThreadCtx& ctx, uint64_t off, size_t n) override {
+    st(ctx)->in_place.open(*medium_, pool_->at(off), n);
+    counters().home_writes.add();
+    return true;
   }
   uint64_t load(ThreadCtx&, uint64_t off, unsigned size) override {
     counters().loads.add();

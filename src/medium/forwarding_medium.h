@@ -39,6 +39,8 @@ class ForwardingMedium : public Medium {
   }
   void drain() override { inner_->drain(); }
   void publish_streams() override { inner_->publish_streams(); }
+  void open_in_place(void* dst, size_t n) override { inner_->open_in_place(dst, n); }
+  void close_in_place(const void* dst, size_t n) override { inner_->close_in_place(dst, n); }
   // write_through: Medium's, through write() and flush() here, so that
   // before_write sees it.
   void extend(size_t len) override { inner_->extend(len); }

@@ -127,6 +127,16 @@ class Medium {
     write(dst, src, n);
     flush(dst, n);
   }
+  // In-place objects (sw_modify under undo and nonatomic): the program
+  // stores to [dst, dst+n) itself, with plain stores the medium does not
+  // see.  open_in_place() comes before the first of them, close_in_place()
+  // after the last (at the wrap's commit or rollback, before the range is
+  // flushed).  A medium that journals writes saves the old bytes at open;
+  // one that records stores records the range's bytes at close, as
+  // temporal stores made then (the crash simulator's model of the
+  // program's stores: docs/crash-simulator.md).  The others do nothing.
+  virtual void open_in_place(void* dst, size_t n) { (void)dst, (void)n; }
+  virtual void close_in_place(const void* dst, size_t n) { (void)dst, (void)n; }
   // The pool grew in place: the mapping the medium was made for now ends at
   // base + len.  Media that keep the mapping's extent (msync: what drain()
   // syncs; trace: what it records) take note; the others need not.  Called

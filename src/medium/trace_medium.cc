@@ -261,6 +261,22 @@ void TraceMedium::write(void* dst, const void* src, size_t n) {
   if (n) temporal(dst, src, n);
 }
 
+// The program's own stores to an in-place object: journaled before the
+// first (so the simulator can take them back), recorded after the last as
+// temporal stores of the bytes then there.
+void TraceMedium::open_in_place(void* dst, size_t n) {
+  SpanGuard span(trace_);
+  if (n && journal_ && inside(dst, n)) journal_->save(base_, static_cast<uint64_t>(static_cast<char*>(dst) - base_), n);
+}
+
+void TraceMedium::close_in_place(const void* dst, size_t n) {
+  SpanGuard span(trace_);
+  if (n && inside(dst, n) && trace_ && trace_->recording()) {
+    record_bytes(TraceKind::kStore, static_cast<uint64_t>(static_cast<const char*>(dst) - base_),
+                 static_cast<const unsigned char*>(dst), n);
+  }
+}
+
 void TraceMedium::store(void* dst, uint64_t v, unsigned size) {
   SpanGuard span(trace_);
   const bool in = inside(dst, size);

@@ -166,6 +166,8 @@ class TraceMedium final : public Medium {
   void fence(FenceKind kind) override;
   void drain() override;
   void extend(size_t len) override { len_.store(len, std::memory_order_release); }
+  void open_in_place(void* dst, size_t n) override;
+  void close_in_place(const void* dst, size_t n) override;
   // Declare MediumProperties::home_runs (the page-cache model's runs).
   void set_home_runs(bool on) { props_.home_runs = on; }
 

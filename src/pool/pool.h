@@ -153,6 +153,11 @@ struct ResolvedConfig {
   // runs (MediumProperties::home_runs) written after its fence, not before
   // (home_writer.h) — a deliberately broken variant.
   bool home_runs_late = false;
+  // Internal knob for a crash simulator control: the bytes a wrap changed
+  // through sw_modify are not logged — the redo engines write them home at
+  // commit before the commit record, undo stores to them without saving
+  // their old bytes (engine/objects.h) — a deliberately broken variant.
+  bool objects_unlogged = false;
   // Shared pools (SW_CONFIG_SHARED): how long an open, an implicit write
   // session (a wrap opened without write access) and sw_pool_refresh wait
   // for another handle to give write access up (SOFTWRAP_SHARE_WAIT_MS).

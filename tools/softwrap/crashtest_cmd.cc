@@ -15,6 +15,7 @@
 #include "cli.h"
 #include "crashsim/fresh_workload.h"
 #include "crashsim/help_workload.h"
+#include "crashsim/object_workload.h"
 #include "crashsim/paper_workloads.h"
 #include "crashsim/share_workload.h"
 #include "crashsim/suite.h"
@@ -66,6 +67,8 @@ void crashtest_usage(FILE* out) {
   for (const crashsim::Workload& w : crashsim::fresh_workloads()) fprintf(out, "  %-12s %s\n", w.name, w.what);
   fprintf(out, "Workloads of commits that help retirement (--workload help: all three):\n");
   for (const crashsim::Workload& w : crashsim::help_workloads()) fprintf(out, "  %-12s %s\n", w.name, w.what);
+  fprintf(out, "Object-write workloads (--workload objects: all three):\n");
+  for (const crashsim::Workload& w : crashsim::object_workloads()) fprintf(out, "  %-12s %s\n", w.name, w.what);
   fprintf(out, "Workloads of a pool several handles share (--workload share: both; --full runs them too):\n");
   for (const crashsim::Workload& w : crashsim::share_workloads()) fprintf(out, "  %-12s %s\n", w.name, w.what);
   fprintf(out, "Shared workloads (workloads/):\n");
@@ -117,6 +120,8 @@ int crashtest_command(const std::vector<std::string>& args) {
     for (const crashsim::Workload& w : crashsim::fresh_workloads()) so.workloads.push_back(&w);
   } else if (opts.has("workload") && opts.get("workload") == "help") {
     for (const crashsim::Workload& w : crashsim::help_workloads()) so.workloads.push_back(&w);
+  } else if (opts.has("workload") && opts.get("workload") == "objects") {
+    for (const crashsim::Workload& w : crashsim::object_workloads()) so.workloads.push_back(&w);
   } else if (opts.has("workload") && opts.get("workload") == "share") {
     for (const crashsim::Workload& w : crashsim::share_workloads()) so.workloads.push_back(&w);
   } else if (opts.has("workload")) {

@@ -1,0 +1,164 @@
+// store_cost.cc — sw_bench_store_cost: the program `bench/store-cost`
+// runs under callgrind to count the instructions a wrap and a store to old
+// data cost on each engine and on PMDK (docs/results.md, "What a store
+// costs").
+//
+//   sw_bench_store_cost SYSTEM WRAPS STORES [MODE]
+//
+// SYSTEM: softwrap, softwrap-local, undo, undo-themis, nonatomic, pmdk (if
+// built with libpmemobj), or none (the loop alone: the index stream and
+// nothing else).  Each of WRAPS wraps makes STORES 8-byte stores to random
+// words (xorshift64) of an 8 MiB array that existed before the run (filled
+// and made home before the counted part).  MODE:
+//   store   sw_store64 per word (PMDK: pmemobj_tx_add_range_direct of the
+//           word, then a plain store — the way PMDK's documentation writes
+//           a transaction);
+//   modify  sw_modify of the word, then a plain store through the view
+//           (PMDK: the same as store).
+// The array's final words are checked against a replay of the stream.
+// The script runs each cell twice, with WRAPS and 2 x WRAPS, and takes the
+// difference, so setup (pool creation, filling, thread start) cancels;
+// instructions of every thread count (retirement included).
+#include <unistd.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "softwrap/softwrap.h"
+#ifdef SW_STORE_COST_PMDK
+#include <libpmemobj.h>
+#endif
+
+namespace {
+
+constexpr uint64_t kWords = (8u << 20) / 8;
+
+struct Stream {
+  uint64_t s = 0x9E3779B97F4A7C15ull;
+  uint64_t next() {
+    s ^= s << 13;
+    s ^= s >> 7;
+    s ^= s << 17;
+    return s & (kWords - 1);
+  }
+};
+
+int fail(const char* what) {
+  std::fprintf(stderr, "sw_bench_store_cost: %s\n", what);
+  return 2;
+}
+
+bool engine_of(const std::string& s, sw_engine_kind* e) {
+  if (s == "softwrap") *e = SW_ENGINE_SOFTWRAP;
+  else if (s == "softwrap-local") *e = SW_ENGINE_SOFTWRAP_LOCAL;
+  else if (s == "undo") *e = SW_ENGINE_UNDO;
+  else if (s == "undo-themis") *e = SW_ENGINE_UNDO_THEMIS;
+  else if (s == "nonatomic") *e = SW_ENGINE_NONATOMIC;
+  else return false;
+  return true;
+}
+
+int check(const std::vector<uint64_t>& want, const uint64_t* got) {
+  for (uint64_t i = 0; i < kWords; ++i) {
+    if (want[i] != got[i]) return fail("the array does not hold what the stream stored");
+  }
+  return 0;
+}
+
+#ifdef SW_STORE_COST_PMDK
+int run_pmdk(const std::string& path, long wraps, int stores) {
+  setenv("PMEM_IS_PMEM_FORCE", "1", 0);
+  PMEMobjpool* pop = pmemobj_create(path.c_str(), "store_cost", 64u << 20, 0600);
+  if (!pop) return fail(pmemobj_errormsg());
+  PMEMoid root = pmemobj_root(pop, kWords * 8);
+  auto* a = static_cast<uint64_t*>(pmemobj_direct(root));
+  std::vector<uint64_t> want(kWords);
+  for (uint64_t i = 0; i < kWords; ++i) want[i] = a[i] = i;
+  pmemobj_persist(pop, a, kWords * 8);
+  Stream st;
+  for (long w = 0; w < wraps; ++w) {
+    if (pmemobj_tx_begin(pop, nullptr, TX_PARAM_NONE) != 0) return fail("pmemobj_tx_begin");
+    for (int k = 0; k < stores; ++k) {
+      const uint64_t i = st.next();
+      pmemobj_tx_add_range_direct(&a[i], 8);
+      a[i] = want[i] = static_cast<uint64_t>(w);
+    }
+    pmemobj_tx_commit();
+    pmemobj_tx_end();
+  }
+  const int rc = check(want, a);
+  pmemobj_close(pop);
+  unlink(path.c_str());
+  return rc;
+}
+#endif
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 4) {
+    std::fprintf(stderr, "usage: sw_bench_store_cost SYSTEM WRAPS STORES [store|modify]\n");
+    return 2;
+  }
+  const std::string sys = argv[1];
+  const long wraps = std::atol(argv[2]);
+  const int stores = std::atoi(argv[3]);
+  const bool modify = argc > 4 && std::string(argv[4]) == "modify";
+  const std::string path = "/dev/shm/sw_store_cost_" + std::to_string(getpid());
+  unlink(path.c_str());
+  if (sys == "none") {
+    std::vector<uint64_t> a(kWords);
+    Stream st;
+    for (long w = 0; w < wraps; ++w) {
+      for (int k = 0; k < stores; ++k) {
+        const uint64_t i = st.next();
+        __atomic_store_n(&a[i], static_cast<uint64_t>(w), __ATOMIC_RELAXED);
+      }
+    }
+    return a[0] == 12345 ? 1 : 0;
+  }
+  if (sys == "pmdk") {
+#ifdef SW_STORE_COST_PMDK
+    return run_pmdk(path, wraps, stores);
+#else
+    return fail("built without libpmemobj");
+#endif
+  }
+  sw_config c{};
+  if (!engine_of(sys, &c.engine)) return fail("unknown system");
+  c.medium = SW_MEDIUM_X86;
+  if (c.engine == SW_ENGINE_UNDO_THEMIS) c.flags |= SW_CONFIG_THEMIS_IDEAL;
+  sw_pool* p = sw_pool_create(path.c_str(), 64u << 20, &c);
+  if (!p) return fail(sw_errormsg());
+  auto* a = static_cast<uint64_t*>(sw_pool_root(p, kWords * 8));
+  if (!a) return fail(sw_errormsg());
+  std::vector<uint64_t> want(kWords);
+  for (uint64_t i = 0; i < kWords; ++i) want[i] = i;
+  if (sw_write(p, a, want.data(), kWords * 8) != 0) return fail(sw_errormsg());
+  if (sw_pool_quiesce(p) != 0) return fail(sw_errormsg());
+  Stream st;
+  for (long w = 0; w < wraps; ++w) {
+    sw_wrap_open(p);
+    for (int k = 0; k < stores; ++k) {
+      const uint64_t i = st.next();
+      want[i] = static_cast<uint64_t>(w);
+      if (modify) {
+        *static_cast<uint64_t*>(sw_modify(p, &a[i], 8)) = static_cast<uint64_t>(w);
+      } else {
+        sw_store64(p, &a[i], static_cast<uint64_t>(w));
+      }
+    }
+    if (sw_wrap_close(p) != 0) return fail(sw_errormsg());
+  }
+  if (sw_pool_quiesce(p) != 0) return fail(sw_errormsg());
+  std::vector<uint64_t> got(kWords);
+  if (sw_read(p, got.data(), a, kWords * 8) != 0) return fail(sw_errormsg());
+  const int rc = check(want, got.data());
+  sw_pool_close(p);
+  unlink(path.c_str());
+  return rc;
+}

@@ -459,14 +459,19 @@ SW_API const char *sw_pool_medium_name(sw_pool *pool);
  * the active table has room for before its next switch — the outermost
  * sw_wrap_close also writes home about as many entries of that table as its
  * wrap aliased, before its commit fence (so the close takes longer by
- * those home lines, and no extra fence), and a sw_wrap_open that must wait
- * for retirement (its table far past its threshold) writes home while it
- * waits.  Either way the crash contract is unchanged: no home location ever
+ * those home lines, and no extra fence), and a wrap whose first change
+ * must wait for retirement (its table far past its threshold) writes home
+ * while it waits.  Either way the crash contract is unchanged: no home location ever
  * holds a value of a wrap before that wrap is durable, nor an older value
  * after a newer one.  SW_CONFIG_NO_RETIRE_HELP turns the helping off;
  * sw_stats.help_entries and throttle_waits count it. */
 
-/* Opens a wrap (or a nested level of the calling thread's open wrap). */
+/* Opens a wrap (or a nested level of the calling thread's open wrap).  The
+ * wrap takes what a commit needs (a log lane, the engine's state) at its
+ * first change — a store, write, allocation, free or sw_modify — so a wrap
+ * that only reads, or does nothing, costs a depth count and commits
+ * nothing.  (On a pool opened with SW_CONFIG_SHARED the wrap takes write
+ * access at its open, as before.) */
 SW_API int sw_wrap_open(sw_pool *pool);
 /* Closes one nesting level; closing the outermost commits: when it returns
  * 0 the wrap is durable.  SW_ENOWRAP without an open wrap.  If the wrap
@@ -477,7 +482,7 @@ SW_API int sw_wrap_close(sw_pool *pool);
 /* Discards the effects of the calling thread's outermost wrap (whatever the
  * nesting depth) and ends it.  Under the nonatomic engine the stores cannot
  * be taken back: they are flushed, the wrap ends and SW_ENOTSUP is
- * returned. */
+ * returned (0 if the wrap had changed nothing). */
 SW_API int sw_wrap_abort(sw_pool *pool);
 /* Current nesting depth of the calling thread (0 = no wrap). */
 SW_API int sw_wrap_depth(sw_pool *pool);

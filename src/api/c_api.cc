@@ -185,8 +185,10 @@ void claim(sw_pool* p, ThreadCtx& c, const char* fn, uint64_t off, uint64_t n) {
                 p->file->path().c_str());
 }
 
-int begin_outer(sw_pool* p, ThreadCtx& c) {
-  if (p->read_only) [[unlikely]] return refuse_wrap(p);
+// The engine's part of an outermost wrap: a log lane, the engine's begin
+// (softwrap: its colour, its frame), and on a shared pool the session of
+// write access.  0 or an SW_E* code (nothing held then).
+int begin_engine(sw_pool* p, ThreadCtx& c) {
   // A shared pool: the wrap is a session of write access (share.h).
   if (p->share) [[unlikely]] {
     if (int rc = p->share->enter(-1)) return rc;
@@ -194,19 +196,72 @@ int begin_outer(sw_pool* p, ThreadCtx& c) {
   c.lane = p->lanes->acquire(
       c.preferred_lane, [](void* e, Lane& l) { return static_cast<Engine*>(e)->lane_usable(l); }, p->engine.get());
   c.preferred_lane = c.lane;
-  c.fail_code = 0;
   ++c.wrap_serial;
   const int rc = p->engine->begin(c);
   if (rc != 0) {
     p->lanes->release(c.lane);
+    c.lane = ~0u;
     if (p->share) p->share->exit();
     return rc;
   }
+  c.begun = true;
+  return 0;
+}
+
+// An outermost wrap of its own (a store, write or allocation outside any
+// wrap): the engine's part at once.
+int begin_outer(sw_pool* p, ThreadCtx& c) {
+  if (p->read_only) [[unlikely]] return refuse_wrap(p);
+  c.fail_code = 0;
+  if (int rc = begin_engine(p, c)) return rc;
   c.depth = 1;
   return 0;
 }
 
+// sw_wrap_open's outermost level: a depth count.  The engine's part waits
+// for the wrap's first change (begun_for_change), so a wrap that only
+// reads — or does nothing — takes no lane, no colour and no frame, and
+// its close has nothing to commit.  A shared pool begins at once: there
+// the wrap is a session of write access from its open, which keeps other
+// handles from writing between its reads.
+int open_outer(sw_pool* p, ThreadCtx& c) {
+  if (p->read_only) [[unlikely]] return refuse_wrap(p);
+  if (p->share) [[unlikely]] return begin_outer(p, c);
+  c.fail_code = 0;
+  c.depth = 1;
+  return 0;
+}
+
+// Before a change in the open wrap (depth > 0): the engine's part, if the
+// wrap has not begun it yet.  On failure the wrap is failed (its close
+// returns SW_EABORTED) and false is returned with the thread's error set.
+inline bool begun_for_change(sw_pool* p, ThreadCtx& c) {
+  if (c.begun) [[likely]] return true;
+  if (const int rc = begin_engine(p, c)) {
+    c.fail_code = rc;
+    return false;
+  }
+  return true;
+}
+
 int end_outer(sw_pool* p, ThreadCtx& c, bool abort) {
+  if (!c.begun) {
+    // Nothing changed (every change begins the engine's part first): no
+    // commit, no rollback, nothing held.
+    c.depth = 0;
+    const int code = c.fail_code;
+    c.fail_code = 0;
+    if (code && !abort) {
+      return set_error(SW_EABORTED, "the wrap failed to begin (%s); nothing of it was committed",
+                       sw_strerror(code));
+    }
+    if (code || abort) {
+      c.counters.aborts.add();
+    } else {
+      c.counters.wraps.add();
+    }
+    return 0;
+  }
   const bool objects = !c.objects.empty();
   if (objects && !abort && c.fail_code == 0) commit_objects(p, c);
   c.depth = 0;
@@ -242,6 +297,7 @@ int end_outer(sw_pool* p, ThreadCtx& c, bool abort) {
   }
   c.fresh.clear();  // committed (flushed by the engine) or freed with the aborted allocations
   c.fail_code = 0;
+  c.begun = false;
   p->lanes->release(c.lane);
   c.lane = ~0u;
   // Gives write access up if this was the last session and another handle
@@ -279,6 +335,8 @@ bool in_wrap(sw_pool* p, ThreadCtx& c, const char* fn, Body&& body, bool always_
     return set_error(SW_EABORTED, "%s: the open wrap has failed (%s) and was rolled back", fn,
                      sw_strerror(c.fail_code)),
            false;
+  } else if (!begun_for_change(p, c)) {
+    return false;
   }
   bool ok = body();
   after_mutation(c);
@@ -424,7 +482,7 @@ void store_n(sw_pool* p, void* addr, T v) {
   SW_NEED_POOL(p, "sw_store", (void)0);
   if (!check_user(p, "sw_store", addr, sizeof(T), sizeof(T), &off)) return;
   ThreadCtx& c = ctx_of(p);
-  if (c.depth > 0 && c.fail_code == 0 && !p->claims) [[likely]] {  // in a healthy wrap, not strict
+  if (c.begun && c.fail_code == 0 && !p->claims) [[likely]] {  // in a healthy begun wrap, not strict
     if (c.fresh.contains(off, sizeof(T))) {  // a block this wrap allocated: in place (engine/fresh.h)
       c.fresh.store(*p->medium, addr, v, sizeof(T));
     } else {
@@ -445,7 +503,7 @@ void store_n(sw_pool* p, void* addr, T v) {
     end_outer(p, c, false);
     return;
   }
-  if (c.fail_code) return;
+  if (c.fail_code || !begun_for_change(p, c)) return;
   if (p->claims) claim(p, c, "sw_store", off, sizeof(T));
   if (c.fresh.contains(off, sizeof(T))) {
     c.fresh.store(*p->medium, addr, v, sizeof(T));
@@ -808,7 +866,7 @@ int sw_wrap_open(sw_pool* p) {
     ++c.depth;
     return 0;
   }
-  return begin_outer(p, c);
+  return open_outer(p, c);
 }
 
 int sw_wrap_close(sw_pool* p) {
@@ -817,6 +875,11 @@ int sw_wrap_close(sw_pool* p) {
   if (c.depth == 0) return misuse(p->strict, SW_ENOWRAP, "sw_wrap_close without an open wrap");
   if (c.depth > 1) {
     --c.depth;
+    return 0;
+  }
+  if (!c.begun && c.fail_code == 0) {  // changed nothing: nothing to commit (open_outer)
+    c.depth = 0;
+    c.counters.wraps.add();
     return 0;
   }
   return end_outer(p, c, false);
@@ -866,6 +929,7 @@ void* sw_modify(sw_pool* p, void* addr, size_t n) {
                      sw_strerror(c.fail_code)),
            nullptr;
   }
+  if (!begun_for_change(p, c)) return nullptr;
   if (p->claims) claim(p, c, "sw_modify", off, n);
   return modify_object(p, c, off, n);
 }

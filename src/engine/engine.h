@@ -46,6 +46,10 @@ struct WrapAction {
 struct ThreadCtx final : TxAccess {
   Engine* engine = nullptr;
   int depth = 0;            // wrap nesting depth
+  // The engine's part of the outermost wrap has begun (lane held, engine
+  // begin done): at its first change, not at sw_wrap_open (c_api.cc,
+  // open_outer).  Engines read it where depth used to mean "in a wrap".
+  bool begun = false;
   int fail_code = 0;        // != 0: the open wrap failed and was rolled back
   uint32_t lane = ~0u;      // log lane held while a wrap is open
   uint32_t preferred_lane = 0;

@@ -210,9 +210,9 @@ class LocalEngine final : public Engine {
   uint64_t load(ThreadCtx& ctx, uint64_t off, unsigned size) override {
     counters().loads.add();
     const uint64_t w = off & ~uint64_t{7};
-    if (ctx.depth) drain(ctx);
+    if (ctx.begun) drain(ctx);
     // No open wrap of any thread aliases w's line: home (the filter).
-    const uint64_t v = ctx.depth && !filter_.clear_word(w) ? lookup(*st(ctx), w) : home_word(w);
+    const uint64_t v = ctx.begun && !filter_.clear_word(w) ? lookup(*st(ctx), w) : home_word(w);
     if (size == 8) return v;
     return (v >> (8 * (off - w))) & ((uint64_t{1} << (8 * size)) - 1);
   }
@@ -304,7 +304,7 @@ class LocalEngine final : public Engine {
   // home at their close): home is what read() returns unless the table may
   // hold something of one of the range's pages.
   bool home_visible(ThreadCtx& ctx, uint64_t off, size_t n) override {
-    if (ctx.depth == 0) return true;
+    if (!ctx.begun) return true;
     drain(ctx);
     if (filter_.clear(off, n)) return true;
     AliasTable& tab = *st(ctx)->table;
@@ -318,10 +318,10 @@ class LocalEngine final : public Engine {
 
   void read(ThreadCtx& ctx, void* dst, uint64_t off, size_t n) override {
     counters().loads.add();
-    if (ctx.depth) drain(ctx);
+    if (ctx.begun) drain(ctx);
     load_(pool_->at(off), n);
     std::memcpy(dst, pool_->at(off), n);
-    if (ctx.depth == 0 || filter_.clear(off, n)) return;
+    if (!ctx.begun || filter_.clear(off, n)) return;
     LocalThread& t = *st(ctx);
     AliasTable& tab = *t.table;
     const bool pages = tab.has_pages.load(std::memory_order_relaxed);

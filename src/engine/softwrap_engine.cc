@@ -285,7 +285,7 @@ class SoftwrapEngine final : public Engine {
     counters().loads.add();
     const uint64_t w = off & ~uint64_t{7};
     uint64_t v;
-    if (ctx.depth == 0) {
+    if (!ctx.begun) {
       // lookup_word() asks the alias filter first (no colour needed for a
       // home read: only table reads must keep tables from being recycled).
       if (ring_.filter().clear_word(w)) return extract(home_word_loaded(w), off - w, size);
@@ -401,7 +401,7 @@ class SoftwrapEngine final : public Engine {
   void read(ThreadCtx& ctx, void* dst, uint64_t off, size_t n) override {
     counters().loads.add();
     WrapTag tag{};
-    if (ctx.depth > 0) {
+    if (ctx.begun) {
       drain(ctx);  // and visible_bytes() asks the filter page by page
     } else {
       if (ring_.filter().clear(off, n)) {  // nothing of the range is aliased: no colour needed
@@ -414,7 +414,7 @@ class SoftwrapEngine final : public Engine {
     auto* out = static_cast<unsigned char*>(dst);
     const uint64_t below = ring_.active_gen() + 1;
     for_pages(off, n, [&](uint64_t o, size_t len, size_t done) { ring_.visible_bytes(o, len, below, out + done); });
-    if (ctx.depth == 0) ring_.leave(tag);
+    if (!ctx.begun) ring_.leave(tag);
   }
 
   // No table that a reader overlays — generations readable_gen() through
@@ -425,7 +425,7 @@ class SoftwrapEngine final : public Engine {
   // no table was recycled or added while its filter was read (both only
   // happen after a generation moves), and the answer held at that moment.
   bool home_visible(ThreadCtx& ctx, uint64_t off, size_t n) override {
-    if (ctx.depth > 0) drain(ctx);
+    if (ctx.begun) drain(ctx);
     if (ring_.filter().clear(off, n)) return true;
     const uint64_t ps = page_size_;
     for (;;) {
@@ -443,7 +443,7 @@ class SoftwrapEngine final : public Engine {
           }
         }
       }
-      if (ctx.depth > 0 || (ring_.active_gen() == a && ring_.readable_gen() == r)) return clear;
+      if (ctx.begun || (ring_.active_gen() == a && ring_.readable_gen() == r)) return clear;
     }
   }
 

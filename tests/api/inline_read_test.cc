@@ -539,7 +539,9 @@ TEST_P(GlobalTableTest, AValueOnlyInTheAliasTableIsReadFromItThenFromHome) {
   uint64_t* x = slot(20);
   uint64_t* beside = x + 1;  // same slot, never stored: home is its value
   const uint64_t v = new_value(20);
-  OpenWrap b(pool_);
+  // B stores (to a word of its own): a wrap holds its table from its first
+  // change, not from its open (c_api.cc, open_outer).
+  OpenWrap b(pool_, slot(63), new_value(63));
   ASSERT_TRUE(b.opened());
   commit_in_other_thread(pool_, x, v);
   // The retirer's idle switch (10 ms without a commit) may switch the table
@@ -597,6 +599,25 @@ TEST_P(GlobalTableTest, ARaiseWithoutAnEntryIsRetiredToo) {
   EXPECT_EQ(library_loads(pool_), loads0) << "every slot clear after the quiesce: the loads were inline";
 }
 
+// A wrap that has changed nothing holds nothing: no lane, no colour, so
+// the tables go home around it (open_outer).  With the engine's part taken
+// at sw_wrap_open, B's open wrap would keep A's table from closing and x's
+// value would never reach home while B stays open.
+TEST_P(GlobalTableTest, AnOpenWrapThatChangedNothingHoldsNoTable) {
+  ASSERT_NO_FATAL_FAILURE(make());
+  uint64_t* x = slot(21);
+  const uint64_t v = new_value(21);
+  OpenWrap b(pool_);
+  ASSERT_TRUE(b.opened());
+  EXPECT_EQ(sw_load64(pool_, slot(22)), old_value(22));
+  commit_in_other_thread(pool_, x, v);
+  // The retirer's idle switch (10 ms without a commit) switches the table
+  // out, and nothing keeps it from going home.
+  for (int i = 0; i < 3000 && home(x) != v; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  EXPECT_EQ(home(x), v) << "an open wrap that changed nothing kept a table from retiring";
+  ASSERT_TRUE(b.release());
+}
+
 // Under WCL a store's compare needs the value the wrap sees.  A store
 // queued while its word's slot was clear compares with home (no table held
 // the word); any other compares with what the tables hold.  Both stores
@@ -614,7 +635,7 @@ TEST_P(GlobalTableTest, AStoreBackToTheHomeValueIsComparedWithTheWrapsView) {
   ASSERT_EQ(sw_wrap_close(pool_), 0) << sw_errormsg();
   EXPECT_EQ(sw_load64(pool_, x), old_value(50)) << "(1) the wrap's second store was dropped";
   {
-    OpenWrap b(pool_, nullptr, 0);  // keeps the tables from retiring
+    OpenWrap b(pool_, slot(63), new_value(63));  // keeps the tables from retiring (it has changed something)
     ASSERT_TRUE(b.opened());
     ASSERT_NO_FATAL_FAILURE(wrap_store(y, new_value(52)));
     ASSERT_EQ(home(y), old_value(52)) << "the first wrap's value is only in its table";

@@ -53,6 +53,8 @@
 
 namespace softwrap {
 
+static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "ObjectSet::changed_runs reads bytes as little-endian words");
+
 class ObjectSet {
  public:
   struct Object {
@@ -238,19 +240,28 @@ class ObjectSet {
     bool open = false;
     while (i < o.n) {
       const uint64_t len = std::min<uint64_t>(8, o.n - i);
-      if (std::memcmp(o.copy + i, o.ref + i, len) != 0) {
-        uint64_t a = i, b = i + len;  // trimmed to the bytes that differ
-        while (o.copy[a] == o.ref[a]) ++a;
-        while (o.copy[b - 1] == o.ref[b - 1]) --b;
-        if (open && a - run_end >= kJoin) {
+      uint64_t a = 0, b = 0;  // the 8 bytes (fewer at the end) of each image
+      if (len == 8) {
+        std::memcpy(&a, o.copy + i, 8);
+        std::memcpy(&b, o.ref + i, 8);
+      } else {
+        std::memcpy(&a, o.copy + i, len);
+        std::memcpy(&b, o.ref + i, len);
+      }
+      if (const uint64_t d = a ^ b) {
+        // Trimmed to the bytes that differ (little-endian: byte k of the
+        // word is bits 8k..8k+7).
+        const uint64_t lo = i + static_cast<uint64_t>(__builtin_ctzll(d)) / 8;
+        const uint64_t hi = i + 8 - static_cast<uint64_t>(__builtin_clzll(d)) / 8;
+        if (open && lo - run_end >= kJoin) {
           if (!f(o.off + run, o.copy + run, run_end - run)) return false;
           open = false;
         }
         if (!open) {
-          run = a;
+          run = lo;
           open = true;
         }
-        run_end = b;
+        run_end = hi;
       }
       i += len;
     }

@@ -26,6 +26,7 @@ import results_durable  # noqa: E402
 import results_fill  # noqa: E402
 import results_kv  # noqa: E402
 import results_limit  # noqa: E402
+import results_store_cost  # noqa: E402
 import results_themis  # noqa: E402
 import results_themis_sim  # noqa: E402
 import results_wcl  # noqa: E402
@@ -1614,7 +1615,8 @@ def main():
                lambda: results_kv.kv(me), lambda: results_fill.fill(me), lambda: results_durable.durable(me),
                fig16, speedtest1,
                lambda: results_themis.themis(me), lambda: results_themis_sim.themis_sim(me),
-               lambda: results_wcl.wcl(me), lambda: results_limit.limit(me)):
+               lambda: results_wcl.wcl(me), lambda: results_limit.limit(me),
+               lambda: results_store_cost.store_cost(me)):
         try:
             fn()
         except Exception:

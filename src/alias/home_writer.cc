@@ -91,13 +91,15 @@ void HomeWriter::write_runs() {
 
 uint64_t HomeWriter::finish() {
   if (defer_ && !late_) write_runs();
-  constexpr size_t kFilter = 256;
-  uintptr_t seen[kFilter] = {};
-  for (uintptr_t l : lines_) {
-    uintptr_t& slot = seen[(l >> 6) % kFilter];
-    if (slot == l) continue;
-    slot = l;
-    medium_->flush(reinterpret_cast<void*>(l), kCacheLine);
+  if (!lines_.empty()) {
+    if (!seen_) seen_ = std::make_unique<Seen[]>(kSeen);
+    const uint64_t epoch = ++epoch_;
+    for (uintptr_t l : lines_) {
+      Seen& slot = seen_[(l >> 6) % kSeen];
+      if (slot.line == l && slot.epoch == epoch) continue;
+      slot = {l, epoch};
+      medium_->flush(reinterpret_cast<void*>(l), kCacheLine);
+    }
   }
   lines_.clear();
   const uint64_t n = values_;

@@ -208,7 +208,7 @@ class LocalEngine final : public Engine {
   }
 
   uint64_t load(ThreadCtx& ctx, uint64_t off, unsigned size) override {
-    counters().loads.add();
+    ctx.counters.loads.add();
     const uint64_t w = off & ~uint64_t{7};
     if (ctx.begun) drain(ctx);
     // No open wrap of any thread aliases w's line: home (the filter).
@@ -219,7 +219,7 @@ class LocalEngine final : public Engine {
 
   void store(ThreadCtx& ctx, uint64_t off, uint64_t v, unsigned size) override {
     LocalThread& t = *st(ctx);
-    counters().stores.add();
+    ctx.counters.stores.add();
     SW_TRACE_LABEL_DEFAULT("redo:record");
     const uint64_t w = off & ~uint64_t{7};
     if (t.wcl.on()) {  // a compared wrap (write-combined logging)
@@ -317,7 +317,7 @@ class LocalEngine final : public Engine {
   }
 
   void read(ThreadCtx& ctx, void* dst, uint64_t off, size_t n) override {
-    counters().loads.add();
+    ctx.counters.loads.add();
     if (ctx.begun) drain(ctx);
     load_(pool_->at(off), n);
     std::memcpy(dst, pool_->at(off), n);
@@ -353,7 +353,7 @@ class LocalEngine final : public Engine {
 
   void write(ThreadCtx& ctx, uint64_t off, const void* src, size_t n) override {
     LocalThread& t = *st(ctx);
-    counters().stores.add();
+    ctx.counters.stores.add();
     SW_TRACE_LABEL_DEFAULT("redo:record");
     const auto* in = static_cast<const unsigned char*>(src);
     if (wcl_) {

@@ -282,7 +282,7 @@ class SoftwrapEngine final : public Engine {
   }
 
   uint64_t load(ThreadCtx& ctx, uint64_t off, unsigned size) override {
-    counters().loads.add();
+    ctx.counters.loads.add();
     const uint64_t w = off & ~uint64_t{7};
     uint64_t v;
     if (!ctx.begun) {
@@ -305,7 +305,7 @@ class SoftwrapEngine final : public Engine {
 
   void store(ThreadCtx& ctx, uint64_t off, uint64_t v, unsigned size) override {
     SwThread& t = *st(ctx);
-    counters().stores.add();
+    ctx.counters.stores.add();
     SW_TRACE_LABEL_DEFAULT("redo:record");
     const uint64_t w = off & ~uint64_t{7};
     if (t.wcl.on()) {  // a compared wrap (write-combined logging)
@@ -399,7 +399,7 @@ class SoftwrapEngine final : public Engine {
   }
 
   void read(ThreadCtx& ctx, void* dst, uint64_t off, size_t n) override {
-    counters().loads.add();
+    ctx.counters.loads.add();
     WrapTag tag{};
     if (ctx.begun) {
       drain(ctx);  // and visible_bytes() asks the filter page by page
@@ -449,7 +449,7 @@ class SoftwrapEngine final : public Engine {
 
   void write(ThreadCtx& ctx, uint64_t off, const void* src, size_t n) override {
     SwThread& t = *st(ctx);
-    counters().stores.add();
+    ctx.counters.stores.add();
     SW_TRACE_LABEL_DEFAULT("redo:record");
     const auto* in = static_cast<const unsigned char*>(src);
     if (wcl_) {

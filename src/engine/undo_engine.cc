@@ -191,7 +191,7 @@ class UndoEngine final : public Engine {
 
   void store(ThreadCtx& ctx, uint64_t off, uint64_t v, unsigned size) override {
     UndoThread& t = *st(ctx);
-    counters().stores.add();
+    ctx.counters.stores.add();
     if (wcl_ && holds_value(pool_->at(off), v, size)) {
       counters().wcl_eliminated.add();  // unchanged: no undo record, no fence, no home write
       return;
@@ -203,7 +203,7 @@ class UndoEngine final : public Engine {
     }
     SW_TRACE_LABEL_DEFAULT("undo:data");
     medium_->store(pool_->at(off), v, size);
-    counters().home_writes.add();
+    ctx.counters.home_writes.add();
     t.dirty.add(*medium_, pool_->at(off), size);
   }
 
@@ -215,7 +215,7 @@ class UndoEngine final : public Engine {
 
   void write(ThreadCtx& ctx, uint64_t off, const void* src, size_t n) override {
     UndoThread& t = *st(ctx);
-    counters().stores.add();
+    ctx.counters.stores.add();
     const auto* in = static_cast<const unsigned char*>(src);
     // With SW_CONFIG_WCL, only the byte runs that differ from home are
     // saved and written.
@@ -247,7 +247,7 @@ class UndoEngine final : public Engine {
       medium_->write(pool_->at(roff), in + (roff - off), rn);
       t.dirty.add(*medium_, pool_->at(roff), rn);
     }
-    counters().home_writes.add();
+    ctx.counters.home_writes.add();
   }
 
   // The range's words not yet saved in this wrap get undo records, then
@@ -273,7 +273,7 @@ class UndoEngine final : public Engine {
     if (run_end > run && !save(t, run, run_end - run)) return fail(ctx), true;
     if (any) log_order_fence();
     t.in_place.open(*medium_, pool_->at(off), n);
-    counters().home_writes.add();
+    ctx.counters.home_writes.add();
     return true;
   }
 
@@ -366,7 +366,7 @@ class NonatomicEngine final : public Engine {
   }
   bool modify_in_place(ThreadCtx& ctx, uint64_t off, size_t n) override {
     st(ctx)->in_place.open(*medium_, pool_->at(off), n);
-    counters().home_writes.add();
+    ctx.counters.home_writes.add();
     return true;
   }
   uint64_t load(ThreadCtx&, uint64_t off, unsigned size) override {
@@ -375,12 +375,12 @@ class NonatomicEngine final : public Engine {
     return relaxed_load(pool_->at(off), size);
   }
   void store(ThreadCtx& ctx, uint64_t off, uint64_t v, unsigned size) override {
-    counters().stores.add();
+    ctx.counters.stores.add();
     if (wcl_ && holds_value(pool_->at(off), v, size)) {
       counters().wcl_eliminated.add();  // unchanged: no home write
       return;
     }
-    counters().home_writes.add();
+    ctx.counters.home_writes.add();
     SW_TRACE_LABEL_DEFAULT("nonatomic:data");
     medium_->store(pool_->at(off), v, size);
     st(ctx)->dirty.add(*medium_, pool_->at(off), size);
@@ -391,8 +391,8 @@ class NonatomicEngine final : public Engine {
     std::memcpy(dst, pool_->at(off), n);
   }
   void write(ThreadCtx& ctx, uint64_t off, const void* src, size_t n) override {
-    counters().stores.add();
-    counters().home_writes.add();
+    ctx.counters.stores.add();
+    ctx.counters.home_writes.add();
     SW_TRACE_LABEL_DEFAULT("nonatomic:data");
     if (!wcl_) {
       medium_->write(pool_->at(off), src, n);
@@ -411,8 +411,8 @@ class NonatomicEngine final : public Engine {
   }
   void zero(ThreadCtx& ctx, uint64_t off, size_t n) override {
     if (wcl_) return Engine::zero(ctx, off, n);  // only the words that are not zero yet
-    counters().stores.add();
-    counters().home_writes.add();
+    ctx.counters.stores.add();
+    ctx.counters.home_writes.add();
     SW_TRACE_LABEL_DEFAULT("nonatomic:data");
     medium_->zero(pool_->at(off), n);
     st(ctx)->dirty.add(*medium_, pool_->at(off), n);

@@ -191,6 +191,7 @@ void WriteJournal::clear() {
 
 TraceMedium::TraceMedium(void* base, size_t len, Trace* trace, WriteJournal* journal)
     : base_(static_cast<char*>(base)), len_(len), trace_(trace), journal_(journal) {
+  g_trace_labels.store(true, std::memory_order_relaxed);  // labels name its events from now on
   props_.name = "trace";
   props_.flush_insn = "none";
   props_.auto_flush = false;

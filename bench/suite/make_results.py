@@ -1324,6 +1324,17 @@ def btree():
               "of the node per wrap and table, a read of an aliased node is one probe and one copy, and a shift "
               "is a memmove in that copy plus the redo record of the bytes that changed — so that an access to "
               "an aliased node costs what an access to a plain node costs plus one lookup.")
+            w("  Issue 39's first half of that change, object writes (`sw_modify`: docs/design.md, \"Object "
+              "writes\"), was tried in the B+tree's leaf and inner inserts (the node up to its last used slot "
+              "modified, the shift a memmove in the view; x86, 200,000 random inserts, 3 alternating runs of "
+              "both builds): nonatomic 0.56 to 0.47 µs per insert and undo 1.44 to 1.23 (the home bytes "
+              "themselves, one undo record and one fence per node), but softwrap 1.27 to 1.40 and "
+              "softwrap-local 1.41 to 1.66. On the redo engines the object is a DRAM copy of the wrap: "
+              "making it reads the node through the tables a second time (about 1,100 instructions per "
+              "insert under callgrind), and the commit compares it and writes the changed bytes into a "
+              "shadow page as before (about 800 for the compare) — more than the one `sw_write` of the "
+              "node's image it replaces. So the tree keeps `sw_write` until the second half: tables that "
+              "hold whole objects, where the node's copy is the table's and is read once.")
             w("  On scm-emu the same change cost the 3x-undo bar: a split's new node is now flushed home in the "
               "foreground (5 lines, then a data fence) where it was streamed into the log (about 4.4 lines) and "
               "written home by retirement in the background: per sequential insert, flushed lines 0.75 to 1.28, "

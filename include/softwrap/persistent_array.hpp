@@ -6,6 +6,7 @@
 //     a.push_back(7);
 //     a[0] = a[0] + 1;                              // each access is wrapped
 //     softwrap::run(pl, [&] { a.resize(100); a[99] = 1; });   // one unit
+//     softwrap::run(pl, [&] { auto s = a.modify(0, a.size()); std::sort(s.begin(), s.end()); });
 //     softwrap::persistent_array<uint64_t> again(pl, offset);  // after reopen
 //
 // Approach.  A header object in the pool (magic, element size, size,
@@ -24,6 +25,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <span>
 #include <stdexcept>
 #include <type_traits>
 #include <vector>
@@ -107,6 +109,20 @@ class persistent_array {
   }
   [[nodiscard]] T operator[](size_type i) const { return get(i); }
   [[nodiscard]] reference operator[](size_type i) { return reference(this, i); }
+  // Elements [first, first + n) as a writable span for the calling
+  // thread's open wrap (sw_modify): plain loads and stores, std::sort or a
+  // memmove over them, committed with the wrap; an abort drops them.  The
+  // span is valid until the wrap ends or the array grows in it (growth
+  // moves the elements; take a new span after push_back, resize or
+  // reserve).  Throws std::out_of_range past the end, error(SW_ENOWRAP)
+  // outside a wrap.
+  [[nodiscard]] std::span<T> modify(size_type first, size_type n) {
+    if (n == 0) return {};
+    if (first > size() || n > size() - first) throw std::out_of_range("persistent_array::modify past the end");
+    void* v = sw_modify(h_, elem(first), n * sizeof(T));
+    if (!v) detail::throw_last();
+    return {static_cast<T*>(v), n};
+  }
   [[nodiscard]] T front() const { return get(0); }
   [[nodiscard]] T back() const { return get(size() - 1); }
 

@@ -91,13 +91,24 @@ void HomeWriter::write_runs() {
 
 uint64_t HomeWriter::finish() {
   if (defer_ && !late_) write_runs();
-  if (!lines_.empty()) {
-    if (!seen_) seen_ = std::make_unique<Seen[]>(kSeen);
-    const uint64_t epoch = ++epoch_;
+  // Each line flushed once: a few lines are compared with those before
+  // them (a wrap's or a small chunk's), more go through a small filter
+  // (zeroing it costs more than the compares below kLinear lines).
+  constexpr size_t kLinear = 16;
+  if (lines_.size() <= kLinear) {
+    for (size_t i = 0; i < lines_.size(); ++i) {
+      const uintptr_t l = lines_[i];
+      bool seen = false;
+      for (size_t j = 0; j < i && !seen; ++j) seen = lines_[j] == l;
+      if (!seen) medium_->flush(reinterpret_cast<void*>(l), kCacheLine);
+    }
+  } else {
+    constexpr size_t kFilter = 256;
+    uintptr_t seen[kFilter] = {};
     for (uintptr_t l : lines_) {
-      Seen& slot = seen_[(l >> 6) % kSeen];
-      if (slot.line == l && slot.epoch == epoch) continue;
-      slot = {l, epoch};
+      uintptr_t& slot = seen[(l >> 6) % kFilter];
+      if (slot == l) continue;
+      slot = l;
       medium_->flush(reinterpret_cast<void*>(l), kCacheLine);
     }
   }

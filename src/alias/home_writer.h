@@ -24,7 +24,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <memory>
 #include <vector>
 
 namespace softwrap {
@@ -61,15 +60,6 @@ class HomeWriter {
   bool defer_;  // runs kept until finish() (see the top of this file)
   bool late_;
   std::vector<uintptr_t> lines_;
-  // finish(): lines flushed in this batch, by line % kSeen, tagged with the
-  // batch (epoch_), so no batch clears the array.
-  static constexpr size_t kSeen = 256;
-  struct Seen {
-    uintptr_t line = 0;
-    uint64_t epoch = 0;
-  };
-  std::unique_ptr<Seen[]> seen_;
-  uint64_t epoch_ = 0;
   struct Run {
     uint64_t off;
     uint32_t len, at;  // bytes, and where they start in bytes_

@@ -115,6 +115,49 @@ TEST_P(ArrayTest, AbortedWrapUndoesGrowthAndStores) {
   EXPECT_EQ(a.get(8), 9u);
 }
 
+// modify(): a span of elements written with plain stores in a wrap —
+// sorted in place, committed with the wrap, dropped by an abort, and
+// refused outside a wrap or past the end.
+TEST_P(ArrayTest, ModifiedSpansCommitWithTheWrapAndAbortsDropThem) {
+  pool pl = create();
+  softwrap::persistent_array<uint64_t> a(pl);
+  std::vector<uint64_t> ref;
+  std::mt19937_64 rng(7);
+  for (int i = 0; i < 1000; ++i) {
+    ref.push_back(rng() % 100000);
+    a.push_back(ref.back());
+  }
+  EXPECT_THROW((void)a.modify(0, 1), softwrap::error) << "outside a wrap";
+  softwrap::run(pl, [&] {
+    std::span<uint64_t> s = a.modify(0, a.size());
+    std::sort(s.begin(), s.end());
+    EXPECT_EQ(a.get(0), *std::min_element(ref.begin(), ref.end())) << "the wrap reads its newest elements";
+  });
+  std::sort(ref.begin(), ref.end());
+  EXPECT_EQ(a.to_vector(), ref);
+  {
+    wrap w(pl);
+    std::span<uint64_t> s = a.modify(10, 20);
+    for (uint64_t& x : s) x = 0;
+    a[15] = 5;  // a store of a modified element: the span shows it
+    EXPECT_EQ(s[5], 5u);
+    EXPECT_THROW((void)a.modify(990, 11), std::out_of_range);
+    w.abort();
+  }
+  EXPECT_EQ(a.to_vector(), ref) << "an abort drops what the span changed";
+  softwrap::run(pl, [&] {
+    std::span<uint64_t> s = a.modify(500, 3);
+    s[1] = 77;
+  });
+  ref[501] = 77;
+  EXPECT_EQ(a.to_vector(), ref);
+  const uint64_t at = a.header_offset();
+  pl.close();
+  pool again = reopen();
+  softwrap::persistent_array<uint64_t> b(again, at);
+  EXPECT_EQ(b.to_vector(), ref);
+}
+
 TEST_P(HashMapTest, PutGetRemoveMatchUnorderedMap) {
   pool pl = create();
   softwrap::persistent_hash_map<uint64_t, uint64_t> m(pl);

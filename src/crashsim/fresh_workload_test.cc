@@ -22,11 +22,7 @@
 namespace softwrap::crashsim {
 namespace {
 
-std::vector<std::string> names() {
-  std::vector<std::string> out;
-  for (const Workload& w : fresh_workloads()) out.push_back(w.name);
-  return out;
-}
+std::vector<std::string> names() { return names_of(fresh_workloads()); }
 
 class FreshCrashTest : public ::testing::TestWithParam<NamedCase> {};
 

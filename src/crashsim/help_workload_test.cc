@@ -19,11 +19,7 @@
 namespace softwrap::crashsim {
 namespace {
 
-std::vector<std::string> names() {
-  std::vector<std::string> out;
-  for (const Workload& w : help_workloads()) out.push_back(w.name);
-  return out;
-}
+std::vector<std::string> names() { return names_of(help_workloads()); }
 
 class HelpCrashTest : public ::testing::TestWithParam<NamedCase> {};
 

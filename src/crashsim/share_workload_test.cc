@@ -21,11 +21,7 @@
 namespace softwrap::crashsim {
 namespace {
 
-std::vector<std::string> names() {
-  std::vector<std::string> out;
-  for (const Workload& w : share_workloads()) out.push_back(w.name);
-  return out;
-}
+std::vector<std::string> names() { return names_of(share_workloads()); }
 
 std::string labels(const SimResult& r) {
   std::string seen;

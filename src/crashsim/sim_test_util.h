@@ -10,6 +10,7 @@
 #include <initializer_list>
 #include <string>
 #include <tuple>
+#include <vector>
 
 #include "crashsim/simulator.h"
 #include "pool/pool.h"
@@ -40,6 +41,13 @@ inline SimResult run_named(const std::string& name, sw_engine_kind e, Persistenc
 }
 
 inline std::string first(const SimResult& r) { return r.reports.empty() ? "" : r.reports[0]; }
+
+// The names of a set of workloads (a test's parameters).
+inline std::vector<std::string> names_of(const std::vector<Workload>& ws) {
+  std::vector<std::string> out;
+  for (const Workload& w : ws) out.push_back(w.name);
+  return out;
+}
 
 // GoogleTest names allow no '-' ("undo-themis", "stmb7-s").
 inline std::string test_name(std::string name) {

@@ -11,6 +11,7 @@ shortfall.  store_cost(m) takes make_results' module for its helpers
 """
 
 ENGINES = ["softwrap", "softwrap-local", "undo", "undo-themis", "nonatomic"]
+LINK = "[What a store costs](#what-a-store-costs-issue-39)"
 
 
 def store_cost(m):
@@ -45,19 +46,19 @@ def store_cost(m):
     m.check(f"a wrap that stores nothing at most 100 instructions on every engine (store_cost): "
             f"{worst} {int(rows[worst]['empty_wrap'])}", int(rows[worst]["empty_wrap"]) <= 100)
     if int(rows[worst]["empty_wrap"]) > 100:
-        m.shortfall(f"an empty wrap costs {int(rows[worst]['empty_wrap'])} instructions on {worst} (bar 100)")
+        m.shortfall(f"{LINK}: an empty wrap costs {int(rows[worst]['empty_wrap'])} instructions on {worst} (bar 100)")
     for s, bar in (("softwrap", 150), ("nonatomic", 60)):
         if s not in rows:
             continue
         v = int(rows[s]["per_store"])
         m.check(f"a store to old data at most {bar} instructions on {s} (store_cost): {v}", v <= bar)
         if v > bar:
-            m.shortfall(f"a store to old data costs {v:,} instructions on {s} (bar {bar})")
+            m.shortfall(f"{LINK}: a store to old data costs {v:,} instructions on {s} (bar {bar})")
     if "softwrap" in rows:
         v = int(rows["softwrap"]["wrap_of_1"])
         m.check(f"a wrap of one store at most 600 instructions on softwrap (store_cost): {v}", v <= 600)
         if v > 600:
-            m.shortfall(f"a wrap of one store costs {v:,} instructions on softwrap (bar 600)")
+            m.shortfall(f"{LINK}: a wrap of one store costs {v:,} instructions on softwrap (bar 600)")
     m.w("Where softwrap's store goes (callgrind, `--dump-instr=yes`, the difference of two runs line by line): "
         "about 120 instructions are the alias-table insert (a hash, the probe, three Bloom-filter bits, the CAS "
         "and the insertion-order slot), about 250 the rest of the engine's store (the undo record for an abort, "

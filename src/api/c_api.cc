@@ -107,6 +107,10 @@ ThreadCtx& slow_ctx(sw_pool* p) {
       ctx->preferred_lane = static_cast<uint32_t>((p->ctxs.size() - 1) % p->lanes->count());
       ctx->fresh.control = p->cfg.fresh_control;
       ctx->fresh.compare = (p->cfg.flags & SW_CONFIG_WCL) != 0;
+      if (p->cfg.alloc_unlogged) {
+        ctx->alloc_unlogged = p->medium.get();
+        ctx->alloc_base = p->file->base();
+      }
       p->engine->attach(*ctx);
     }
   }

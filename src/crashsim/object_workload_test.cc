@@ -5,7 +5,7 @@
 // x86; nonatomic is caught.  The control (ResolvedConfig::objects_unlogged:
 // the changed bytes of an object written home before the commit record,
 // or stored to with no undo record) must be caught on every engine that
-// logs.  Longer:
+// logs, and so must the allocator-words control (alloc_unlogged).  Longer:
 //   softwrap crashtest --full --workload objects --images 2000000
 #include <gtest/gtest.h>
 
@@ -91,6 +91,28 @@ TEST_P(ObjectControlTest, UnloggedChangesAreCaught) {
     EXPECT_GT(r.failures, 0u) << name << ": unlogged object changes were not caught";
     EXPECT_NE(first(r).find("variant=objects-unlogged"), std::string::npos) << first(r);
   }
+}
+
+// The control of allocator words: stored home in place, not through the
+// engine (ResolvedConfig::alloc_unlogged).  A crash before a commit then
+// keeps an allocation or a free the wrap never committed.
+TEST_P(ObjectControlTest, UnloggedAllocatorWordsAreCaught) {
+  const auto [e, p] = GetParam();
+  SimResult r;
+  for (const char* name : {"alloc", "obj_alloc"}) {
+    SimOptions o;
+    o.engine = e;
+    o.model = p;
+    o.en.max_exhaustive = 256;
+    o.stop_after_failures = 1;
+    o.alloc_unlogged = true;
+    Simulator sim(o);
+    const Workload* w = find_workload(name);
+    ASSERT_NE(w, nullptr);
+    for (uint64_t seed : {1, 2}) sim.run(*w, seed, 8, &r);
+  }
+  EXPECT_GT(r.failures, 0u) << "allocator words not logged were not caught";
+  EXPECT_NE(first(r).find("variant=alloc-unlogged"), std::string::npos) << first(r);
 }
 
 INSTANTIATE_TEST_SUITE_P(Objects, ObjectControlTest,

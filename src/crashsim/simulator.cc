@@ -340,6 +340,7 @@ struct Simulator::Impl {
     if (opt.help_control != HelpControl::kNone) s << " variant=" << help_control_name(opt.help_control);
     if (opt.home_runs_late) s << " variant=home-runs-late";
     if (opt.objects_unlogged) s << " variant=objects-unlogged";
+    if (opt.alloc_unlogged) s << " variant=alloc-unlogged";
     if (opt.share_skip_quiesce) s << " variant=share-skip-quiesce";
     s << "\n  crash point: event " << at.event << " of " << at.events << ", " << at.what << " \"" << at.label
       << "\"";
@@ -533,6 +534,7 @@ void Simulator::run(const Workload& w, uint64_t seed, uint32_t size, SimResult* 
   cfg.help_control = I.opt.help_control;
   cfg.home_runs_late = I.opt.home_runs_late;
   cfg.objects_unlogged = I.opt.objects_unlogged;
+  cfg.alloc_unlogged = I.opt.alloc_unlogged;
   cfg.retire_stepwise = w.retire_stepwise;
   cfg.max_size = w.max_size;
   cfg.wcl_misread_pairs = I.opt.wcl_misread_pairs;

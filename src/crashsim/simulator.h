@@ -71,6 +71,7 @@ struct SimOptions {
   HelpControl help_control = HelpControl::kNone;     // control variant (pool.h)
   bool home_runs_late = false;  // control variant (pool.h)
   bool objects_unlogged = false;  // control variant (pool.h): sw_modify's changes not logged
+  bool alloc_unlogged = false;    // control variant (pool.h): the allocator's words not logged
   bool share_skip_quiesce = false;  // control variant (pool.h): write access given up before commits are home
 };
 

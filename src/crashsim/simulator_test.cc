@@ -110,13 +110,13 @@ TEST(CrashSuiteTest, QuickSuitePasses) {
   EXPECT_GE(r.images, 100000u);
   EXPECT_EQ(r.failures, 0u) << (r.reports.empty() ? "" : r.reports[0]);
   EXPECT_EQ(r.controls_caught(), r.controls.size());
-  EXPECT_EQ(r.controls.size(), 31u);
+  EXPECT_EQ(r.controls.size(), 34u);
   EXPECT_TRUE(r.passed()) << r.summary();
 }
 
 // The page cache model (an ordinary file under the msync medium) has a
 // test of its own, smaller than the quick suite (two rounds), with the
-// controls: the 31 above and those of the page cache, which must fail
+// controls: the 34 above and those of the page cache, which must fail
 // under it too.
 TEST(CrashSuiteTest, PageCacheSuitePasses) {
   SuiteOptions o;
@@ -134,7 +134,7 @@ TEST(CrashSuiteTest, PageCacheSuitePasses) {
     EXPECT_GT(c.failures, 0u) << c.name;
   }
   EXPECT_EQ(page_controls, 15u);
-  EXPECT_EQ(r.controls.size(), 31u + 15u);
+  EXPECT_EQ(r.controls.size(), 34u + 15u);
   EXPECT_TRUE(r.passed()) << r.summary();
 }
 

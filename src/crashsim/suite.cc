@@ -37,6 +37,7 @@ struct ControlSpec {
   bool share_skip_quiesce = false;
   bool home_runs_late = false;
   bool objects_unlogged = false;
+  bool alloc_unlogged = false;
   // Caught only by a failing crash image, not by a run that failed as a
   // whole (the workload seeing the API misbehave).
   bool by_images = false;
@@ -56,6 +57,7 @@ ControlResult run_control(const ControlSpec& c, const SuiteOptions& so, uint32_t
   o.share_skip_quiesce = c.share_skip_quiesce;
   o.home_runs_late = c.home_runs_late;
   o.objects_unlogged = c.objects_unlogged;
+  o.alloc_unlogged = c.alloc_unlogged;
   o.max_reports = c.by_images ? 4 : 1;
   o.stop_after_failures = c.must_fail ? 1 : 0;
   Simulator sim(o);
@@ -202,6 +204,16 @@ SuiteResult run_suite(const SuiteOptions& so) {
         res.controls.back().name = std::string("object changes not logged caught (") + engine_kind_name(e) + ", " +
                                    name + ")";
       }
+    }
+    // The allocator's words stored home in place instead of through the
+    // engine (ResolvedConfig::alloc_unlogged): a crash before the commit
+    // keeps an allocation (or a free) the wrap never committed.
+    for (sw_engine_kind e : {SW_ENGINE_SOFTWRAP, SW_ENGINE_SOFTWRAP_LOCAL, SW_ENGINE_UNDO}) {
+      ControlSpec c{"", e, Persistency::kX86, false, true, {"alloc", "obj_alloc"}};
+      c.alloc_unlogged = true;
+      c.by_images = true;
+      res.controls.push_back(run_control(c, so, size, &res));
+      res.controls.back().name = std::string("allocator words not logged caught (") + engine_kind_name(e) + ")";
     }
     // A handle of a shared pool that gives write access up before its
     // commits are home (ResolvedConfig::share_skip_quiesce): the redo

@@ -13,6 +13,11 @@ uint64_t ThreadCtx::load64(uint64_t offset) { return engine->load(*this, offset,
 
 void ThreadCtx::store64(uint64_t offset, uint64_t value) {
   SW_TRACE_LABEL("alloc");  // the allocator's stores (chunk heads, block headers)
+  if (alloc_unlogged) [[unlikely]] {  // crash-simulator control: home, unlogged
+    alloc_unlogged->store(alloc_base + offset, value, 8);
+    alloc_unlogged->flush(alloc_base + offset, 8);
+    return;
+  }
   if (fail_code == 0) engine->store(*this, offset, value, 8);
   if (!objects.empty() && fail_code == 0) objects.patch(offset, &value, 8);
 }

@@ -62,6 +62,10 @@ struct ThreadCtx final : TxAccess {
   std::vector<uint64_t> claims;  // strict mode: words this wrap holds (api/strict.h)
   FreshSet fresh;            // blocks the open wrap allocated and writes in place (fresh.h)
   ObjectSet objects;         // DRAM copies of what the open wrap modifies (sw_modify; objects.h)
+  // Crash-simulator control (ResolvedConfig::alloc_unlogged): where the
+  // allocator's words go instead of the engine; nullptr normally.
+  Medium* alloc_unlogged = nullptr;
+  char* alloc_base = nullptr;
   uint64_t commit_seq_ = 0;  // set by the engine's commit (commit_seq())
 
   bool in_wrap() override { return depth > 0; }

@@ -158,6 +158,11 @@ struct ResolvedConfig {
   // commit before the commit record, undo stores to them without saving
   // their old bytes (engine/objects.h) — a deliberately broken variant.
   bool objects_unlogged = false;
+  // Internal knob for a crash simulator control: the allocator's words
+  // (run heads, block headers) stored home in place, not through the
+  // engine, so they are neither logged nor undone — a deliberately broken
+  // variant (ThreadCtx::store64).
+  bool alloc_unlogged = false;
   // Shared pools (SW_CONFIG_SHARED): how long an open, an implicit write
   // session (a wrap opened without write access) and sw_pool_refresh wait
   // for another handle to give write access up (SOFTWRAP_SHARE_WAIT_MS).

@@ -409,10 +409,7 @@ void commit_objects(sw_pool* p, ThreadCtx& c) {
 // sw_modify in the open wrap: the home bytes on an engine that stores in
 // place, else a DRAM copy (engine/objects.h).
 void* modify_object(sw_pool* p, ThreadCtx& c, uint64_t off, size_t n) {
-  if (p->engine->modify_in_place(c, off, n)) {
-    after_mutation(c);
-    return c.fail_code ? nullptr : p->file->at(off);
-  }
+  if (p->engine->modify_in_place(c, off, n)) return c.fail_code ? nullptr : p->file->at(off);
   bool made;
   uint64_t mo, mn;
   unsigned char* v = c.objects.modify(
@@ -928,14 +925,13 @@ void* sw_modify(sw_pool* p, void* addr, size_t n) {
                   "wrap closes, so it needs an open wrap (sw_wrap_open)"),
            nullptr;
   }
-  if (c.fail_code) {
-    return set_error(SW_EABORTED, "sw_modify: the open wrap has failed (%s) and was rolled back",
-                     sw_strerror(c.fail_code)),
-           nullptr;
-  }
-  if (!begun_for_change(p, c)) return nullptr;
-  if (p->claims) claim(p, c, "sw_modify", off, n);
-  return modify_object(p, c, off, n);
+  void* view = nullptr;
+  in_wrap(p, c, "sw_modify", [&] {  // the open wrap's: a failed one refused, the engine's part begun
+    if (p->claims) claim(p, c, "sw_modify", off, n);
+    view = modify_object(p, c, off, n);
+    return view != nullptr;
+  });
+  return view;
 }
 
 int sw_read(sw_pool* p, void* dst, const void* src, size_t n) {

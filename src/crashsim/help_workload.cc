@@ -27,21 +27,13 @@ char* pick_word(Rng& rng, char* data) {
   return data + (rng.chance(75) ? rng.below(kHot) : rng.below(kRootSize / 8)) * 8;
 }
 
-void end_wrap(Driver& d, Rng& rng) {
-  if (rng.chance(8)) {
-    d.abort();
-  } else {
-    d.close();
-  }
-}
-
 void run_help_words(std::vector<Driver*>& dv, Rng& rng, uint32_t size) {
   Driver& d = *dv[0];
   char* data = root(d);
   for (uint32_t w = 0; w < size; ++w) {
     d.open();
     for (uint64_t k = 4 + rng.below(11); k-- > 0;) d.store(pick_word(rng, data), rng.next(), 8);
-    end_wrap(d, rng);
+    d.close_or_abort(rng, 8);
   }
 }
 
@@ -60,7 +52,7 @@ void run_help_pages(std::vector<Driver*>& dv, Rng& rng, uint32_t size) {
         d.store(pick_word(rng, data), rng.next(), 8);
       }
     }
-    end_wrap(d, rng);
+    d.close_or_abort(rng, 8);
   }
 }
 
@@ -79,7 +71,7 @@ void run_help_wcl(std::vector<Driver*>& dv, Rng& rng, uint32_t size) {
         default: d.store(word, rng.next(), 8);
       }
     }
-    end_wrap(d, rng);
+    d.close_or_abort(rng, 8);
   }
 }
 

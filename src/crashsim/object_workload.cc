@@ -28,14 +28,6 @@ constexpr size_t kSlots = (kNode - 8) / 8;
 
 char* node(char* r, size_t i) { return r + i * kNode; }
 
-void end_wrap(Driver& d, Rng& rng) {
-  if (rng.chance(10)) {
-    d.abort();
-  } else {
-    d.close();
-  }
-}
-
 // Inserts a value at a random slot of the node's view: slots right of it
 // move one place (the last falls off), then the count changes.
 void insert_slot(Driver& d, Rng& rng, char* n) {
@@ -112,7 +104,7 @@ void run_obj_nodes(std::vector<Driver*>& dv, Rng& rng, uint32_t size) {
       if (rng.chance(30)) (void)d.load64(n + 8 + rng.below(kSlots) * 8);  // checked against the mirror
     }
     if (w + 1 == size && rng.chance(50)) return;  // left open: the trace ends inside it
-    end_wrap(d, rng);
+    d.close_or_abort(rng, 10);
   }
 }
 
@@ -141,7 +133,7 @@ void run_obj_large(std::vector<Driver*>& dv, Rng& rng, uint32_t size) {
       d.wrote(r + at + from, s + from, cnt);
     }
     if (w + 1 == size && rng.chance(50)) return;
-    end_wrap(d, rng);
+    d.close_or_abort(rng, 10);
   }
 }
 
@@ -191,7 +183,7 @@ void run_obj_alloc(std::vector<Driver*>& dv, Rng& rng, uint32_t size) {
       }
     }
     if (w + 1 == size && rng.chance(50)) return;
-    end_wrap(d, rng);
+    d.close_or_abort(rng, 10);
   }
 }
 

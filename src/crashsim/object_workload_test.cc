@@ -9,6 +9,7 @@
 //   softwrap crashtest --full --workload objects --images 2000000
 #include <gtest/gtest.h>
 
+#include <initializer_list>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -74,20 +75,32 @@ TEST(ObjectCrashCoverage, InPlaceObjectsFenceTheirUndoRecords) {
 using ControlCase = std::tuple<sw_engine_kind, Persistency>;
 class ObjectControlTest : public ::testing::TestWithParam<ControlCase> {};
 
+// Workloads `names` (seeds 1 and 2, 8 wraps) on engine e under model p
+// with the control variant `set` puts into the options; stops at the first
+// failure.
+SimResult run_variant(std::initializer_list<const char*> names, sw_engine_kind e, Persistency p,
+                      void (*set)(SimOptions&)) {
+  SimOptions o;
+  o.engine = e;
+  o.model = p;
+  o.en.max_exhaustive = 256;
+  o.stop_after_failures = 1;
+  set(o);
+  Simulator sim(o);
+  SimResult r;
+  for (const char* name : names) {
+    const Workload* w = find_workload(name);
+    EXPECT_NE(w, nullptr) << name;
+    if (!w) continue;
+    for (uint64_t seed : {1, 2}) sim.run(*w, seed, 8, &r);
+  }
+  return r;
+}
+
 TEST_P(ObjectControlTest, UnloggedChangesAreCaught) {
   const auto [e, p] = GetParam();
   for (const char* name : {"obj_nodes", "obj_large"}) {
-    SimOptions o;
-    o.engine = e;
-    o.model = p;
-    o.en.max_exhaustive = 256;
-    o.stop_after_failures = 1;
-    o.objects_unlogged = true;
-    Simulator sim(o);
-    SimResult r;
-    const Workload* w = find_workload(name);
-    ASSERT_NE(w, nullptr);
-    for (uint64_t seed : {1, 2}) sim.run(*w, seed, 8, &r);
+    const SimResult r = run_variant({name}, e, p, [](SimOptions& o) { o.objects_unlogged = true; });
     EXPECT_GT(r.failures, 0u) << name << ": unlogged object changes were not caught";
     EXPECT_NE(first(r).find("variant=objects-unlogged"), std::string::npos) << first(r);
   }
@@ -98,19 +111,7 @@ TEST_P(ObjectControlTest, UnloggedChangesAreCaught) {
 // keeps an allocation or a free the wrap never committed.
 TEST_P(ObjectControlTest, UnloggedAllocatorWordsAreCaught) {
   const auto [e, p] = GetParam();
-  SimResult r;
-  for (const char* name : {"alloc", "obj_alloc"}) {
-    SimOptions o;
-    o.engine = e;
-    o.model = p;
-    o.en.max_exhaustive = 256;
-    o.stop_after_failures = 1;
-    o.alloc_unlogged = true;
-    Simulator sim(o);
-    const Workload* w = find_workload(name);
-    ASSERT_NE(w, nullptr);
-    for (uint64_t seed : {1, 2}) sim.run(*w, seed, 8, &r);
-  }
+  const SimResult r = run_variant({"alloc", "obj_alloc"}, e, p, [](SimOptions& o) { o.alloc_unlogged = true; });
   EXPECT_GT(r.failures, 0u) << "allocator words not logged were not caught";
   EXPECT_NE(first(r).find("variant=alloc-unlogged"), std::string::npos) << first(r);
 }

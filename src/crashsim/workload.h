@@ -85,6 +85,8 @@ class Driver {
   // Ends the wrap without its changes.  With external wraps: checks that
   // the owned bytes are back to the state before it.
   void abort();
+  // Ends the outermost wrap: abort() with `percent` % chance, else close().
+  void close_or_abort(Rng& rng, unsigned percent) { rng.chance(percent) ? abort() : close(); }
   int depth() const { return depth_; }
   // Wraps are opened and closed by the code the workload calls, not by the
   // driver (see above).

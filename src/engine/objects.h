@@ -49,6 +49,7 @@
 #include <algorithm>
 #include <map>
 #include <memory>
+#include <utility>
 #include <vector>
 
 namespace softwrap {
@@ -69,7 +70,6 @@ class ObjectSet {
   ObjectSet& operator=(const ObjectSet&) = delete;
 
   bool empty() const { return objects_.empty(); }
-  size_t size() const { return objects_.size(); }
 
   // The writable copy of [off, off+n) (n >= 1): from the object holding
   // it, or a new object.  fill(dst, o, len) must copy the engine's view of
@@ -121,11 +121,8 @@ class ObjectSet {
 
   // Whether any object has a byte of [off, off+n).
   bool overlaps(uint64_t off, uint64_t n) const {
-    if (objects_.empty()) return false;
-    auto it = objects_.lower_bound(off + n);  // first object starting at or after the end
-    if (it == objects_.begin()) return false;
-    --it;
-    return it->second.off + it->second.n > off;
+    const auto it = first_from(objects_, off);
+    return it != objects_.end() && it->second.off < off + n;
   }
 
   // dst holds the engine's view of [off, off+n): the objects' copies
@@ -196,12 +193,6 @@ class ObjectSet {
     used_ = 0;
   }
 
-  // Ranges of the objects, in address order (tests, the local engine).
-  template <class F>
-  void for_each(F&& f) const {
-    for (const auto& [_, o] : objects_) f(o);
-  }
-
  private:
   static constexpr uint64_t kBlock = 64 << 10;
   struct Block {
@@ -209,27 +200,24 @@ class ObjectSet {
     uint64_t size;
   };
 
-  // The objects overlapping [off, off+n), as a range of the map.
+  // The first object that ends after off (the first that may overlap a
+  // range starting at off); objects never overlap each other.
   using Map = std::map<uint64_t, Object>;
+  template <class M>
+  static decltype(std::declval<M&>().begin()) first_from(M& objects, uint64_t off) {
+    auto it = objects.upper_bound(off);
+    if (it != objects.begin() && std::prev(it)->second.off + std::prev(it)->second.n > off) --it;
+    return it;
+  }
+  // The objects overlapping [off, off+n), as a range of the map.
   void overlapping(uint64_t off, uint64_t n, Map::iterator* first, Map::iterator* end) {
-    auto it = objects_.upper_bound(off);
-    if (it != objects_.begin()) {
-      auto prev = std::prev(it);
-      if (prev->second.off + prev->second.n > off) it = prev;
-    }
-    *first = it;
+    auto it = *first = first_from(objects_, off);
     while (it != objects_.end() && it->second.off < off + n) ++it;
     *end = it;
   }
   template <class F>
   void for_each_overlap(uint64_t off, uint64_t n, F&& f) const {
-    if (objects_.empty()) return;
-    auto it = objects_.upper_bound(off);
-    if (it != objects_.begin()) {
-      auto prev = std::prev(it);
-      if (prev->second.off + prev->second.n > off) it = prev;
-    }
-    for (; it != objects_.end() && it->second.off < off + n; ++it) {
+    for (auto it = first_from(objects_, off); it != objects_.end() && it->second.off < off + n; ++it) {
       const Object& o = it->second;
       f(o, std::max(off, o.off), std::min(off + n, o.off + o.n));
     }

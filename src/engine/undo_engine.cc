@@ -228,18 +228,7 @@ class UndoEngine final : public Engine {
     // One record per run of words not yet saved in this wrap; one fence.
     bool any = false;
     for (const auto& [roff, rn] : t.runs) {
-      uint64_t run = 0, run_end = 0;
-      for (uint64_t w = roff & ~uint64_t{7}; w < roff + rn; w += 8) {
-        if (t.logged.insert(w)) {
-          if (run_end != w) {
-            if (run_end > run && !save(t, run, run_end - run)) return fail(ctx);
-            run = w;
-          }
-          run_end = w + 8;
-          any = true;
-        }
-      }
-      if (run_end > run && !save(t, run, run_end - run)) return fail(ctx);
+      if (!save_new(t, roff, rn, &any)) return fail(ctx);
     }
     if (any) log_order_fence();
     SW_TRACE_LABEL_DEFAULT("undo:data");
@@ -259,18 +248,8 @@ class UndoEngine final : public Engine {
       t.in_place.open(*medium_, pool_->at(off), n);
       return true;
     }
-    uint64_t run = 0, run_end = 0;
     bool any = false;
-    for (uint64_t w = off & ~uint64_t{7}; w < off + n; w += 8) {
-      if (!t.logged.insert(w)) continue;
-      if (run_end != w) {
-        if (run_end > run && !save(t, run, run_end - run)) return fail(ctx), true;
-        run = w;
-      }
-      run_end = w + 8;
-      any = true;
-    }
-    if (run_end > run && !save(t, run, run_end - run)) return fail(ctx), true;
+    if (!save_new(t, off, n, &any)) return fail(ctx), true;
     if (any) log_order_fence();
     t.in_place.open(*medium_, pool_->at(off), n);
     ctx.counters.home_writes.add();
@@ -295,6 +274,23 @@ class UndoEngine final : public Engine {
     } else {
       medium_->fence(FenceKind::kLogOrder);
     }
+  }
+
+  // Undo records for the words of [off, off+n) not saved yet in this wrap,
+  // one per run of them; *any is set if there was one.  False if out of
+  // log space.
+  bool save_new(UndoThread& t, uint64_t off, size_t n, bool* any) {
+    uint64_t run = 0, run_end = 0;
+    for (uint64_t w = off & ~uint64_t{7}; w < off + n; w += 8) {
+      if (!t.logged.insert(w)) continue;
+      if (run_end != w) {
+        if (run_end > run && !save(t, run, run_end - run)) return false;
+        run = w;
+      }
+      run_end = w + 8;
+      *any = true;
+    }
+    return run_end <= run || save(t, run, run_end - run);
   }
 
   bool save(UndoThread& t, uint64_t off, size_t n) {

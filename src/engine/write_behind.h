@@ -23,7 +23,6 @@ class WriteBehind {
   // Records a store of [p, p+n) (already written); flushes what it leaves.
   void add(Medium& m, const void* p, size_t n) {
     if (n == 0) return;
-    written_ = true;
     const uintptr_t a = reinterpret_cast<uintptr_t>(p);
     const uintptr_t first = line_down(a), last = line_down(a + n - 1);
     if (pending_ != 0 && (pending_ < first || pending_ > last)) m.flush(reinterpret_cast<void*>(pending_), kCacheLine);
@@ -31,23 +30,19 @@ class WriteBehind {
     pending_ = last;
   }
   // Flushes the line still pending (before the commit fence).  Returns
-  // whether any store was recorded since the last flush() or clear(): if
-  // not, there is nothing for a fence to order.
+  // whether any store was recorded since the last flush() or clear() (a
+  // store always leaves its last line pending): if not, there is nothing
+  // for a fence to order.
   bool flush(Medium& m) {
-    if (pending_ != 0) m.flush(reinterpret_cast<void*>(pending_), kCacheLine);
+    if (pending_ == 0) return false;
+    m.flush(reinterpret_cast<void*>(pending_), kCacheLine);
     pending_ = 0;
-    const bool w = written_;
-    written_ = false;
-    return w;
+    return true;
   }
-  void clear() {
-    pending_ = 0;
-    written_ = false;
-  }
+  void clear() { pending_ = 0; }
 
  private:
   uintptr_t pending_ = 0;
-  bool written_ = false;
 };
 
 }  // namespace softwrap

@@ -65,6 +65,7 @@ thread_local constinit TlsCache tls_cache;
 
 int end_outer(sw_pool* p, ThreadCtx& c, bool abort);
 void commit_objects(sw_pool* p, ThreadCtx& c);
+void commit_heap_words(sw_pool* p, ThreadCtx& c);
 
 // Hands the thread's contexts back when the thread exits (thread_state.h:
 // after the thread's C++ thread_local destructors; never for the main
@@ -107,6 +108,7 @@ ThreadCtx& slow_ctx(sw_pool* p) {
       ctx->preferred_lane = static_cast<uint32_t>((p->ctxs.size() - 1) % p->lanes->count());
       ctx->fresh.control = p->cfg.fresh_control;
       ctx->fresh.compare = (p->cfg.flags & SW_CONFIG_WCL) != 0;
+      ctx->batch_heap_words = p->engine->batches_heap_words();
       if (p->cfg.alloc_unlogged) {
         ctx->alloc_unlogged = p->medium.get();
         ctx->alloc_base = p->file->base();
@@ -268,6 +270,10 @@ int end_outer(sw_pool* p, ThreadCtx& c, bool abort) {
   }
   const bool objects = !c.objects.empty();
   if (objects && !abort && c.fail_code == 0) commit_objects(p, c);
+  if (!c.heap_words.empty()) {
+    if (!abort && c.fail_code == 0) commit_heap_words(p, c);
+    c.heap_words.clear();
+  }
   c.depth = 0;
   int rc;
   if (c.fail_code) {
@@ -403,6 +409,18 @@ void commit_objects(sw_pool* p, ThreadCtx& c) {
     write_parts(p, c, o, b, len);
     return c.fail_code == 0;
   });
+  after_mutation(c);
+}
+
+// The open wrap is about to commit: the allocator's words it changed go to
+// the engine in one write_words call, in the order the wrap changed them
+// (a word changed twice — a block allocated and freed again — ends with
+// its last value, as with stores; a block's two header words are
+// adjacent, so an engine that groups adjacent words finds them so).
+// A failure rolls the wrap back (c.fail_code).
+void commit_heap_words(sw_pool* p, ThreadCtx& c) {
+  SW_TRACE_LABEL("alloc");
+  p->engine->write_words(c, c.heap_words.data(), c.heap_words.size());
   after_mutation(c);
 }
 

@@ -9,16 +9,20 @@
 
 namespace softwrap {
 
-uint64_t ThreadCtx::load64(uint64_t offset) { return engine->load(*this, offset, 8); }
-
 void ThreadCtx::store64(uint64_t offset, uint64_t value) {
-  SW_TRACE_LABEL("alloc");  // the allocator's stores (chunk heads, block headers)
   if (alloc_unlogged) [[unlikely]] {  // crash-simulator control: home, unlogged
+    SW_TRACE_LABEL("alloc");
     alloc_unlogged->store(alloc_base + offset, value, 8);
     alloc_unlogged->flush(alloc_base + offset, 8);
     return;
   }
-  if (fail_code == 0) engine->store(*this, offset, value, 8);
+  if (fail_code != 0) return;
+  if (batch_heap_words) [[likely]] {
+    heap_words.push_back({offset, value});
+  } else {
+    SW_TRACE_LABEL("alloc");
+    engine->store(*this, offset, value, 8);
+  }
   if (!objects.empty() && fail_code == 0) objects.patch(offset, &value, 8);
 }
 
@@ -36,6 +40,10 @@ void ThreadCtx::run_abort_actions() {
   }
   abort_actions.clear();
   commit_actions.clear();
+}
+
+void Engine::write_words(ThreadCtx& ctx, const HeapWord* w, size_t n) {
+  for (size_t i = 0; i < n && ctx.fail_code == 0; ++i) store(ctx, w[i].off, w[i].value, 8);
 }
 
 void Engine::zero(ThreadCtx& ctx, uint64_t off, size_t n) {

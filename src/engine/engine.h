@@ -41,6 +41,13 @@ struct WrapAction {
   uint64_t a, b;
 };
 
+// A word of the allocator's (a chunk head, a block header) and the value
+// the open wrap gives it.
+struct HeapWord {
+  uint64_t off;
+  uint64_t value;
+};
+
 // State of one thread on one pool.  Only its thread touches it, except the
 // counters (read by sw_pool_stats) and `owned` (thread exit).
 struct ThreadCtx final : TxAccess {
@@ -62,6 +69,13 @@ struct ThreadCtx final : TxAccess {
   std::vector<uint64_t> claims;  // strict mode: words this wrap holds (api/strict.h)
   FreshSet fresh;            // blocks the open wrap allocated and writes in place (fresh.h)
   ObjectSet objects;         // DRAM copies of what the open wrap modifies (sw_modify; objects.h)
+  // The allocator's words the open wrap changed, in the order it changed
+  // them: they reach the engine together when the wrap commits (c_api.cc,
+  // commit_heap_words: one Engine::write_words call), and are
+  // dropped if it aborts.  Unused where the engine takes them as they come
+  // (batch_heap_words false: Engine::batches_heap_words).
+  std::vector<HeapWord> heap_words;
+  bool batch_heap_words = true;
   // Crash-simulator control (ResolvedConfig::alloc_unlogged): where the
   // allocator's words go instead of the engine; nullptr normally.
   Medium* alloc_unlogged = nullptr;
@@ -69,7 +83,6 @@ struct ThreadCtx final : TxAccess {
   uint64_t commit_seq_ = 0;  // set by the engine's commit (commit_seq())
 
   bool in_wrap() override { return depth > 0; }
-  uint64_t load64(uint64_t offset) override;
   void store64(uint64_t offset, uint64_t value) override;
   void on_commit(Action fn, void* self, uint64_t a, uint64_t b) override {
     commit_actions.push_back({fn, self, a, b});
@@ -166,6 +179,18 @@ class Engine {
   // The wrap that made objects ends (after commit or rollback): lower
   // what object_made raised, where the filter counts wraps.
   virtual void objects_ended(ThreadCtx& ctx) {}
+
+  // The allocator's words of a committing wrap (ThreadCtx::heap_words),
+  // in the order the wrap changed them (an offset may come twice: the
+  // last value wins), before commit().  Each engine makes them part of
+  // the wrap as it makes a store; the default stores them one by one.  On
+  // failure the wrap is rolled back (fail_code).
+  virtual void write_words(ThreadCtx& ctx, const HeapWord* w, size_t n);
+  // Whether the allocator's words wait for the commit (write_words):
+  // false for an engine that cannot take stores back (nonatomic), which
+  // gets them as they are made, so that they stay when the wrap aborts
+  // like its other stores.
+  virtual bool batches_heap_words() const { return true; }
 
   // Whether fresh blocks save anything: false for an engine whose every
   // store already goes home in place (nonatomic), which then writes them

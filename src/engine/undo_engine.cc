@@ -239,6 +239,37 @@ class UndoEngine final : public Engine {
     ctx.counters.home_writes.add();
   }
 
+  // The allocator's words of the committing wrap: a record per run of
+  // adjacent words not saved yet (a block's two header words come one
+  // after the other), one ordering fence for them all (not one per word,
+  // as stores take), then the words home, in order.
+  void write_words(ThreadCtx& ctx, const HeapWord* w, size_t n) override {
+    UndoThread& t = *st(ctx);
+    ctx.counters.stores.add(n);
+    // With SW_CONFIG_WCL a word that already holds its value is left out.
+    const auto changes = [&](size_t i) { return !wcl_ || !holds_value(pool_->at(w[i].off), w[i].value, 8); };
+    bool any = false;
+    for (size_t i = 0; i < n;) {
+      if (!changes(i)) {
+        counters().wcl_eliminated.add();
+        ++i;
+        continue;
+      }
+      size_t j = i + 1;
+      while (j < n && w[j].off == w[j - 1].off + 8 && changes(j)) ++j;  // save_new skips saved words
+      if (!save_new(t, w[i].off, 8 * (j - i), &any)) return fail(ctx);
+      i = j;
+    }
+    if (any) log_order_fence();
+    SW_TRACE_LABEL_DEFAULT("undo:data");
+    for (size_t i = 0; i < n; ++i) {
+      if (!changes(i)) continue;
+      medium_->store(pool_->at(w[i].off), w[i].value, 8);
+      t.dirty.add(*medium_, pool_->at(w[i].off), 8);
+      ctx.counters.home_writes.add();
+    }
+  }
+
   // The range's words not yet saved in this wrap get undo records, then
   // one ordering fence (as for a write), before the program's first store.
   bool modify_in_place(ThreadCtx& ctx, uint64_t off, size_t n) override {
@@ -342,6 +373,7 @@ class NonatomicEngine final : public Engine {
       : pool_(env.pool), medium_(env.medium), load_(env.medium), wcl_((env.cfg->flags & SW_CONFIG_WCL) != 0) {}
   const char* name() const override { return "nonatomic"; }
   bool writes_fresh_apart() const override { return false; }  // every store goes home in place already
+  bool batches_heap_words() const override { return false; }  // an abort keeps them, like every store
   void attach(ThreadCtx& ctx) override { ctx.engine_state = new NonatomicThread; }
   void detach(ThreadCtx& ctx) override { delete st(ctx); }
 

@@ -2,7 +2,10 @@
 //
 // Approach.  Persistent state is one head word per 256 KiB chunk and a
 // 16-byte header per small block; every change is a tx.store64() in the
-// caller's wrap, so the engine makes it atomic with the caller's own stores.
+// caller's wrap, so the engine makes it atomic with the caller's own stores
+// (the API layer hands the words to the engine when the wrap commits:
+// nothing here reads them back while the pool is open — the DRAM state
+// below answers every question, free()'s validation included).
 // Small requests (<= 64 KiB) are served from runs: chunks cut into equal
 // blocks of one of 44 size classes.  A run is formatted by a single store
 // (its head, with a fresh random 40-bit nonce); a block is live exactly when
@@ -689,18 +692,20 @@ int HeapAllocator::free(TxAccess& tx, uint64_t offset, bool same_wrap) {
   if (!pool_->chunk_at(offset, &c)) {
     return set_error(SW_EINVAL, "free: offset 0x%" PRIx64 " is not in the heap (no zone's chunks hold it)", offset);
   }
-  const Head h = parse_head(tx.load64(head_off(c)));
-  if (h.kind == Head::kExtent) {
-    if (offset != chunk_off(c)) {
-      return set_error(SW_EINVAL, "free: offset 0x%" PRIx64 " points inside the extent at 0x%" PRIx64, offset,
-                       chunk_off(c));
-    }
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      Slot& s = slots_[c];
-      if (s.state != ChunkState::kExtent || s.freeing || s.len != h.nchunks) {
-        return set_error(SW_EINVAL, "free: the extent at 0x%" PRIx64 " is not live (double free?)", offset);
+  // Checked against the DRAM state alone (it says what every committed
+  // wrap and this one did to the heap): no load of a head or header
+  // through the engine, which on a redo engine is a lookup through its
+  // alias tables.
+  uint64_t word_off, word;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    Slot& s = slots_[c];
+    if (s.state == ChunkState::kExtent) {
+      if (offset != chunk_off(c)) {
+        return set_error(SW_EINVAL, "free: offset 0x%" PRIx64 " points inside the extent at 0x%" PRIx64, offset,
+                         chunk_off(c));
       }
+      if (s.freeing) return set_error(SW_EINVAL, "free: the extent at 0x%" PRIx64 " is not live (double free?)", offset);
       s.freeing = true;
       WrapCtx* ctx = context(tx);
       if (!same_wrap || !take_back(ctx, Op::kAllocExtent, c, s.len)) {
@@ -708,43 +713,39 @@ int HeapAllocator::free(TxAccess& tx, uint64_t offset, bool same_wrap) {
       } else {
         ctx->returned_extents.emplace_back(c, s.len);
       }
-    }
-    tx.store64(head_off(c), 0);
-    return 0;
-  }
-  if (h.kind != Head::kRun) {
-    return set_error(SW_EINVAL, "free: offset 0x%" PRIx64 " is not a live allocation (chunk %u is %s)", offset, c,
-                     h.kind == Head::kFree ? "free" : "corrupt");
-  }
-  const uint64_t rel = offset - chunk_off(c);
-  const uint64_t stride = class_stride(h.cls);
-  if (rel < kBlockHeaderSize || (rel - kBlockHeaderSize) % stride != 0 ||
-      (rel - kBlockHeaderSize) / stride >= class_blocks(h.cls)) {
-    return set_error(SW_EINVAL, "free: offset 0x%" PRIx64 " is not the start of a block (class %u bytes)", offset,
-                     kClassSize[h.cls]);
-  }
-  const auto b = static_cast<uint32_t>((rel - kBlockHeaderSize) / stride);
-  const uint64_t hdr = offset - kBlockHeaderSize;
-  const uint64_t w = tx.load64(hdr);
-  if (w != block_word(kBlockAllocated, h.cls, h.nonce)) {
-    return set_error(SW_EINVAL, "free: the block at 0x%" PRIx64 " is not live (header 0x%016" PRIx64
-                     "; double free?)", offset, w);
-  }
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    Slot& s = slots_[c];
-    if (s.state != ChunkState::kRun || s.run->nonce != h.nonce || s.run->is_avail(b) || s.run->is_freeing(b)) {
-      return set_error(SW_EINVAL, "free: the block at 0x%" PRIx64 " is not live (double free?)", offset);
-    }
-    s.run->freeing[b / 64] |= 1ull << (b % 64);
-    WrapCtx* ctx = context(tx);
-    if (!same_wrap || !take_back(ctx, Op::kAllocBlock, c, b)) {
-      ctx->ops.push_back({Op::kFreeBlock, c, b});
+      word_off = head_off(c);
+      word = 0;
+    } else if (s.state == ChunkState::kRun && (s.run->owner == nullptr || s.run->owner->tx == &tx)) {
+      Run* r = s.run.get();
+      const uint64_t rel = offset - chunk_off(c);
+      const uint64_t stride = class_stride(r->cls);
+      if (rel < kBlockHeaderSize || (rel - kBlockHeaderSize) % stride != 0 ||
+          (rel - kBlockHeaderSize) / stride >= r->nblocks) {
+        return set_error(SW_EINVAL, "free: offset 0x%" PRIx64 " is not the start of a block (class %u bytes)",
+                         offset, kClassSize[r->cls]);
+      }
+      const auto b = static_cast<uint32_t>((rel - kBlockHeaderSize) / stride);
+      if (r->is_avail(b) || r->is_freeing(b)) {
+        return set_error(SW_EINVAL, "free: the block at 0x%" PRIx64 " is not live (double free?)", offset);
+      }
+      r->freeing[b / 64] |= 1ull << (b % 64);
+      WrapCtx* ctx = context(tx);
+      if (!same_wrap || !take_back(ctx, Op::kAllocBlock, c, b)) {
+        ctx->ops.push_back({Op::kFreeBlock, c, b});
+      } else {
+        ctx->returned_blocks.emplace_back(c, b);
+      }
+      word_off = offset - kBlockHeaderSize;
+      word = block_word(kBlockFree, r->cls, r->nonce);
     } else {
-      ctx->returned_blocks.emplace_back(c, b);
+      static constexpr const char* kWhat[] = {"free", "free", "an extent's", "inside an extent", "a run",
+                                              "log space"};
+      return set_error(SW_EINVAL, "free: offset 0x%" PRIx64 " is not a live allocation (chunk %u is %s%s)", offset,
+                       c, kWhat[static_cast<int>(s.state)],
+                       s.state == ChunkState::kRun ? " another open wrap formatted" : "");
     }
   }
-  tx.store64(hdr, block_word(kBlockFree, h.cls, h.nonce));
+  tx.store64(word_off, word);
   return 0;
 }
 

@@ -42,7 +42,9 @@ class TxAccess {
 
   virtual ~TxAccess() = default;
   virtual bool in_wrap() = 0;
-  virtual uint64_t load64(uint64_t offset) = 0;
+  // A word of the heap's metadata gets a new value in the wrap (it may
+  // reach the engine only when the wrap commits: the allocator reads its
+  // own DRAM state, never these words, while the pool is open).
   virtual void store64(uint64_t offset, uint64_t value) = 0;
   virtual void on_commit(Action fn, void* self, uint64_t a, uint64_t b) = 0;
   virtual void on_abort(Action fn, void* self, uint64_t a, uint64_t b) = 0;

@@ -70,12 +70,6 @@ class FakeTx final : public TxAccess {
   size_t stores() const { return undo_.size(); }
 
   bool in_wrap() override { return open_; }
-  uint64_t load64(uint64_t off) override {
-    EXPECT_TRUE(off % 8 == 0 && off + 8 <= pool_->size()) << off;
-    uint64_t v;
-    std::memcpy(&v, pool_->at(off), 8);
-    return v;
-  }
   void store64(uint64_t off, uint64_t v) override {
     EXPECT_TRUE(open_) << "store outside a wrap";
     EXPECT_EQ(off % 8, 0u);
@@ -353,6 +347,26 @@ TEST_F(AllocatorTest, MisuseIsRefused) {
   EXPECT_EQ(alloc_->free(tx, small), SW_EINVAL);  // freed by a committed wrap
   EXPECT_EQ(alloc_->free(tx, big), SW_EINVAL);
   tx.commit();
+  EXPECT_EQ(Allocator::check(*pool_, nullptr), 0);
+}
+
+// free() checks the DRAM state alone (no head or header is loaded): a
+// block of a run another open wrap formatted, which no committed wrap has
+// seen, is not this wrap's to free.
+TEST_F(AllocatorTest, ABlockOfARunAnotherOpenWrapFormattedIsNotFreed) {
+  make(16ull << 20);
+  FakeTx a(pool_.get()), b(pool_.get());
+  a.begin();
+  const uint64_t x = alloc_->alloc(a, 4000);  // the first block of its class: a new run, private to a
+  ASSERT_NE(x, 0u);
+  b.begin();
+  EXPECT_EQ(alloc_->free(b, x), SW_EINVAL);
+  EXPECT_NE(std::strstr(last_error_message(), "another open wrap"), nullptr) << last_error_message();
+  b.commit();
+  a.commit();
+  b.begin();
+  EXPECT_EQ(alloc_->free(b, x), 0) << "committed: anyone's to free";
+  b.commit();
   EXPECT_EQ(Allocator::check(*pool_, nullptr), 0);
 }
 

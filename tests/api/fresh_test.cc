@@ -29,6 +29,7 @@
 #include "api/runtime.h"
 #include "engine/fresh.h"
 #include "engine/engine_test_params.h"
+#include "pool/heap_check_test_util.h"
 #include "softwrap/softwrap.h"
 
 namespace {
@@ -363,6 +364,60 @@ TEST_P(FreshTest, RootOverUsedChunksIsZeroedInPlace) {
   const sw_stats s = stats(pool_);
   EXPECT_EQ(s.fresh_words, logs(GetParam().engine) ? (4u << 20) / 8 : 0u);
   EXPECT_LT(s.log_bytes, 512u);
+}
+
+// The allocator's words (block headers, run heads) wait in the thread's
+// context and reach the engine when the wrap commits (ThreadCtx::
+// heap_words, Engine::write_words); an abort drops them unseen.  The undo
+// engines save them with one ordering fence for the whole wrap, not one
+// per word.  nonatomic, which cannot take stores back, gets them as they
+// are made.
+TEST_P(FreshTest, TheAllocatorsWordsReachTheEngineWithTheCommit) {
+  make();
+  const sw_engine_kind e = GetParam().engine;
+  ASSERT_NE(sw_pmalloc_slot(pool_, root_, 64), nullptr) << sw_errormsg();  // the class's run exists
+  const uint64_t base = heap().allocated_blocks;
+  for (bool abort : {false, true}) {
+    const softwrap::AllocatorStats h0 = heap();
+    const sw_stats s0 = stats(pool_);
+    ASSERT_EQ(sw_wrap_open(pool_), 0);
+    void* b[3];
+    for (void*& x : b) ASSERT_NE(x = sw_pmalloc(pool_, 64), nullptr) << sw_errormsg();
+    ASSERT_EQ(sw_pfree(pool_, b[1]), 0) << sw_errormsg();  // its header twice in the wrap
+    const sw_stats s1 = stats(pool_);
+    if (logs(e)) {
+      EXPECT_EQ(s1.stores, s0.stores) << "no allocator word reached the engine before the close";
+    } else {
+      EXPECT_EQ(s1.stores - s0.stores, 7u) << "nonatomic: each word as it is made";
+    }
+    if (abort) {
+      if (logs(e)) {
+        ASSERT_EQ(sw_wrap_abort(pool_), 0) << sw_errormsg();
+        EXPECT_EQ(stats(pool_).stores, s0.stores) << "an abort drops the words unseen";
+        EXPECT_EQ(heap().allocated_blocks, h0.allocated_blocks);
+      } else {
+        EXPECT_EQ(sw_wrap_abort(pool_), SW_ENOTSUP);
+        EXPECT_EQ(heap().allocated_blocks, h0.allocated_blocks + 2);
+      }
+      continue;
+    }
+    ASSERT_EQ(sw_wrap_close(pool_), 0) << sw_errormsg();
+    const sw_stats s2 = stats(pool_);
+    EXPECT_EQ(s2.stores - s0.stores, 7u) << "two header words per allocation, one per free";
+    if (e == SW_ENGINE_UNDO) {
+      EXPECT_EQ(s2.fences_log - s0.fences_log, 1u) << "one ordering fence for all the wrap's allocator words";
+    }
+    EXPECT_EQ(heap().allocated_blocks, h0.allocated_blocks + 2);
+    ASSERT_EQ(sw_pfree(pool_, b[0]), 0) << sw_errormsg();
+    ASSERT_EQ(sw_pfree(pool_, b[2]), 0) << sw_errormsg();
+    EXPECT_EQ(sw_pfree(pool_, b[1]), SW_EINVAL) << "freed by the committed wrap";
+  }
+  reopen();
+  EXPECT_EQ(heap().allocated_blocks, base + (logs(e) ? 0 : 2)) << "nonatomic keeps an aborted wrap's allocations";
+  const uint64_t live = heap().allocated_blocks + heap().allocated_extents;
+  ASSERT_EQ(sw_pool_close(pool_), 0);
+  pool_ = nullptr;
+  EXPECT_EQ(softwrap::testing::checked_live_allocations(path_), live) << "the heap checker agrees";
 }
 
 INSTANTIATE_TEST_SUITE_P(Engines, FreshTest, ::testing::ValuesIn(softwrap::testing::engines_with_and_without_wcl()),

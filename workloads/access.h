@@ -17,6 +17,12 @@
 //   T a.load(const T* p); a.store(T* p, T v) T: 1/2/4/8-byte integer,
 //                                            naturally aligned
 //   a.read(dst, src, n); a.write(dst, src, n) byte ranges, any alignment
+//   T* a.modify(T* p, size_t n = 1)          inside a wrap: the n objects at
+//                                            p are about to be rewritten;
+//                                            returns where the wrap reads
+//                                            and writes them with plain
+//                                            loads and stores until it
+//                                            ends (sw_modify)
 //   void* a.alloc(n); a.free(p)              inside a wrap; the workload
 //                                            writes every byte of a new
 //                                            object that it will read back,
@@ -96,6 +102,12 @@ class ApiAccess {
   }
   void write(void* dst, const void* src, size_t n) {
     if (sw_write(p_, dst, src, n) != 0) throw_api_error("sw_write");
+  }
+  template <class T>
+  T* modify(T* p, size_t n = 1) {
+    void* v = sw_modify(p_, p, n * sizeof(T));
+    if (v == nullptr) throw_api_error("sw_modify");
+    return static_cast<T*>(v);
   }
   void* alloc(size_t n) {
     void* p = sw_pmalloc(p_, n);
@@ -213,6 +225,11 @@ class ObservedAccess {
   void write(void* dst, const void* src, size_t n) {
     touch(dst, n);
     a_.write(dst, src, n);
+  }
+  template <class T>
+  T* modify(T* p, size_t n = 1) {
+    touch(p, n * sizeof(T));  // each word counts as stored once
+    return a_.modify(p, n);
   }
   void* alloc(size_t n) { return a_.alloc(n); }
   void free(void* p) { a_.free(p); }

@@ -139,6 +139,10 @@ class PlainAccess {
   }
   void read(void* dst, const void* src, size_t n) { std::memcpy(dst, src, n); }
   void write(void* dst, const void* src, size_t n) { std::memcpy(dst, src, n); }
+  template <class T>
+  T* modify(T* p, size_t = 1) {
+    return p;
+  }
   void* alloc(size_t n) {
     void* p = std::aligned_alloc(16, n == 0 ? 16 : (n + 15) & ~size_t{15});
     if (p == nullptr) throw WorkloadError("PlainAccess: out of memory allocating " + std::to_string(n) + " bytes");

@@ -131,6 +131,14 @@ class PmdkAccess {
     if (pmemobj_tx_add_range_direct(dst, n) != 0) throw_pmdk_error("pmemobj_tx_add_range_direct");
     std::memcpy(dst, src, n);
   }
+  // PMDK's way: the range is added to the transaction (its old bytes
+  // logged), then written in place.
+  template <class T>
+  T* modify(T* p, size_t n = 1) {
+    if (depth_ == 0) throw WorkloadError("PmdkAccess: modify outside a transaction");
+    if (pmemobj_tx_add_range_direct(p, n * sizeof(T)) != 0) throw_pmdk_error("pmemobj_tx_add_range_direct");
+    return p;
+  }
   void* alloc(size_t n) {
     if (depth_ == 0) {
       void* p = nullptr;

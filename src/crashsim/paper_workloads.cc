@@ -9,22 +9,41 @@
 namespace softwrap::crashsim {
 
 void DriverAccess::open() {
+  ++depth_;
   if (!setup_) return d_->open();
   if (sw_wrap_open(d_->pool()) != 0) workloads::throw_api_error("sw_wrap_open");
 }
 
 void DriverAccess::close() {
+  sync_views();
+  if (--depth_ == 0) views_.clear();
   if (!setup_) return d_->close();
   if (sw_wrap_close(d_->pool()) != 0) workloads::throw_api_error("sw_wrap_close");
 }
 
+void* DriverAccess::modify_bytes(void* p, size_t n) {
+  if (setup_) {
+    void* v = sw_modify(d_->pool(), p, n);
+    if (v == nullptr) workloads::throw_api_error("sw_modify");
+    return v;
+  }
+  sync_views();
+  void* v = d_->modify(p, n);
+  if (v == nullptr) workloads::throw_api_error("sw_modify");
+  views_.push_back({p, v, n});
+  return v;
+}
+
 void DriverAccess::abort() {
+  depth_ = 0;  // an abort ends the whole wrap
+  views_.clear();
   if (!setup_) return d_->abort();
   const int rc = sw_wrap_abort(d_->pool());
   if (rc != 0 && rc != SW_ENOTSUP) workloads::throw_api_error("sw_wrap_abort");
 }
 
 void* DriverAccess::alloc(size_t n) {
+  sync_views();
   void* p = d_->alloc(n);
   if (p == nullptr) workloads::throw_api_error("sw_pmalloc");
   return p;

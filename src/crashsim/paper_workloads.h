@@ -40,17 +40,35 @@ class DriverAccess {
   template <class T>
   T load(const T* p) {
     static_assert(workloads::kWordType<T>);
+    sync_views();
     return static_cast<T>(d_->load(p, sizeof(T)));
   }
   template <class T>
   void store(T* p, T v) {
     static_assert(workloads::kWordType<T>);
+    sync_views();
     d_->store(p, static_cast<uint64_t>(v), sizeof(T));
   }
-  void read(void* dst, const void* src, size_t n) { d_->read(dst, src, n); }
-  void write(void* dst, const void* src, size_t n) { d_->write(dst, src, n); }
+  void read(void* dst, const void* src, size_t n) {
+    sync_views();
+    d_->read(dst, src, n);
+  }
+  void write(void* dst, const void* src, size_t n) {
+    sync_views();
+    d_->write(dst, src, n);
+  }
+  // The workload writes a view with plain stores: its bytes reach the
+  // mirror (Driver::wrote) before every other call of the wrap, so that
+  // the driver's checks see them.
+  template <class T>
+  T* modify(T* p, size_t n = 1) {
+    return static_cast<T*>(modify_bytes(p, n * sizeof(T)));
+  }
   void* alloc(size_t n);
-  void free(void* p) { d_->free(p); }
+  void free(void* p) {
+    sync_views();
+    d_->free(p);
+  }
   void* root(size_t n);
   uint64_t off(const void* p) const { return p ? static_cast<uint64_t>(static_cast<const char*>(p) - base_) : 0; }
   template <class T = void>
@@ -59,9 +77,21 @@ class DriverAccess {
   }
 
  private:
+  struct View {
+    void* addr;
+    void* view;
+    size_t n;
+  };
+  void* modify_bytes(void* p, size_t n);
+  void sync_views() {
+    for (const View& v : views_) d_->wrote(v.addr, v.view, v.n);
+  }
+
   Driver* d_;
   bool setup_;
   char* base_;
+  int depth_ = 0;
+  std::vector<View> views_;  // of the open wrap
 };
 
 // One crash-simulator Workload per registry entry, in registry order.

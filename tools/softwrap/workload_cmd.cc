@@ -8,7 +8,9 @@
 // Themis paper's Ideal (SW_CONFIG_THEMIS_IDEAL), as the benchmark runs it.
 // The transactions go through ObservedAccess, whose extra loads make the
 // reported rate a profiling one, not a benchmark's (`softwrap bench themis`
-// measures).
+// measures); --unobserved runs them through the plain C API access instead
+// and reports only the count and time (for counting a transaction's
+// instructions under callgrind).
 #include <unistd.h>
 
 #include <algorithm>
@@ -29,13 +31,16 @@ void workload_usage(FILE* out) {
   fprintf(out,
           "Usage: softwrap workload <name> | list [--engine E] [--medium M] [--threads N]\n"
           "                         [--transactions N] [--tx-size N] [--scale N] [--seed S]\n"
-          "                         [--pool-dir DIR]\n"
+          "                         [--pool-dir DIR] [--unobserved]\n"
           "\n"
           "Runs one of the papers' workloads (docs/workloads.md) on a fresh pool, verifies\n"
           "it, and prints its stores per transaction (Themis Fig. 8) and its fences per\n"
           "transaction by kind.\n"
           "\n"
           "  --engine E        default undo; undo-themis runs as the Themis paper's Ideal\n"
+          "  --unobserved      the C API access as the benchmarks use it, without the\n"
+          "                    per-store observation: no distribution, only the count and\n"
+          "                    the time (for counting instructions per transaction)\n"
           "  --medium M        default x86\n"
           "  --wcl, --no-wcl   write-combined logging on or off (SW_CONFIG_WCL; default off)\n"
           "  --threads N       threads running transactions at once (default 1)\n"
@@ -98,9 +103,33 @@ void print_report(const wl::Info& info, const wl::Params& p, sw_pool* pool, cons
 
 }  // namespace
 
+// --unobserved: the workload through ApiAccess, verified; closes the pool.
+int run_unobserved(const wl::Info& info, const wl::Params& p, sw_pool* pool, const std::string& path,
+                   uint64_t transactions) {
+  std::vector<wl::ApiAccess> acc(p.threads, wl::ApiAccess(pool));
+  int rc = kExitOk;
+  try {
+    auto w = wl::make_api_workload(info.name, &acc, p);
+    w->setup();
+    const double seconds = wl::run_threads(*w, transactions);
+    if (sw_pool_quiesce(pool) != 0) throw wl::WorkloadError(std::string("sw_pool_quiesce: ") + sw_errormsg());
+    const std::string why = w->verify();
+    if (!why.empty()) throw wl::WorkloadError("verify: " + why);
+    printf("%s: engine %s on %s, %u thread%s: %" PRIu64 " transactions per thread in %.2f s; verified\n", info.name,
+           sw_pool_engine_name(pool), sw_pool_medium_name(pool), p.threads, p.threads > 1 ? "s" : "", transactions,
+           seconds);
+  } catch (const wl::WorkloadError& e) {
+    fprintf(stderr, "softwrap: workload %s: %s\n", info.name, e.what());
+    rc = kExitFailed;
+  }
+  if (sw_pool_close(pool) != 0 && rc == kExitOk) rc = report_failure("sw_pool_close");
+  unlink(path.c_str());
+  return rc;
+}
+
 int workload_command(const std::vector<std::string>& args) {
   Options opts({"engine", "medium", "threads", "transactions", "tx-size", "scale", "seed", "pool-dir"},
-               {"wcl", "no-wcl"});
+               {"wcl", "no-wcl", "unobserved"});
   std::string err;
   if (!opts.parse(args, &err)) return usage_error(err, "workload");
   if (opts.help()) {
@@ -149,6 +178,7 @@ int workload_command(const std::vector<std::string>& args) {
   unlink(path.c_str());
   sw_pool* pool = sw_pool_create(path.c_str(), wl::pool_bytes(*info, p), &cfg);
   if (!pool) return report_failure("cannot create " + path);
+  if (opts.has("unobserved")) return run_unobserved(*info, p, pool, path, transactions);
   wl::StoreHistogram h;
   std::vector<wl::ObservedAccess<wl::ApiAccess>> acc(p.threads, wl::ObservedAccess<wl::ApiAccess>(wl::ApiAccess(pool), nullptr));
   int rc = kExitOk;

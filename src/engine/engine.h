@@ -192,6 +192,13 @@ class Engine {
   // like its other stores.
   virtual bool batches_heap_words() const { return true; }
 
+  // Whether committed bytes reach home by retirement, off the committing
+  // thread (the redo engines): then on a medium whose foreground pays per
+  // home line (scm-emu) a small fresh block is cheaper aliased and logged
+  // like other bytes than written home in place (c_api.cc,
+  // kFreshAliasedMax).
+  virtual bool retires_home() const { return false; }
+
   // Whether fresh blocks save anything: false for an engine whose every
   // store already goes home in place (nonatomic), which then writes them
   // itself (known-zero bytes are still not zeroed).

@@ -108,6 +108,7 @@ class LocalEngine final : public Engine {
   // Every frame up to seq below the persisted watermark (values are home
   // at each commit; only replay could bring old ones back).  Moving the
   // watermark costs a fence, so only when a block needs it.
+  bool retires_home() const override { return true; }
   bool reuse_safe(uint64_t seq) override {
     if (seq <= published_.load(std::memory_order_acquire)) return true;
     advance_watermark();

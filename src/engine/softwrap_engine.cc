@@ -123,6 +123,7 @@ class SoftwrapEngine final : public Engine {
   // retired_seq(), which is published while the retired table is still
   // readable).
   bool reuse_safe(uint64_t seq) override { return seq <= ring_.home_seq(); }
+  bool retires_home() const override { return true; }
   void fresh_released(ThreadCtx& ctx) override {
     if (wcl_) st(ctx)->seen.clear();  // values it noted for the block's words
   }

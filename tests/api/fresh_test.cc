@@ -420,6 +420,47 @@ TEST_P(FreshTest, TheAllocatorsWordsReachTheEngineWithTheCommit) {
   EXPECT_EQ(softwrap::testing::checked_live_allocations(path_), live) << "the heap checker agrees";
 }
 
+// On scm-emu, where the committing thread pays Tw for each home line it
+// writes, the redo engines alias and log a fresh block of at most 1 KiB
+// (retirement writes it home, kFreshAliasedMax) and keep larger ones in
+// place; the undo engines write every fresh block in place (their home
+// writes are in the foreground anyway).  Either way the bytes are read
+// back in the wrap and after a reopen.
+TEST_P(FreshTest, OnScmEmuTheRedoEnginesAliasSmallFreshBlocks) {
+  sw_config c = config();
+  c.medium = SW_MEDIUM_SCM_EMU;
+  c.scm_write_ns = 10;
+  pool_ = sw_pool_create(path_.c_str(), 32u << 20, &c);
+  ASSERT_NE(pool_, nullptr) << sw_errormsg();
+  root_ = static_cast<uint64_t*>(sw_pool_root(pool_, 4096));
+  ASSERT_NE(root_, nullptr) << sw_errormsg();
+  const sw_engine_kind e = GetParam().engine;
+  const bool redo = e == SW_ENGINE_SOFTWRAP || e == SW_ENGINE_SOFTWRAP_LOCAL;
+  const size_t sizes[] = {32, 128, 129, 512};  // words: 256 B, 1 KiB, 1032 B, 4 KiB
+  for (size_t k = 0; k < 4; ++k) {
+    const size_t words = sizes[k];
+    ASSERT_EQ(sw_pool_stats_reset(pool_), 0);
+    ASSERT_EQ(sw_wrap_open(pool_), 0);
+    auto* b = static_cast<uint64_t*>(sw_pmalloc(pool_, words * 8));
+    ASSERT_NE(b, nullptr) << sw_errormsg();
+    fill(b, words, words);
+    expect_filled(b, words, words);
+    sw_store64(pool_, &root_[k], sw_pool_offset(pool_, b));
+    ASSERT_EQ(sw_wrap_close(pool_), 0) << sw_errormsg();
+    const sw_stats s = stats(pool_);
+    const bool aliased = redo && words * 8 <= 1024;
+    EXPECT_EQ(s.fresh_blocks, aliased || !logs(e) ? 0u : 1u) << words * 8 << " bytes";
+    if (aliased) {
+      EXPECT_GT(s.log_bytes, words * 8) << "the block's bytes are in the log";
+    }
+    expect_filled(b, words, words);
+  }
+  reopen();
+  for (size_t k = 0; k < 4; ++k) {
+    expect_filled(static_cast<uint64_t*>(sw_pool_ptr(pool_, sw_load64(pool_, &root_[k]))), sizes[k], sizes[k]);
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Engines, FreshTest, ::testing::ValuesIn(softwrap::testing::engines_with_and_without_wcl()),
                          softwrap::testing::EngineParamName());
 

@@ -386,27 +386,10 @@ class LocalEngine final : public Engine {
   // Write-combined logging of a range: compared, 64 KiB at a time, with
   // the bytes the wrap sees; only the runs the log records get aliased.
   void write_wcl(ThreadCtx& ctx, LocalThread& t, uint64_t off, const unsigned char* in, size_t n) {
-    struct Run {
-      LocalEngine* e;
-      LocalThread* t;
-      const unsigned char* in;
-    } run{this, &t, nullptr};
-    constexpr size_t kChunk = 64 << 10;
-    for (size_t done = 0; done < n; done += kChunk) {
-      const uint64_t o = off + done;
-      const size_t len = std::min(kChunk, n - done);
-      t.scratch.resize(len);
-      read(ctx, t.scratch.data(), o, len);
-      run.in = in + done;
-      const bool ok = t.writer.append_range_wcl(
-          o, in + done, t.scratch.data(), len,
-          [](void* c, uint64_t roff, size_t rlen, size_t at) {
-            auto* r = static_cast<Run*>(c);
-            return r->e->alias_run(*r->t, roff, r->in + at, rlen);
-          },
-          &run);
-      if (!ok) return fail(ctx);
-    }
+    const bool ok = t.writer.append_compared(
+        off, in, n, &t.scratch, [&](uint64_t o, size_t len, unsigned char* out) { read(ctx, out, o, len); },
+        [&](uint64_t roff, const unsigned char* b, size_t rlen) { return alias_run(t, roff, b, rlen); });
+    if (!ok) return fail(ctx);
     maybe_spill(ctx, t);
   }
 

@@ -142,6 +142,29 @@ class RedoWriter {
   using ChangedFn = bool (*)(void* ctx, uint64_t off, size_t len, size_t at);
   bool append_range_wcl(uint64_t off, const unsigned char* now, const unsigned char* cur, size_t n,
                         ChangedFn changed, void* ctx);
+  // A range write with write-combined logging, as both redo engines make
+  // it: append_range_wcl 64 KiB at a time, `seen(o, len, out)` filling
+  // *scratch with the bytes the wrap sees there, and `put(o, bytes, len)`
+  // putting each run the log records where the wrap's writes go.  False
+  // if out of space or a put failed.
+  template <class Seen, class Put>
+  bool append_compared(uint64_t off, const unsigned char* now, size_t n, std::vector<unsigned char>* scratch,
+                       Seen&& seen, Put&& put) {
+    constexpr size_t kChunk = 64 << 10;
+    for (size_t done = 0; done < n; done += kChunk) {
+      const uint64_t o = off + done;
+      const size_t len = n - done < kChunk ? n - done : kChunk;
+      scratch->resize(len);
+      seen(o, len, scratch->data());
+      const unsigned char* in = now + done;
+      auto run = [&](uint64_t roff, size_t rlen, size_t at) { return put(roff, in + at, rlen); };
+      const ChangedFn call = [](void* c, uint64_t roff, size_t rlen, size_t at) {
+        return (*static_cast<decltype(run)*>(c))(roff, rlen, at);
+      };
+      if (!append_range_wcl(o, in, scratch->data(), len, call, &run)) return false;
+    }
+    return true;
+  }
   // Trailer + last partial line streamed.  The caller fences.  Records the
   // frame in lane.committed.  False if out of space.
   bool commit(uint64_t seq);

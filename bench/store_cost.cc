@@ -145,7 +145,9 @@ int run_alloc(sw_pool* p, long wraps, int stores) {
   }
   if (sw_pool_quiesce(p) != 0) return fail(sw_errormsg());
   for (uint64_t* b : live) {
-    if (sw_load64(p, b) != static_cast<uint64_t>(wraps - 1)) return fail("a live block does not hold what the last wrap stored");
+    if (sw_load64(p, b) != static_cast<uint64_t>(wraps - 1)) {
+      return fail("a live block does not hold what the last wrap stored");
+    }
   }
   return 0;
 }

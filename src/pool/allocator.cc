@@ -705,7 +705,9 @@ int HeapAllocator::free(TxAccess& tx, uint64_t offset, bool same_wrap) {
         return set_error(SW_EINVAL, "free: offset 0x%" PRIx64 " points inside the extent at 0x%" PRIx64, offset,
                          chunk_off(c));
       }
-      if (s.freeing) return set_error(SW_EINVAL, "free: the extent at 0x%" PRIx64 " is not live (double free?)", offset);
+      if (s.freeing) {
+        return set_error(SW_EINVAL, "free: the extent at 0x%" PRIx64 " is not live (double free?)", offset);
+      }
       s.freeing = true;
       WrapCtx* ctx = context(tx);
       if (!same_wrap || !take_back(ctx, Op::kAllocExtent, c, s.len)) {

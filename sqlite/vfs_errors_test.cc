@@ -251,6 +251,11 @@ TEST_F(VfsErrors, ChildFullDiskAndAnotherUser) {
     std::printf("SW_CHILD_FULL_DISK_DONE\n");
   }
 
+  // Its own directory goes now, while it may still remove it: as "nobody"
+  // it could not, and every run would leave one in /dev/shm.
+  std::error_code ec;
+  fs::remove_all(dir_, ec);
+
   // Another user: files this process may not open.
   if (geteuid() == 0) {
     ASSERT_EQ(setuid(65534), 0) << "setuid(nobody): " << std::strerror(errno);

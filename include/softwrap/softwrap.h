@@ -379,6 +379,18 @@ SW_API int sw_pool_write_begin(sw_pool *pool, int timeout_ms);
  * sw_pool_write_begin; or the error of making commits home (write access
  * is then kept, and the next end tries again). */
 SW_API int sw_pool_write_end(sw_pool *pool);
+/* Ends a sw_pool_write_begin like sw_pool_write_end, except that the last
+ * session to end keeps write access even while other handles have the
+ * pool open, as long as none of them asks for it: it is given up (every
+ * commit made home first) within about a millisecond of another handle
+ * waiting for it (in sw_pool_write_begin, a wrap, an open or
+ * sw_pool_refresh), or after 100 ms without a session.  For a program
+ * whose readers in other processes never need the writer's commits home
+ * at the end of a session (it makes what they read home itself:
+ * sw_pool_publish), so that a writer beside readers does not give write
+ * access up and take it again at every transaction.  Return values as
+ * sw_pool_write_end. */
+SW_API int sw_pool_write_pause(sw_pool *pool);
 /* For a handle that reads a pool others write: catches up with them.
  * Maps what they grew, and if the last holder of write access died (or
  * still holds it: waits up to SOFTWRAP_SHARE_WAIT_MS for it), takes write
@@ -390,6 +402,33 @@ SW_API int sw_pool_refresh(sw_pool *pool);
 /* 1 if this handle holds write access now (an exclusive, writable handle
  * always does), else 0. */
 SW_API int sw_pool_write_held(sw_pool *pool);
+/* For a program whose own protocol tells readers in other processes what
+ * to read (SQLite's WAL index: a reader reads only frames a header it
+ * accepted counts), so that readers need not exclude the writer:
+ *
+ * sw_pool_publish makes every wrap the calling thread has committed on the
+ * pool home (retired: written, flushed, fenced) before it returns, keeping
+ * write access, so a handle in another process that reads those bytes
+ * after learning of them (through shared memory written after this call)
+ * reads them.  It waits for the retirement of the alias tables those wraps
+ * stored into, and so for wraps other threads have open in them to close.
+ * Returns at once (0) on a pool that is not shared or while the handle has
+ * no company (nobody else has the pool open: a newcomer's open waits for
+ * write access, which goes only with every commit home).  0; SW_EBUSY if
+ * retirement did not finish within its bounded wait; SW_EINVAL on a forked
+ * child's handle.
+ *
+ * sw_pool_follow is sw_pool_refresh without the wait: it maps what other
+ * handles grew the pool by, so that their newest blocks can be read, and
+ * recovers a holder of write access that died, but never waits for a live
+ * holder: it promises nothing about what is home while one writes (the
+ * program's protocol does).  1 if another handle has written since this
+ * handle's previous refresh or follow (as far as a live holder has said
+ * so: it says it when it gives write access up), 0 if not; SW_ENOSPC (the
+ * pool grew beyond the address range this handle reserved), SW_EIO,
+ * SW_ECORRUPT as sw_pool_refresh; 0 on a pool that is not shared. */
+SW_API int sw_pool_publish(sw_pool *pool);
+SW_API int sw_pool_follow(sw_pool *pool);
 
 /* Locks of the program's own, elided while its process is alone.  A
  * program that coordinates its processes with byte-range locks on the pool
@@ -421,6 +460,11 @@ SW_API int sw_pool_write_held(sw_pool *pool);
 #define SW_APP_LOCK_BASE ((int64_t)((UINT64_C(1) << 62) + 4096))
 SW_API int sw_pool_set_alone_hook(sw_pool *pool, int (*hook)(void *arg), void *arg);
 SW_API int sw_pool_if_alone(sw_pool *pool, void (*fn)(void *arg), void *arg);
+
+/* The pool's identity: 16 random bytes chosen when it was created, kept by
+ * every copy and move of the file (a name for things that belong to one
+ * pool, such as SQLite's WAL index).  0, or SW_EINVAL. */
+SW_API int sw_pool_uuid(sw_pool *pool, uint8_t out[16]);
 
 /* Offset of a pool address (0 for NULL) and the reverse (NULL for 0). */
 SW_API uint64_t sw_pool_offset(sw_pool *pool, const void *addr);

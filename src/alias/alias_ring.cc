@@ -355,6 +355,25 @@ bool AliasRing::wait_retired(uint64_t seq) {
   return true;
 }
 
+bool AliasRing::retire_through(uint64_t seq) {
+  const uint64_t deadline = now_ns() + kRoomWaitNs;
+  std::unique_lock<std::mutex> lk(mu_);
+  while (retired_seq_.load() < seq) {
+    // The frame is in the active table: it needs a switch first, which
+    // waits for the other table to drain (no new table: the ring grows
+    // only for wraps that outgrow one).
+    if (seq > table(active_gen_.load()).seq_boundary && table(active_gen_.load()).state.load() == TableState::kActive &&
+        try_switch_locked(false, false)) {
+      continue;
+    }
+    if (step_locked(lk)) continue;
+    // Another thread retires, or a wrap still open keeps the table: wait.
+    if (now_ns() >= deadline) return retired_seq_.load() >= seq;
+    done_cv_.wait_for(lk, std::chrono::milliseconds(1));
+  }
+  return true;
+}
+
 bool AliasRing::step_locked(std::unique_lock<std::mutex>& lk) {
   const uint64_t a = active_gen_.load();
   const uint64_t g = readable_gen_.load();

@@ -137,6 +137,11 @@ class AliasRing {
   // Waits until retired_seq() >= seq, or until the deadline; asks for a
   // switch first.  False on timeout.
   bool wait_retired(uint64_t seq);
+  // The same, retiring on the calling thread (as quiesce() does) instead of
+  // handing the work to the retirement thread and sleeping: a committer
+  // that must see its commit home before it goes on (Engine::publish)
+  // pays the home writes, not two thread switches.
+  bool retire_through(uint64_t seq);
 
   // ---- commits that help retire (see the top of this file)
   // What a committing wrap claimed: chunks of the phase being retired.

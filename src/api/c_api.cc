@@ -786,11 +786,44 @@ int sw_pool_write_end(sw_pool* p) {
   return rc;
 }
 
+int sw_pool_write_pause(sw_pool* p) {
+  SW_NEED_POOL(p, "sw_pool_write_pause", SW_EINVAL);
+  if (p->forked) return forked_misuse(p, "sw_pool_write_pause");
+  if (!p->share) return 0;
+  const int rc = p->share->exit(true, true);
+  if (rc == SW_EINVAL) {
+    return misuse(p->strict, SW_EINVAL, "sw_pool_write_pause: no sw_pool_write_begin of this pool is open");
+  }
+  return rc;
+}
+
 int sw_pool_refresh(sw_pool* p) {
   SW_NEED_POOL(p, "sw_pool_refresh", SW_EINVAL);
   if (p->forked) return forked_misuse(p, "sw_pool_refresh");
   if (!p->share) return 0;
   return p->share->refresh();
+}
+
+int sw_pool_publish(sw_pool* p) {
+  SW_NEED_POOL(p, "sw_pool_publish", SW_EINVAL);
+  if (p->forked) return forked_misuse(p, "sw_pool_publish");
+  // Not shared, or alone: nobody else reads home now, and a newcomer's
+  // open waits for write access, which goes only with every commit home.
+  if (!p->share || !p->share->held_with_company()) return 0;
+  return p->engine->publish(ctx_of(p));
+}
+
+int sw_pool_uuid(sw_pool* p, uint8_t out[16]) {
+  SW_NEED_POOL(p, "sw_pool_uuid", SW_EINVAL);
+  std::memcpy(out, p->file->header().uuid, 16);
+  return 0;
+}
+
+int sw_pool_follow(sw_pool* p) {
+  SW_NEED_POOL(p, "sw_pool_follow", SW_EINVAL);
+  if (p->forked) return forked_misuse(p, "sw_pool_follow");
+  if (!p->share) return 0;
+  return p->share->refresh(false);
 }
 
 int sw_pool_write_held(sw_pool* p) {

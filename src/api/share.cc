@@ -233,27 +233,32 @@ void Sharing::mark_clean() {
   }
   p_->file->unlock_write();
   held_ = false;
+  lingering_ = false;
   alone_armed_ = false;
 }
 
 void Sharing::watch() {
   std::unique_lock<std::mutex> lk(mu_);
   while (!stop_) {
-    if (held_ && alone_) {
+    if (held_ && (alone_ || lingering_)) {
       cv_.wait_for(lk, std::chrono::milliseconds(1));
-      if (stop_ || !held_ || !alone_) continue;
+      if (stop_ || !held_ || !(alone_ || lingering_)) continue;
       // The probe is a system call: sessions and if_alone() go on meanwhile.
+      // Alone: has anyone opened the pool?  Lingering with company: does
+      // anyone wait for write access?
+      const bool was_alone = alone_;
       lk.unlock();
-      const bool company = p_->file->others_open();
+      const bool seen = was_alone ? p_->file->others_open() : p_->file->others_want();
       lk.lock();
-      if (stop_ || !held_ || !alone_) continue;
-      if (company) {
+      if (stop_ || !held_ || alone_ != was_alone) continue;
+      const bool idle = sessions_ == 0 && now_ms() - last_exit_ms_ >= kIdleGiveUpMs;
+      if (was_alone && seen) {
         alone_ = false;
-        if (sessions_ == 0) give_up();  // a failure keeps it: the next session's end tries again
-      } else if (sessions_ == 0 && now_ms() - last_exit_ms_ >= kIdleGiveUpMs) {
-        // Idle: give write access up (every commit home; the next wrap
-        // takes it again cheaply, nobody else having written), so an idle
-        // process polls nothing.
+        if (sessions_ == 0 && !lingering_) give_up();  // a failure keeps it: the next session's end tries again
+      } else if (sessions_ == 0 && ((!was_alone && seen) || idle)) {
+        // Idle (or, lingering, wanted): give write access up (every commit
+        // home; the next wrap takes it again cheaply, nobody else having
+        // written), so an idle process polls nothing.
         give_up();
       }
     } else {
@@ -272,7 +277,7 @@ int Sharing::enter(int wait_ms, bool explicit_session) {
   return 0;
 }
 
-int Sharing::exit(bool explicit_session) {
+int Sharing::exit(bool explicit_session, bool linger) {
   std::lock_guard<std::mutex> g(mu_);
   if (explicit_session) {
     if (explicit_ == 0) return SW_EINVAL;
@@ -280,23 +285,31 @@ int Sharing::exit(bool explicit_session) {
   }
   if (sessions_ > 0) --sessions_;
   if (sessions_ == 0) last_exit_ms_ = now_ms();
-  if (sessions_ == 0 && held_ && !alone_) return give_up();
+  if (sessions_ == 0 && held_ && !alone_) {
+    if (!linger) return give_up();
+    if (!lingering_) {
+      lingering_ = true;
+      cv_.notify_all();  // the watcher looks for handles waiting
+    }
+  }
   return 0;
 }
 
-int Sharing::refresh() {
+int Sharing::refresh(bool wait_live) {
   std::lock_guard<std::mutex> g(mu_);
   if (!held_) {
     const uint64_t w = load_word(&p_->file->meta()->writer);
+    int rc = SW_EBUSY;
     if (w & 1) {
       // A holder with commits perhaps not home, or one that died: wait for
       // it to give write access up (or recover it), then give it back.
-      if (int rc = take(resolve_wait(-1))) return rc;
-      if (sessions_ == 0 && !alone_) {
-        if (int rc = give_up()) return rc;
-      }
-    } else if (int rc = p_->file->follow_growth()) {
-      return rc;
+      // Without wait_live, only a dead holder (its lock is free) is taken.
+      rc = take(wait_live ? resolve_wait(-1) : 0);
+      if (rc == 0 && sessions_ == 0 && !alone_) rc = give_up();
+      if (rc != 0 && (wait_live || rc != SW_EBUSY)) return rc;
+    }
+    if (rc != 0) {
+      if (int r = p_->file->follow_growth()) return r;
     }
   }
   const uint64_t epoch = held_ ? state_epoch_ : load_word(&p_->file->meta()->write_epoch);
@@ -308,6 +321,11 @@ int Sharing::refresh() {
 bool Sharing::held() {
   std::lock_guard<std::mutex> g(mu_);
   return held_;
+}
+
+bool Sharing::held_with_company() {
+  std::lock_guard<std::mutex> g(mu_);
+  return held_ && !alone_;
 }
 
 void Sharing::forget_after_fork() {

@@ -60,13 +60,21 @@ class Sharing {
   // Ends a session; the last one gives write access up unless alone.
   // 0, or the code of a failed quiesce (write access is then kept);
   // SW_EINVAL (nothing done) for an explicit end without an explicit
-  // session.
-  int exit(bool explicit_session = false);
+  // session.  linger (sw_pool_write_pause): the last session keeps write
+  // access with company too, until another handle waits for it or
+  // kIdleGiveUpMs pass (the watcher gives it up then).
+  int exit(bool explicit_session = false, bool linger = false);
   // A reader catching up: 1 if another handle wrote since the last call
   // (the caller drops what it cached of the pool), 0 if not, or an SW_E*
   // code.  Recovers a dead holder's commits (taking write access for it).
-  int refresh();
+  // wait_live: a live holder whose commits may not be home is waited for
+  // (sw_pool_refresh); else (sw_pool_follow) only its growth is mapped.
+  int refresh(bool wait_live = true);
   bool held();
+  // Whether the handle holds write access with company (another handle had
+  // the pool open when it took it, or has opened it since): only then can
+  // somebody be reading home while this handle commits (sw_pool_publish).
+  bool held_with_company();
 
   // Lock elision for a handle alone on its pool (sw_pool_if_alone,
   // softwrap.h).  set_alone_hook: the hook run (under mu_) before write
@@ -103,6 +111,7 @@ class Sharing {
   int explicit_ = 0;        // GUARDED_BY(mu_)
   bool held_ = false;       // GUARDED_BY(mu_): we hold the write lock
   bool alone_ = false;      // GUARDED_BY(mu_): no other handle had the pool open when we took it
+  bool lingering_ = false;  // GUARDED_BY(mu_): kept after a linger exit, with company
   bool stop_ = false;       // GUARDED_BY(mu_)
   uint64_t token_ = 0;      // this handle's marker token (bit 0 clear, never 0)
   uint64_t state_epoch_ = 0;  // the write_epoch the allocator and engine state reflect

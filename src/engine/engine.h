@@ -210,6 +210,12 @@ class Engine {
 
   // REQUIRES: no open wraps.  Retire everything home, durable.
   virtual int quiesce() = 0;
+  // Makes every wrap this thread committed home (written, flushed, fenced)
+  // before returning, while other threads go on opening and committing
+  // wraps (sw_pool_publish).  0, or SW_EBUSY if that did not happen within
+  // the bounded wait for retirement.  Engines whose commit writes home
+  // itself (undo, nonatomic, softwrap-local) have nothing to do.
+  virtual int publish(ThreadCtx& ctx) { return 0; }
   // Stop background threads and quiesce; the engine is unusable after.
   virtual int shutdown() = 0;
   // Another handle of the pool (another process sharing it) has written it

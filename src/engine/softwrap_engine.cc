@@ -520,6 +520,13 @@ class SoftwrapEngine final : public Engine {
     release_extents(ring_.retired_seq());
     return rc;
   }
+  // The thread's last commit retired: its tables home, flushed, fenced
+  // (retirement waits for wraps other threads still have open in them).
+  int publish(ThreadCtx& ctx) override {
+    if (ctx.commit_seq_ == 0 || ring_.retire_through(ctx.commit_seq_)) return 0;
+    return set_error(SW_EBUSY, "retiring the thread's commits home did not finish in time (a wrap of another "
+                               "thread keeps its alias table open)");
+  }
   int shutdown() override {
     int rc = ring_.quiesce();
     ring_.stop();

@@ -13,17 +13,30 @@
 // metadata first (under the softwrap engine each one is an alias-table
 // lookup between two atomic updates of a counter the retirement thread
 // reads: they were a third of a page read's cost).  The map is right as
-// long as (1) only this process changes the pool's files (sw_pool_open
-// locks the pool to one process), (2) every change of a file's metadata
-// goes through its map (write, truncate), and (3) a map is reloaded when a
-// wrap that changed it is rolled back, or its close fails.  SQLite's locks
-// keep other connections from reading a file while a writer has changed it
-// in an open wrap (a database is written only under an EXCLUSIVE lock), so
-// a map never shows one thread another's uncommitted change.
+// long as (1) every change of a file's metadata in this process goes
+// through its map (write, truncate), (2) a map is reloaded when a wrap that
+// changed it is rolled back, or its close fails, and (3) it is reloaded
+// when another process may have changed the file (the VFS: at its first
+// SHARED lock after another process wrote, and in WAL mode when a read
+// reaches past what the map knows).
+//
+// Readers never lock.  In WAL mode readers read the -wal file and the
+// database while the writer appends to one and a checkpoint writes the
+// other, all through the process's one map per file; SQLite's WAL index
+// keeps them off the bytes being written, and the map keeps its own state
+// safe: block addresses sit in a two-level table whose leaves never move
+// and whose entries, once published, change only to the same address
+// (reload) — a block stays a file's until the file is deleted, and
+// truncation keeps it — and the block count and the size are published
+// after the blocks they cover (release), so a reader that loads the size
+// (acquire) finds every block below it.  Writers (write, truncate, reload)
+// serialize on a mutex of the map.
 #ifndef SOFTWRAP_SQLITE_VFS_STORE_H_
 #define SOFTWRAP_SQLITE_VFS_STORE_H_
 
+#include <atomic>
 #include <cstdint>
+#include <mutex>
 #include <vector>
 
 #include "softwrap/softwrap.h"
@@ -60,11 +73,16 @@ inline int store_word(sw_pool* p, uint64_t* a, uint64_t v) { return sw_write(p, 
 // says more); those that change the file do so in the caller's wrap.
 class FileMap {
  public:
-  FileMap(sw_pool* p, Dirent* d) : p_(p), d_(d) { reload(); }
+  FileMap(sw_pool* p, Dirent* d);
+  ~FileMap();
+  FileMap(const FileMap&) = delete;
+  FileMap& operator=(const FileMap&) = delete;
 
-  // Re-reads the size and block table from the pool.
+  // Re-reads the size and block table from the pool.  Reads the pool as
+  // another process may be writing it (WAL mode): block addresses outside
+  // the pool end the table there, and the size is cut to the blocks found.
   void reload();
-  uint64_t size() const { return size_; }
+  uint64_t size() const { return size_.load(std::memory_order_acquire); }
   // Reads [off, off + n); bytes past the end read as zero.  *got: how many
   // were inside the file.
   int read(uint64_t off, void* dst, uint64_t n, uint64_t* got) const;
@@ -75,17 +93,26 @@ class FileMap {
   // Sets the size; a larger size zero-fills, a smaller one keeps the blocks.
   int truncate(uint64_t n);
 
+  // Largest file a map can hold: kLeaves leaves of kLeaf blocks (4 TiB).
+  static constexpr uint64_t kLeaf = 4096, kLeaves = 4096;
+
  private:
-  int ensure_blocks(uint64_t need);
+  int ensure_blocks(uint64_t need);  // REQUIRES mu_
   // fn(pool address, length, bytes done) over [off, off + n) (blocks exist).
   template <class Fn>
   int for_range(uint64_t off, uint64_t n, Fn fn) const;
-  int set_size(uint64_t n);
+  int set_size(uint64_t n);  // REQUIRES mu_
+  char* block(uint64_t i) const {
+    return leaves_[i / kLeaf].load(std::memory_order_acquire)[i % kLeaf].load(std::memory_order_relaxed);
+  }
+  void publish_block(uint64_t i, char* b);  // REQUIRES mu_
 
   sw_pool* p_;
   Dirent* d_;
-  uint64_t size_ = 0;
-  std::vector<char*> blocks_;
+  std::mutex mu_;
+  std::atomic<uint64_t> size_{0};
+  std::atomic<uint64_t> nblocks_{0};
+  std::atomic<std::atomic<char*>*> leaves_[kLeaves] = {};
 };
 
 // Frees a file's blocks and block table and clears its directory entry, in

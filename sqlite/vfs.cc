@@ -56,6 +56,7 @@ SQLITE_EXTENSION_INIT1
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdarg>
 #include <cstdio>
@@ -70,6 +71,7 @@ SQLITE_EXTENSION_INIT1
 #include "softwrap/softwrap.h"
 #include "softwrap/sqlite.h"
 #include "vfs_params.h"
+#include "vfs_shm.h"
 #include "vfs_store.h"
 
 namespace {
@@ -128,6 +130,9 @@ struct Shared {
   // reload it at this process's next SHARED lock on it.
   bool stale = true;
   bool proc_pending = false;  // this process holds the PENDING byte (write lock)
+  // Wraps of this process open on the file (writes not committed yet): a
+  // reload would read what they changed only from the engine's view.
+  std::atomic<int> open_wraps{0};
 };
 struct Pool {
   std::string path;
@@ -176,7 +181,22 @@ struct File {
   bool wrap_open;
   bool delete_on_close;
   bool is_main;
+  bool is_wal;     // a -wal file of a main database (WAL mode)
+  bool ro_open;    // opened SQLITE_OPEN_READONLY: writes fail, as on the unix VFS's O_RDONLY descriptor
   bool has_write;  // EXCLUSIVE holds a write-access session of a shared pool
+  // WAL mode (see "WAL mode").  Main database: its wal-index connection,
+  // and the write-access sessions its WAL_WRITE and WAL_CKPT locks hold;
+  // the pages a checkpoint has written into the open wrap.  -wal file: the
+  // slot of its database, and where the page of a commit frame whose
+  // header was just written starts (its end commits the wrap).
+  ShmConn* shm;
+  bool wal_write_session;
+  bool ckpt_session;
+  bool in_ckpt;    // between SQLITE_FCNTL_CKPT_START and _DONE
+  bool ckpt_tail;  // after _DONE: the checkpoint's truncation commits at once
+  int ckpt_pages;
+  int db_slot;
+  uint64_t commit_at;
   char* db_path;  // main db: key into g_dbs
   pthread_t wrap_thread;
   // refused open (see "refused opens")
@@ -474,6 +494,23 @@ bool split_aux(const std::string& name, std::string* db, std::string* suffix) {
 
 bool same_thread(File* f) { return pthread_equal(f->wrap_thread, pthread_self()) != 0; }
 
+// The -wal files whose wrap is open on this thread (WAL mode: the commit
+// points are calls on the database's file, "WAL mode").
+thread_local std::vector<File*> t_wal_wraps;
+
+void wrap_opened(File* f) {
+  f->wrap_open = true;
+  f->wrap_thread = pthread_self();
+  f->sh->open_wraps.fetch_add(1, std::memory_order_relaxed);
+  if (f->is_wal) t_wal_wraps.push_back(f);
+}
+void wrap_ended(File* f) {
+  f->wrap_open = false;
+  f->commit_at = 0;
+  f->sh->open_wraps.fetch_sub(1, std::memory_order_relaxed);
+  if (f->is_wal) std::erase(t_wal_wraps, f);
+}
+
 int begin_write(File* f, int ioerr) {
   sw_pool* p = f->pool->p;
   if (f->kind == kScmVfs) {
@@ -492,8 +529,7 @@ int begin_write(File* f, int ioerr) {
     set_err("softwrap vfs: %s", sw_errormsg());
     return ioerr;
   }
-  f->wrap_open = true;
-  f->wrap_thread = pthread_self();
+  wrap_opened(f);
   return SQLITE_OK;
 }
 
@@ -515,7 +551,7 @@ int commit(File* f) {
     set_err("softwrap vfs: commit on another thread than the transaction's writes");
     return SQLITE_IOERR_FSYNC;
   }
-  f->wrap_open = false;
+  wrap_ended(f);
   if (sw_wrap_close(p) != 0) {
     set_err("softwrap vfs: commit failed: %s", sw_errormsg());
     f->sh->map->reload();  // the wrap was rolled back
@@ -528,8 +564,9 @@ int commit(File* f) {
 // and SQLite's EXCLUSIVE lock, still held, keeps others from reading it.
 void abort_wrap(File* f) {
   if (f->kind != kSoftwrapVfs || !f->wrap_open) return;
-  if (same_thread(f)) sw_wrap_abort(f->pool->p);
-  f->wrap_open = false;
+  const bool mine = same_thread(f);
+  if (mine) sw_wrap_abort(f->pool->p);
+  wrap_ended(f);
   f->sh->map->reload();
 }
 
@@ -543,39 +580,101 @@ int failed(const File* f, int rc) {
 }
 
 int p_close(sqlite3_file* pf);
+// WAL mode ("WAL mode", below).
+bool wal_mode(const File* f);
+int commit_wal_frames(File* wal);
+int commit_checkpoint(File* db);
+int publish(File* f);
+constexpr int kCkptPagesPerWrap = 1024;  // 4 MiB of 4 KiB pages
 int p_read(sqlite3_file* pf, void* buf, int n, sqlite3_int64 off) {
   auto* f = reinterpret_cast<File*>(pf);
+  const auto o = static_cast<uint64_t>(off), len = static_cast<uint64_t>(n);
   uint64_t got = 0;
-  if (f->sh->map->read(static_cast<uint64_t>(off), buf, static_cast<uint64_t>(n), &got) != 0) {
+  int rc = f->sh->map->read(o, buf, len, &got);
+  if (rc == 0 && got < len && wal_mode(f) && f->pool->lock_fd >= 0 && sw_pool_write_held(f->pool->p) == 0) {
+    // WAL mode: another process appended to the file (its -wal, or the
+    // database a checkpoint grew), and SQLite's WAL index said so before
+    // this process's map knew: map the pool's growth, reload, read again.
+    // (Bytes it learned of are home: "WAL mode".)  Past the end is
+    // normal too (SQLite reads headers of files it has not written yet).
+    if (sw_pool_follow(f->pool->p) >= 0) {
+      f->sh->map->reload();
+      rc = f->sh->map->read(o, buf, len, &got);
+    }
+  }
+  if (rc != 0) {
     set_err("softwrap vfs: read: %s", sw_errormsg());
     return failed(f, SQLITE_IOERR_READ);
   }
-  return got == static_cast<uint64_t>(n) ? SQLITE_OK : SQLITE_IOERR_SHORT_READ;
+  return got == len ? SQLITE_OK : SQLITE_IOERR_SHORT_READ;
+}
+
+// The WAL file's frame header layout (SQLite's file format: a 32-byte
+// file header, then frames of a 24-byte header and a page; bytes 4-7 of a
+// frame header, big-endian, are the database size in pages after a commit
+// frame and 0 in any other frame).
+constexpr uint64_t kWalHeaderBytes = 32, kWalFrameHeaderBytes = 24;
+uint32_t big_endian32(const void* p) {
+  const auto* b = static_cast<const unsigned char*>(p);
+  return (uint32_t{b[0]} << 24) | (uint32_t{b[1]} << 16) | (uint32_t{b[2]} << 8) | uint32_t{b[3]};
+}
+
+// A write through a file opened read-only (SQLite tries one only in a
+// checkpoint of a read-only connection in WAL mode).
+int refuse_read_only(File* f, int code) {
+  set_err("softwrap vfs: %s was opened read-only", f->db_path != nullptr ? f->db_path : "the file");
+  return failed(f, code);
 }
 
 int p_write(sqlite3_file* pf, const void* buf, int n, sqlite3_int64 off) {
   auto* f = reinterpret_cast<File*>(pf);
+  if (f->ro_open) return refuse_read_only(f, SQLITE_IOERR_WRITE);
   if (int rc = begin_write(f, SQLITE_IOERR_WRITE); rc != SQLITE_OK) return failed(f, rc);
   if (int rc = f->sh->map->write(static_cast<uint64_t>(off), buf, static_cast<uint64_t>(n)); rc != 0) {
     set_err("softwrap vfs: write: %s", sw_errormsg());
     return failed(f, sw_to_sqlite(rc, SQLITE_IOERR_WRITE));
+  }
+  if (f->is_wal && f->kind == kSoftwrapVfs) {
+    // A transaction's frames end with its commit frame: once its page is
+    // written, the wrap commits here, where a failure can still fail the
+    // COMMIT (the xShmBarrier that follows cannot report one).
+    const auto o = static_cast<uint64_t>(off);
+    if (f->commit_at != 0 && o == f->commit_at) {
+      f->commit_at = 0;
+      if (int rc = commit_wal_frames(f); rc != SQLITE_OK) return failed(f, SQLITE_IOERR_WRITE);
+    } else if (n == static_cast<int>(kWalFrameHeaderBytes) && o >= kWalHeaderBytes && big_endian32(static_cast<const char*>(buf) + 4) != 0) {
+      f->commit_at = o + kWalFrameHeaderBytes;
+    }
+  } else if (f->in_ckpt && ++f->ckpt_pages >= kCkptPagesPerWrap) {
+    // A checkpoint's wraps are bounded: its pages are in the -wal file
+    // until wal.c records them as backfilled, after the last wrap.
+    if (int rc = commit_checkpoint(f); rc != SQLITE_OK) return failed(f, rc);
   }
   return SQLITE_OK;
 }
 
 int p_truncate(sqlite3_file* pf, sqlite3_int64 size) {
   auto* f = reinterpret_cast<File*>(pf);
+  if (f->ro_open) return refuse_read_only(f, SQLITE_IOERR_TRUNCATE);
   if (int rc = begin_write(f, SQLITE_IOERR_TRUNCATE); rc != SQLITE_OK) return failed(f, rc);
   if (int rc = f->sh->map->truncate(static_cast<uint64_t>(size)); rc != 0) {
     set_err("softwrap vfs: truncate: %s", sw_errormsg());
     return failed(f, sw_to_sqlite(rc, SQLITE_IOERR_TRUNCATE));
+  }
+  if (f->ckpt_tail && f->kind == kSoftwrapVfs) {
+    // The database cut to the checkpointed size, before wal.c records the
+    // backfill (it syncs first only if synchronous is on).
+    f->ckpt_tail = false;
+    if (int rc = commit_checkpoint(f); rc != SQLITE_OK) return failed(f, rc);
   }
   return SQLITE_OK;
 }
 
 int p_sync(sqlite3_file* pf, int) {
   auto* f = reinterpret_cast<File*>(pf);
-  const int rc = commit(f);
+  f->ckpt_tail = false;
+  int rc = commit(f);
+  if (rc == SQLITE_OK && f->kind == kSoftwrapVfs && wal_mode(f)) rc = publish(f);
   return rc == SQLITE_OK ? rc : failed(f, rc);
 }
 
@@ -688,7 +787,11 @@ bool elided_shared(Shared* s) {
 int catch_up(Shared* s) {
   Pool* P = s->pool;
   if (P->lock_fd >= 0) {
-    const int r = sw_pool_refresh(P->p);
+    // Without waiting for a live writer: its commits to files this process
+    // may now read are home (p_unlock publishes them before it releases
+    // their locks; WAL mode publishes each commit), and one that died is
+    // recovered here.
+    const int r = sw_pool_follow(P->p);
     if (r < 0) {
       set_err("softwrap vfs: catching up with other processes' writes to %s: %s", P->path.c_str(), sw_errormsg());
       return r == SW_EBUSY ? SQLITE_BUSY : SQLITE_IOERR_LOCK;
@@ -715,6 +818,7 @@ int catch_up(Shared* s) {
 
 int p_lock(sqlite3_file* pf, int level) {
   auto* f = reinterpret_cast<File*>(pf);
+  f->ckpt_tail = false;
   if (f->lock >= level) return SQLITE_OK;
   std::lock_guard<std::mutex> g(g_mu);
   Shared* s = f->sh;
@@ -782,9 +886,12 @@ int p_unlock(sqlite3_file* pf, int level) {
   int rc = SQLITE_OK;
   if (f->has_write) {
     // Every commit home before another process may read (the lock bytes
-    // below); a failure keeps write access, and other processes wait.
+    // below): this thread's (also while another session of this process,
+    // a WAL writer or a transaction on another file, keeps write access),
+    // then all of them as write access goes.  A failure keeps write
+    // access, and other processes wait.
     f->has_write = false;
-    if (sw_pool_write_end(f->pool->p) != 0) {
+    if (sw_pool_publish(f->pool->p) != 0 || sw_pool_write_end(f->pool->p) != 0) {
       set_err("softwrap vfs: giving write access up: %s", sw_errormsg());
       rc = failed(f, SQLITE_IOERR_UNLOCK);
     }
@@ -828,9 +935,298 @@ int p_check_reserved(sqlite3_file* pf, int* out) {
   return SQLITE_OK;
 }
 
+// ------------------------------------------------------------ WAL mode
+//
+// SQLite's own WAL mode, on the pool.  The -wal file is a stored file of
+// the pool like the database; the WAL index lives in shared memory
+// (vfs_shm.h: a file in /dev/shm named from the pool's identity, its inode
+// and the database's key, with SQLite's locking protocol across
+// processes); the database file keeps its SHARED lock for the life of a
+// connection, as with the unix VFS.
+//
+// One WAL commit is one wrap.  The transaction's first frame write opens
+// it (on the -wal file, on the writer's thread), and the write of the
+// commit frame's page closes it, so the COMMIT fails if the wrap cannot
+// commit.  Anything the transaction writes after that (a journal_size_limit
+// truncation, checksums rewritten) commits at the writer's xShmBarrier,
+// which wal.c calls between writing the two copies of the WAL-index
+// header: before any reader can accept the header that counts the frames.
+// Unlocking WAL_WRITE commits what is left (a rolled-back transaction's
+// spilled frames, which no header counts), and so does
+// SQLITE_FCNTL_COMMIT_PHASETWO (locking_mode=EXCLUSIVE keeps the index in
+// heap memory and calls no xShm method).
+//
+// Readers in other processes read home.  A commit is made home
+// (sw_pool_publish) right after it commits, before the header that counts
+// it is written, whenever another process has the pool open; a process
+// alone pays nothing for it.  So every frame a reader's snapshot counts is
+// home, and the writer's later commits only write bytes no snapshot reads
+// (frames past every snapshot, or frames the WAL restarted over once no
+// reader used them: SQLite's read marks).
+//
+// Checkpoints write the database in wraps of at most kCkptPagesPerWrap
+// pages, and SQLITE_FCNTL_CKPT_DONE commits and publishes the last one,
+// before wal.c records the frames as backfilled.  Should that commit fail
+// (no room for its log, an I/O error) SQLite would record pages as
+// backfilled that the database does not hold, so the VFS clears the WAL
+// index's header: every connection then rebuilds the index from the -wal
+// file, whose frames are all still there, which also forgets the backfill.
+//
+// Write access.  Taking WAL_WRITE or WAL_CKPT exclusively takes the pool's
+// write access (a session, at most 100 ms, else SQLITE_BUSY, which SQLite
+// retries through its busy handler), and releasing it ends the session;
+// the first taker after another process wrote reloads the maps and the
+// directory.  Readers never take write access, and never wait for a
+// writer: what they read is home (above), and a read past what their map
+// knows maps the pool's growth and reloads the map (p_read).
+constexpr int kWalWriteLock = 0, kWalCkptLock = 1;  // wal.c: WAL_WRITE_LOCK, WAL_CKPT_LOCK
+
+bool wal_mode(const File* f) { return f->is_wal || f->shm != nullptr; }
+
+// Makes this thread's commits home for other processes (sw_pool_publish).
+int publish(File* f) {
+  Pool* P = f->pool;
+  if (P->lock_fd < 0 || sw_pool_publish(P->p) == 0) return SQLITE_OK;
+  set_err("softwrap vfs: making a commit home for other processes: %s", sw_errormsg());
+  return SQLITE_IOERR_FSYNC;
+}
+
+int commit_wal_frames(File* wal) {
+  if (int rc = commit(wal); rc != SQLITE_OK) return rc;
+  return publish(wal);
+}
+
+// Commits and publishes every -wal wrap of database `db` open on this
+// thread.
+int commit_wal(File* db) {
+  int rc = SQLITE_OK;
+  bool committed = false;
+  for (;;) {
+    auto it = std::find_if(t_wal_wraps.begin(), t_wal_wraps.end(),
+                           [db](const File* w) { return w->pool == db->pool && w->db_slot == db->sh->slot; });
+    if (it == t_wal_wraps.end()) break;
+    File* w = *it;
+    if (const int r = commit(w); r != SQLITE_OK) rc = r;
+    if (w->wrap_open) break;  // not this thread's (cannot happen: the list is)
+    committed = true;
+  }
+  if (rc == SQLITE_OK && committed) rc = publish(db);
+  return rc;
+}
+
+// The checkpoint's database wrap: committed and published.
+int commit_checkpoint(File* db) {
+  if (!db->wrap_open) return SQLITE_OK;
+  db->ckpt_pages = 0;
+  if (int rc = commit(db); rc != SQLITE_OK) return rc;
+  return publish(db);
+}
+
+// After a failed checkpoint commit: both copies of the WAL-index header
+// made invalid (isInit, byte 12 of each 48-byte copy), so that the next
+// connection to read it rebuilds the index from the -wal file.
+void invalidate_wal_index(File* db) {
+  void volatile* region = nullptr;
+  if (db->shm == nullptr || db->shm->map(0, 32768, false, &region) != SQLITE_OK || region == nullptr) return;
+  auto* hdr = static_cast<volatile unsigned char*>(region);
+  hdr[12] = 0;
+  hdr[48 + 12] = 0;
+  __atomic_thread_fence(__ATOMIC_SEQ_CST);
+  sqlite3_log(SQLITE_IOERR_WRITE, "%s (the WAL index is rebuilt from the -wal file)", t_err.c_str());
+}
+
+// Another process wrote since this one last looked: every map this
+// process has no wrap open on, and the directory.  g_mu held.
+void reload_after_others(Pool* P) {
+  for (auto& [slot, s] : P->files) {
+    if (s->open_wraps.load(std::memory_order_relaxed) == 0) {
+      s->map->reload();
+      s->stale = false;
+    }
+  }
+  load_names(P);
+}
+
+// Taking WAL_WRITE (write) or WAL_CKPT (ckpt) exclusively: the pool's
+// write access for it.
+int wal_write_begin(File* f, bool write, bool ckpt) {
+  Pool* P = f->pool;
+  if (P->lock_fd < 0 || P->read_only) return SQLITE_OK;  // a pool of its own always has write access
+  bool* sessions[2] = {write && !f->wal_write_session ? &f->wal_write_session : nullptr,
+                       ckpt && !f->ckpt_session ? &f->ckpt_session : nullptr};
+  for (int i = 0; i < 2; ++i) {
+    if (sessions[i] == nullptr) continue;
+    if (sw_pool_write_begin(P->p, 100) != 0) {
+      set_err("softwrap vfs: %s", sw_errormsg());
+      if (i == 1 && sessions[0] != nullptr) {
+        *sessions[0] = false;
+        sw_pool_write_end(P->p);
+      }
+      return SQLITE_BUSY;
+    }
+    *sessions[i] = true;
+  }
+  std::lock_guard<std::mutex> g(g_mu);
+  if (sw_pool_refresh(P->p) == 1) reload_after_others(P);  // held: never waits
+  return SQLITE_OK;
+}
+
+// Releasing WAL_WRITE or WAL_CKPT: what is left commits, and the session
+// ends (write access goes, every commit home, if another process has the
+// pool open).
+int wal_write_end(File* f, bool ckpt) {
+  if (ckpt) f->in_ckpt = f->ckpt_tail = false;
+  int rc = ckpt ? commit_checkpoint(f) : commit_wal(f);
+  if (ckpt && rc != SQLITE_OK) invalidate_wal_index(f);
+  bool& session = ckpt ? f->ckpt_session : f->wal_write_session;
+  if (session) {
+    // Kept while no other process asks for it (sw_pool_write_pause): a
+    // writer beside readers keeps its write access across transactions.
+    session = false;
+    if (sw_pool_write_pause(f->pool->p) != 0) {
+      set_err("softwrap vfs: giving write access up: %s", sw_errormsg());
+      if (rc == SQLITE_OK) rc = SQLITE_IOERR_UNLOCK;
+    }
+  }
+  return rc;
+}
+
+// The wal-index of database file `f`: its name, and whether it is this
+// process's memory only (a pool no other process can open).
+ShmSpec shm_spec(const File* f) {
+  Pool* P = f->pool;
+  ShmSpec spec;
+  spec.private_mem = P->lock_fd < 0 || P->read_only;
+  struct stat sb {};
+  if (stat(P->path.c_str(), &sb) == 0) spec.mode = sb.st_mode & 0777;
+  uint8_t uuid[16] = {};
+  sw_pool_uuid(P->p, uuid);
+  std::string key;
+  for (const auto& [name, slot] : P->names) {
+    if (slot == f->sh->slot) key = name;
+  }
+  uint64_t h = 0xcbf29ce484222325ull;  // FNV-1a of the database's key
+  for (unsigned char c : key) h = (h ^ c) * 0x100000001b3ull;
+  char name[128];
+  int len = std::snprintf(name, sizeof name, "softwrap-");
+  for (uint8_t b : uuid) len += std::snprintf(name + len, sizeof name - static_cast<size_t>(len), "%02x", b);
+  std::snprintf(name + len, sizeof name - static_cast<size_t>(len), "-%llx-%llx-%016llx.wal-index",
+                static_cast<unsigned long long>(sb.st_dev), static_cast<unsigned long long>(sb.st_ino),
+                static_cast<unsigned long long>(h));
+  // /dev/shm where there is one (a tmpfs: the index is memory), else
+  // beside the pool.
+  struct stat ds {};
+  if (stat("/dev/shm", &ds) == 0 && S_ISDIR(ds.st_mode) && access("/dev/shm", W_OK | X_OK) == 0) {
+    spec.path = std::string("/dev/shm/") + name;
+  } else {
+    const std::string::size_type slash = P->path.rfind('/');
+    spec.path = (slash == std::string::npos ? std::string() : P->path.substr(0, slash + 1)) + "." + name;
+  }
+  return spec;
+}
+
+int p_shm_map(sqlite3_file* pf, int region, int size, int extend, void volatile** pp) {
+  auto* f = reinterpret_cast<File*>(pf);
+  *pp = nullptr;
+  if (f->shm == nullptr) {
+    ShmSpec spec;
+    {
+      std::lock_guard<std::mutex> g(g_mu);
+      spec = shm_spec(f);
+    }
+    std::unique_ptr<ShmConn> conn;
+    std::string err;
+    if (const int rc = shm_open(spec, &conn, &err); rc != SQLITE_OK) {
+      t_err = err;
+      return failed(f, rc);
+    }
+    f->shm = conn.release();
+  }
+  const int rc = f->shm->map(region, size, extend != 0, pp);
+  if (rc != SQLITE_OK) {
+    t_err = f->shm->error();
+    return failed(f, rc);
+  }
+  return rc;
+}
+
+int p_shm_lock(sqlite3_file* pf, int offset, int n, int flags) {
+  auto* f = reinterpret_cast<File*>(pf);
+  if (f->shm == nullptr) return SQLITE_IOERR_SHMLOCK;
+  const bool exclusive = (flags & SQLITE_SHM_EXCLUSIVE) != 0;
+  auto covers = [offset, n](int i) { return offset <= i && i < offset + n; };
+  const bool write = exclusive && covers(kWalWriteLock), ckpt = exclusive && covers(kWalCkptLock);
+  if (flags & SQLITE_SHM_UNLOCK) {
+    // Commit before unlock: the next writer or checkpointer (and every
+    // reader after it) must find this one's writes committed and home.
+    int rc = SQLITE_OK;
+    if (write && f->shm->holds_exclusive(kWalWriteLock)) rc = wal_write_end(f, false);
+    if (ckpt && f->shm->holds_exclusive(kWalCkptLock)) {
+      if (const int r = wal_write_end(f, true); rc == SQLITE_OK) rc = r;
+    }
+    const int r = f->shm->lock(offset, n, flags);
+    if (rc != SQLITE_OK) sqlite3_log(rc, "%s", t_err.c_str());  // wal.c ignores an unlock's result
+    return rc != SQLITE_OK ? failed(f, rc) : r;
+  }
+  const bool had_write = f->shm->holds_exclusive(kWalWriteLock), had_ckpt = f->shm->holds_exclusive(kWalCkptLock);
+  int rc = f->shm->lock(offset, n, flags);
+  if (rc != SQLITE_OK || !(write || ckpt)) return rc;
+  rc = wal_write_begin(f, write && !had_write, ckpt && !had_ckpt);
+  if (rc != SQLITE_OK) f->shm->lock(offset, n, SQLITE_SHM_UNLOCK | SQLITE_SHM_EXCLUSIVE);
+  return rc;
+}
+
+void p_shm_barrier(sqlite3_file* pf) {
+  auto* f = reinterpret_cast<File*>(pf);
+  if (f->kind == kSoftwrapVfs && f->shm != nullptr && f->shm->holds_exclusive(kWalWriteLock)) {
+    if (const int rc = commit_wal(f); rc != SQLITE_OK) {
+      // Only writes after the commit frame can be here (the commit itself
+      // committed at its page's write, where its failure failed it).
+      sqlite3_log(rc, "%s", t_err.c_str());
+      failed(f, rc);
+    }
+  }
+  if (f->shm != nullptr) {
+    f->shm->barrier();
+  } else {
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+  }
+}
+
+int p_shm_unmap(sqlite3_file* pf, int delete_flag) {
+  auto* f = reinterpret_cast<File*>(pf);
+  if (f->shm == nullptr) return SQLITE_OK;
+  if (f->wal_write_session) wal_write_end(f, false);
+  if (f->ckpt_session) wal_write_end(f, true);
+  const int rc = f->shm->unmap(delete_flag != 0);
+  delete f->shm;
+  f->shm = nullptr;
+  return rc;
+}
+
 int p_file_control(sqlite3_file* pf, int op, void* arg) {
   auto* f = reinterpret_cast<File*>(pf);
-  if (op == SQLITE_FCNTL_SYNC && f->kind == kSoftwrapVfs) return commit(f);
+  if (op == SQLITE_FCNTL_SYNC && f->kind == kSoftwrapVfs) {
+    f->ckpt_tail = false;
+    return commit(f);
+  }
+  if (op == SQLITE_FCNTL_CKPT_START) {
+    f->in_ckpt = true;
+    f->ckpt_tail = false;
+    f->ckpt_pages = 0;
+    return SQLITE_OK;
+  }
+  if (f->kind == kSoftwrapVfs && op == SQLITE_FCNTL_CKPT_DONE) {
+    f->in_ckpt = false;
+    f->ckpt_tail = true;
+    const int rc = commit_checkpoint(f);
+    if (rc != SQLITE_OK) invalidate_wal_index(f);
+    return rc == SQLITE_OK ? rc : failed(f, rc);
+  }
+  if (f->kind == kSoftwrapVfs && op == SQLITE_FCNTL_COMMIT_PHASETWO) {
+    const int rc = commit_wal(f);
+    return rc == SQLITE_OK ? rc : failed(f, rc);
+  }
   if (op == SQLITE_FCNTL_VFSNAME) {
     *static_cast<char**>(arg) = sqlite3_mprintf("%s", f->kind == kSoftwrapVfs ? "softwrap" : "scm");
     return SQLITE_OK;
@@ -842,13 +1238,19 @@ int p_sector_size(sqlite3_file*) { return 4096; }
 int p_device_chars(sqlite3_file*) { return SQLITE_IOCAP_POWERSAFE_OVERWRITE; }
 
 const sqlite3_io_methods kPoolMethods = {
-    1, p_close, p_read, p_write, p_truncate, p_sync, p_size, p_lock, p_unlock, p_check_reserved,
-    p_file_control, p_sector_size, p_device_chars, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr};
+    2, p_close, p_read, p_write, p_truncate, p_sync, p_size, p_lock, p_unlock, p_check_reserved,
+    p_file_control, p_sector_size, p_device_chars, p_shm_map, p_shm_lock, p_shm_barrier, p_shm_unmap, nullptr, nullptr};
 
 int p_close(sqlite3_file* pf) {
   auto* f = reinterpret_cast<File*>(pf);
   p_unlock(pf, SQLITE_LOCK_NONE);
+  if (f->is_wal && f->kind == kSoftwrapVfs && f->wrap_open && same_thread(f)) {
+    // A -wal file's writes no header counts are harmless, and a truncation
+    // at close (journal_size_limit) is wanted: commit, not roll back.
+    if (commit_wal_frames(f) != SQLITE_OK) sqlite3_log(SQLITE_IOERR_WRITE, "%s", t_err.c_str());
+  }
   abort_wrap(f);
+  p_shm_unmap(pf, 0);
   if (f->kind == kScmVfs && sw_wrap_depth(f->pool->p) > 0) commit(f);
   std::lock_guard<std::mutex> g(g_mu);
   Pool* P = f->pool;
@@ -1012,7 +1414,8 @@ int x_open(sqlite3_vfs* vfs, const char* zname, sqlite3_file* pf, int flags, int
   if (out_flags != nullptr) *out_flags = flags;
   const bool main_db = (flags & SQLITE_OPEN_MAIN_DB) != 0 && zname != nullptr;
   const bool scm_journal = f->kind == kScmVfs && (flags & SQLITE_OPEN_MAIN_JOURNAL) != 0 && zname != nullptr;
-  if (!main_db && !scm_journal) {
+  const bool wal = (flags & SQLITE_OPEN_WAL) != 0 && zname != nullptr;  // WAL mode: a pool file
+  if (!main_db && !scm_journal && !wal) {
     f->mem = new std::vector<char>;
     f->base.pMethods = &kMemMethods;
     return SQLITE_OK;
@@ -1038,14 +1441,23 @@ int x_open(sqlite3_vfs* vfs, const char* zname, sqlite3_file* pf, int flags, int
     std::string db, sfx;
     auto it = split_aux(dbpath, &db, &sfx) ? g_dbs.find(db) : g_dbs.end();
     if (it == g_dbs.end()) {
-      set_err("scm vfs: journal %s of a database that is not open", zname);
+      set_err("%s vfs: %s %s of a database that is not open", f->kind == kScmVfs ? "scm" : "softwrap",
+              wal ? "WAL file" : "journal", zname);
       return SQLITE_CANTOPEN;
     }
     P = it->second.pool;
     P->refs++;
     key = it->second.key + sfx;
+    f->db_slot = find_slot(P, it->second.key);
   }
   int slot = find_slot(P, key);
+  if (slot < 0 && P->lock_fd >= 0) {
+    // Another process may have created it (a reader opening the -wal file
+    // of a database another process writes): the directory as it is home,
+    // which needs no write access.
+    load_names(P);
+    slot = find_slot(P, key);
+  }
   // Another process may have created the file since this one read the
   // directory: look again with write access, which also keeps two
   // processes from creating it twice.
@@ -1079,6 +1491,8 @@ int x_open(sqlite3_vfs* vfs, const char* zname, sqlite3_file* pf, int flags, int
   f->lock = SQLITE_LOCK_NONE;
   f->delete_on_close = (flags & SQLITE_OPEN_DELETEONCLOSE) != 0;
   f->is_main = main_db;
+  f->is_wal = wal;
+  f->ro_open = (flags & SQLITE_OPEN_READONLY) != 0;
   if (main_db) {
     auto& e = g_dbs[dbpath];
     if (e.refs++ == 0) {
@@ -1193,7 +1607,27 @@ sqlite3_vfs g_scm_vfs = make_vfs("scm", kScmVfs);
 // page once, at COMMIT (speedtest1's writing tests 1.25x -> 1.02x of the
 // nonatomic engine's time, docs/sqlite.md#speedtest1); clean pages still
 // obey cache_size, and PRAGMA cache_spill overrides it per connection.
-constexpr const char* kConnectionPragmas = "PRAGMA cache_spill=-16384; PRAGMA journal_mode=MEMORY";
+//
+// A database in WAL mode (its header says so: SQLite opens the WAL as it
+// reads the schema) stays in it: the in-memory journal is set only on a
+// database whose journal mode is a rollback journal's.
+constexpr const char* kConnectionPragmas = "PRAGMA cache_spill=-16384";
+
+// The journal mode pragma for a new connection: MEMORY unless the
+// database is in WAL mode.  SQLITE_OK, SQLITE_BUSY or another code.
+int set_journal_mode(sqlite3* db) {
+  sqlite3_stmt* st = nullptr;
+  int rc = sqlite3_prepare_v2(db, "PRAGMA journal_mode", -1, &st, nullptr);
+  if (rc != SQLITE_OK) return rc;
+  rc = sqlite3_step(st);
+  const bool wal = rc == SQLITE_ROW && sqlite3_column_text(st, 0) != nullptr &&
+                   std::strcmp(reinterpret_cast<const char*>(sqlite3_column_text(st, 0)), "wal") == 0;
+  rc = rc == SQLITE_ROW || rc == SQLITE_DONE ? SQLITE_OK : sqlite3_errcode(db);
+  sqlite3_finalize(st);
+  if (rc != SQLITE_OK || wal) return rc;
+  return sqlite3_exec(db, "PRAGMA journal_mode=MEMORY", nullptr, nullptr, nullptr);
+}
+
 int auto_init(sqlite3* db, const char**, const sqlite3_api_routines*) {
   if (report_refusal(db)) return SQLITE_OK;
   sqlite3_vfs* v = nullptr;
@@ -1204,6 +1638,7 @@ int auto_init(sqlite3* db, const char**, const sqlite3_api_routines*) {
     int rc = SQLITE_BUSY;
     for (int i = 0; i < 2000 && rc == SQLITE_BUSY; ++i) {
       rc = sqlite3_exec(db, kConnectionPragmas, nullptr, nullptr, nullptr);
+      if (rc == SQLITE_OK) rc = set_journal_mode(db);
       if (rc == SQLITE_BUSY) usleep(1000);
     }
     // Open reports the connection's last error code: leave none behind.
@@ -1244,6 +1679,7 @@ int register_vfs(bool make_default, std::string* err) {
       }
       g_pools.clear();  // the Pool records stay (open files of the parent's connections point to them)
       g_dbs.clear();
+      shm_forget_after_fork();
     });
     rc = sqlite3_vfs_register(&g_scm_vfs, 0);
     if (rc == SQLITE_OK) rc = sqlite3_vfs_register(&g_softwrap_vfs, 0);

@@ -6,20 +6,31 @@
 // and retries a transaction that met SQLITE_BUSY, and gives up on anything
 // else.  Random choices follow clause 2 (NURand for customer and item ids,
 // last names from the ten syllables, 1 % remote order lines and 15 % remote
-// payments when there is more than one warehouse).
+// payments when there is more than one warehouse).  Readers beside the
+// writer (Config::readers) are threads or forked processes that meet the
+// writer at a rendezvous and start at one instant (run_with_threads,
+// run_with_processes).
 #include "tpcc.h"
 
 #include <fcntl.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <ctime>
 #include <cstdio>
 #include <map>
 #include <memory>
+#include <new>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace swtpcc {
@@ -486,10 +497,15 @@ bool load(sqlite3* db, const Config& cfg, std::string* err) {
   }
 }
 
-bool run(sqlite3* db, const Config& cfg, Result* out, std::string* err) {
-  Config c = cfg;
-  c.seed = cfg.seed * 7919 + static_cast<uint64_t>(getpid());
-  Driver drv(db, c);
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// The mix on one connection from `start` (slept until) for cfg.seconds, or
+// cfg.max_transactions, or until *stop is set.  cfg.seed is used as is.
+bool run_loop(sqlite3* db, const Config& cfg, Clock::time_point start, const std::atomic<int>* stop, Result* out,
+              std::string* err) {
+  Driver drv(db, cfg);
   if (!cfg.commit_log.empty()) {
     drv.log_fd = ::open(cfg.commit_log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
     if (drv.log_fd < 0) {
@@ -497,19 +513,21 @@ bool run(sqlite3* db, const Config& cfg, Result* out, std::string* err) {
       return false;
     }
   }
-  std::mt19937_64 mix(c.seed);
+  std::mt19937_64 mix(cfg.seed);
   *out = Result{};
-  const auto start = std::chrono::steady_clock::now();
-  auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
-  uint64_t n = 0;
   int64_t weights = 0;
   for (const int w : cfg.mix) weights += std::max(w, 0);
   if (weights == 0) {
+    if (drv.log_fd >= 0) ::close(drv.log_fd);
     *err = "the mix has no transaction type";
     return false;
   }
+  std::this_thread::sleep_until(start);
+  auto elapsed = [&] { return std::chrono::duration<double>(Clock::now() - start).count(); };
+  uint64_t n = 0;
   bool ok = true;
-  while (elapsed() < cfg.seconds && (cfg.max_transactions == 0 || n < cfg.max_transactions)) {
+  while (elapsed() < cfg.seconds && (cfg.max_transactions == 0 || n < cfg.max_transactions) &&
+         (stop == nullptr || stop->load(std::memory_order_relaxed) == 0)) {
     // The standard mix draws 1..100: New-Order up to 45, Payment up to 88, ...
     int64_t r = std::uniform_int_distribution<int64_t>(1, weights)(mix);
     TxType t = kNewOrder;
@@ -550,6 +568,270 @@ bool run(sqlite3* db, const Config& cfg, Result* out, std::string* err) {
   for (uint64_t v : out->committed) total += v;
   out->tpmC = out->seconds > 0 ? 60.0 * static_cast<double>(out->committed[kNewOrder]) / out->seconds : 0;
   out->tps = out->seconds > 0 ? static_cast<double>(total) / out->seconds : 0;
+  out->writer_tps = out->tps;
+  return ok;
+}
+
+// What the writer and its readers share: in this process's memory for
+// threads, in an anonymous shared mapping for processes.
+struct Rendezvous {
+  std::atomic<int> ready{0};     // readers opened (or failed to)
+  std::atomic<int> failed{0};    // readers that could not open
+  std::atomic<int64_t> start{0}; // the common start (steady clock, ns); 0: not yet
+  std::atomic<int> stop{0};      // the writer has finished
+};
+
+int64_t to_ns(Clock::time_point t) {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count();
+}
+Clock::time_point from_ns(int64_t ns) { return Clock::time_point(std::chrono::nanoseconds(ns)); }
+
+Config reader_config(const Config& cfg, int index, uint64_t base_seed) {
+  Config c = cfg;
+  const int mix[kTxTypes] = {0, 0, 1, 0, 1};  // Order-Status and Stock-Level, 50/50
+  std::copy(mix, mix + kTxTypes, c.mix);
+  c.before_commit = nullptr;
+  c.after_commit = nullptr;
+  c.commit_log.clear();
+  c.max_transactions = 0;
+  c.readers = 0;
+  c.seed = base_seed + 1000003 * static_cast<uint64_t>(index + 1);
+  return c;
+}
+
+// One reader: opens its connection, says it is ready, waits for the start
+// and runs its loop.  False with *err on an error (the rendezvous is told
+// of a failed open, so that nobody waits for this reader).
+bool reader(const Config& rc, Rendezvous* rv, Result* out, std::string* err) {
+  sqlite3* db = open_db(rc.reader_uri, err);
+  if (db != nullptr && !rc.reader_pragmas.empty() &&
+      sqlite3_exec(db, rc.reader_pragmas.c_str(), nullptr, nullptr, nullptr) != SQLITE_OK) {
+    *err = rc.reader_pragmas + ": " + sqlite3_errmsg(db);
+    sqlite3_close(db);
+    db = nullptr;
+  }
+  if (db == nullptr) {
+    rv->failed.fetch_add(1);
+    rv->ready.fetch_add(1);
+    return false;
+  }
+  rv->ready.fetch_add(1);
+  int64_t start;
+  while ((start = rv->start.load()) == 0 && rv->stop.load() == 0) {
+    std::this_thread::sleep_for(std::chrono::microseconds(100));
+  }
+  bool ok = true;
+  if (start != 0) {
+    ok = run_loop(db, rc, from_ns(start), &rv->stop, out, err);
+    if (!ok) *err = "reader: " + *err;
+  }
+  if (sqlite3_close(db) != SQLITE_OK) {
+    if (ok) *err = "reader: close failed";
+    ok = false;
+  }
+  return ok;
+}
+
+void add_reader(const Result& r, Result* out) {
+  out->read_committed[kOrderStatus] += r.committed[kOrderStatus];
+  out->read_committed[kStockLevel] += r.committed[kStockLevel];
+  out->read_tx += r.committed[kOrderStatus] + r.committed[kStockLevel];
+  out->read_busy += r.busy;
+  out->read_tps += r.tps;
+}
+
+// Waits (up to 60 s) until every reader has opened; false if one failed.
+bool wait_ready(Rendezvous* rv, int readers, const std::function<bool()>& alive, std::string* err) {
+  const auto deadline = Clock::now() + std::chrono::seconds(60);
+  while (rv->ready.load() < readers) {
+    if (!alive() || Clock::now() > deadline) {
+      *err = "a reader did not start";
+      return false;
+    }
+    std::this_thread::sleep_for(std::chrono::microseconds(100));
+  }
+  if (rv->failed.load() != 0) {
+    *err = "a reader could not open its connection";
+    return false;
+  }
+  return true;
+}
+
+// The writer's own error first, then the first reader's, then why the
+// run never started.
+bool outcome(bool started, bool writer_ok, const std::string& werr, const std::string& rerr, std::string* err) {
+  if (started && !writer_ok) *err = werr;
+  else if (!rerr.empty()) *err = rerr;
+  else if (!started) *err = werr;
+  else return true;
+  return false;
+}
+
+bool run_with_threads(sqlite3* db, const Config& wc, uint64_t base_seed, Result* out, std::string* err) {
+  const int n = wc.readers;
+  Rendezvous rv;
+  std::vector<Result> results(static_cast<size_t>(n));
+  std::vector<std::string> errs(static_cast<size_t>(n));
+  std::vector<char> oks(static_cast<size_t>(n), 0);
+  std::vector<std::thread> threads;
+  for (int i = 0; i < n; ++i) {
+    threads.emplace_back([&, i] {
+      const size_t k = static_cast<size_t>(i);
+      oks[k] = reader(reader_config(wc, i, base_seed), &rv, &results[k], &errs[k]);
+    });
+  }
+  std::string werr, rerr;
+  bool started = false, writer_ok = false;
+  if (wait_ready(&rv, n, [] { return true; }, &werr)) {
+    const auto start = Clock::now() + std::chrono::milliseconds(5);
+    rv.start.store(to_ns(start));
+    started = true;
+    writer_ok = run_loop(db, wc, start, nullptr, out, &werr);
+  }
+  rv.stop.store(1);
+  for (auto& t : threads) t.join();
+  for (int i = 0; i < n; ++i) {
+    const size_t k = static_cast<size_t>(i);
+    add_reader(results[k], out);
+    if (!oks[k] && rerr.empty()) rerr = errs[k];
+  }
+  return outcome(started, writer_ok, werr, rerr, err);
+}
+
+bool write_all(int fd, const std::string& s) {
+  size_t off = 0;
+  while (off < s.size()) {
+    const ssize_t w = ::write(fd, s.data() + off, s.size() - off);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) return false;
+    off += static_cast<size_t>(w);
+  }
+  return true;
+}
+
+bool run_with_processes(sqlite3* db, const Config& wc, uint64_t base_seed, Result* out, std::string* err) {
+  const int n = wc.readers;
+  void* mem = mmap(nullptr, sizeof(Rendezvous), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  if (mem == MAP_FAILED) {
+    *err = "mmap failed";
+    return false;
+  }
+  auto* rv = new (mem) Rendezvous;
+  struct Child {
+    pid_t pid = -1;
+    int fd = -1;  // its results
+  };
+  std::vector<Child> kids;
+  std::fflush(nullptr);
+  bool ok = true;
+  for (int i = 0; i < n && ok; ++i) {
+    int p[2];
+    if (pipe(p) != 0) {
+      *err = "pipe failed";
+      ok = false;
+      break;
+    }
+    const pid_t pid = fork();
+    if (pid == 0) {
+      // The child: its own connection (never the parent's), its results
+      // as one line "ok OS SL BUSY SECONDS" or "error MESSAGE" on the pipe.
+      prctl(PR_SET_PDEATHSIG, SIGKILL);  // never outlives the writer
+      ::close(p[0]);
+      for (const Child& k : kids) ::close(k.fd);
+      Result r;
+      std::string e;
+      const bool rok = reader(reader_config(wc, i, base_seed), rv, &r, &e);
+      char line[160];
+      std::string msg;
+      if (rok) {
+        snprintf(line, sizeof line, "ok %llu %llu %llu %.6f\n",
+                 static_cast<unsigned long long>(r.committed[kOrderStatus]),
+                 static_cast<unsigned long long>(r.committed[kStockLevel]),
+                 static_cast<unsigned long long>(r.busy), r.seconds);
+        msg = line;
+      } else {
+        msg = "error " + e + "\n";
+      }
+      const bool wrote = write_all(p[1], msg);
+      _exit(rok && wrote ? 0 : 1);
+    }
+    ::close(p[1]);
+    if (pid < 0) {
+      ::close(p[0]);
+      *err = "fork failed";
+      ok = false;
+      break;
+    }
+    kids.push_back({pid, p[0]});
+  }
+  std::string werr, rerr;
+  bool started = false, writer_ok = false;
+  if (!ok) {
+    werr = *err;
+  } else if (wait_ready(
+                 rv, n,
+                 [&] {
+                   for (const Child& k : kids) {
+                     if (waitpid(k.pid, nullptr, WNOHANG) != 0) return false;  // ended (or gone) before its start
+                   }
+                   return true;
+                 },
+                 &werr)) {
+    const auto start = Clock::now() + std::chrono::milliseconds(5);
+    rv->start.store(to_ns(start));
+    started = true;
+    writer_ok = run_loop(db, wc, start, nullptr, out, &werr);
+  }
+  rv->stop.store(1);
+  for (const Child& k : kids) {
+    std::string text;
+    char buf[512];
+    for (;;) {
+      const ssize_t r = ::read(k.fd, buf, sizeof buf);
+      if (r < 0 && errno == EINTR) continue;
+      if (r <= 0) break;
+      text.append(buf, static_cast<size_t>(r));
+    }
+    ::close(k.fd);
+    int status = 0;
+    while (waitpid(k.pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    unsigned long long os = 0, sl = 0, busy = 0;
+    double secs = 0;
+    if (std::sscanf(text.c_str(), "ok %llu %llu %llu %lf", &os, &sl, &busy, &secs) == 4) {
+      Result r;
+      r.committed[kOrderStatus] = os;
+      r.committed[kStockLevel] = sl;
+      r.busy = busy;
+      r.seconds = secs;
+      r.tps = secs > 0 ? static_cast<double>(os + sl) / secs : 0;
+      add_reader(r, out);
+    } else if (rerr.empty()) {
+      rerr = text.rfind("error ", 0) == 0 ? text.substr(6)
+                                          : "a reader process failed (status " + std::to_string(status) + ")";
+      while (!rerr.empty() && rerr.back() == '\n') rerr.pop_back();
+    }
+  }
+  rv->~Rendezvous();
+  munmap(mem, sizeof(Rendezvous));
+  return outcome(started, writer_ok, werr, rerr, err);
+}
+
+}  // namespace
+
+bool run(sqlite3* db, const Config& cfg, Result* out, std::string* err) {
+  Config c = cfg;
+  c.seed = cfg.seed * 7919 + static_cast<uint64_t>(getpid());
+  *out = Result{};
+  if (cfg.readers <= 0) return run_loop(db, c, Clock::now(), nullptr, out, err);
+  if (cfg.reader_uri.empty()) {
+    *err = "readers need reader_uri";
+    return false;
+  }
+  Result w;
+  const bool ok = cfg.reader_processes ? run_with_processes(db, c, c.seed, &w, err)
+                                       : run_with_threads(db, c, c.seed, &w, err);
+  *out = w;
   return ok;
 }
 
@@ -560,7 +842,10 @@ bool no_rows(sqlite3* db, const char* what, const char* sql, std::string* err) {
     Stmt s(db, sql);
     if (s.row()) {
       *err = std::string(what) + " fails (w d ...):";
-      for (int i = 0; i < 4; ++i) *err += " " + s.text(i);
+      for (int i = 0; i < 4; ++i) {
+        *err += ' ';
+        *err += s.text(i);  // (not " " + s.text(i): GCC 12 warns about it, -Wrestrict, a false positive)
+      }
       return false;
     }
     return true;

@@ -13,6 +13,19 @@
 // transaction types and add its own statements and bookkeeping to them
 // (sqlite/mp_kill.cc: a ledger row in each write transaction, checks inside
 // each read transaction, an acknowledgement after each COMMIT).
+//
+// Readers (Config::readers, sw_tpcc --readers N): run() can also run N
+// reader connections beside its writer, each opening `reader_uri` itself
+// and running `reader_pragmas` (so that a journal mode applies to all),
+// as threads of this process or as forked processes (`reader_processes`;
+// fork after load, each child opens its own connection and reports back
+// through a pipe).  Each reader loops over TPC-C's two read-only types,
+// Order-Status and Stock-Level (50/50), each in BEGIN ... COMMIT, so each
+// reads one snapshot; SQLITE_BUSY is retried and counted.  Writer and
+// readers open and prepare first and then start at one common instant, and
+// all stop at its end (or when the writer reaches max_transactions), so
+// their rates are over the same window.  The hooks and the commit log are
+// the writer's alone.
 #ifndef SOFTWRAP_SQLITE_TPCC_H_
 #define SOFTWRAP_SQLITE_TPCC_H_
 
@@ -54,6 +67,11 @@ struct Config {
   std::function<int(sqlite3*, const TxInfo&, std::string* msg)> before_commit;
   // Called after COMMIT returned SQLITE_OK; false stops run() with an error.
   std::function<bool(const TxInfo&)> after_commit;
+  // Readers beside the writer during run() (see above); 0: none.
+  int readers = 0;
+  bool reader_processes = false;  // forked processes instead of threads
+  std::string reader_uri;         // each reader opens it (open_db)
+  std::string reader_pragmas;     // ... and then runs these statements
 };
 
 struct Result {
@@ -63,13 +81,20 @@ struct Result {
   double seconds = 0;
   double tpmC = 0;           // New-Orders committed per minute
   double tps = 0;            // all transactions committed per second
+  double writer_tps = 0;     // the same: the writer's committed transactions per second
+  // The readers' read-only transactions (Config::readers; zero without).
+  uint64_t read_committed[kTxTypes] = {};  // Order-Status and Stock-Level
+  uint64_t read_tx = 0;      // their sum
+  uint64_t read_busy = 0;    // reader transactions retried after SQLITE_BUSY
+  double read_tps = 0;       // the readers' rates (committed per second) summed
 };
 
 // Opens `uri` (SQLITE_OPEN_URI) read-write, creating it; busy timeout 5 s.
 sqlite3* open_db(const std::string& uri, std::string* err);
 // Creates the tables and loads them.
 bool load(sqlite3* db, const Config& cfg, std::string* err);
-// Runs the mix for cfg.seconds (or cfg.max_transactions).
+// Runs the mix for cfg.seconds (or cfg.max_transactions), with
+// cfg.readers readers beside it.
 bool run(sqlite3* db, const Config& cfg, Result* out, std::string* err);
 // Consistency conditions 1-4; false (with a description) if one fails.
 bool check(sqlite3* db, std::string* err);

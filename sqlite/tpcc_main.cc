@@ -5,7 +5,10 @@
 // accepted.  Options select the phases; the default is all three.  Output
 // is one "key value" line per measure so that scripts can parse it; on a
 // softwrap pool the run's pool counters follow (log bytes, NVRAM writes,
-// write-combined logging).
+// write-combined logging).  --readers N runs N reader connections beside
+// the writer during --run (threads, or processes with --reader-procs; each
+// opens --db and runs the --pragma statements; tpcc.h, "Readers"), and
+// --writer-mix write leaves the read-only types out of the writer's mix.
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -21,8 +24,12 @@ void usage() {
                "usage: sw_tpcc --db URI [--load] [--run] [--check] [--warehouses N] [--items N]\n"
                "               [--customers N] [--seconds S] [--transactions N] [--seed N]\n"
                "               [--batch ROWS] [--commit-log FILE] [--pragma SQL]...\n"
+               "               [--readers N [--reader-procs]] [--writer-mix standard|write]\n"
                "Without --load/--run/--check: all three.  --pragma runs after open (e.g.\n"
-               "'PRAGMA journal_mode=WAL').\n");
+               "'PRAGMA journal_mode=WAL'), on every connection.  --readers N: N connections run\n"
+               "Order-Status and Stock-Level beside the writer during --run (threads; separate\n"
+               "processes with --reader-procs).  --writer-mix write: the writer runs New-Order,\n"
+               "Payment and Delivery only (45:43:4); standard (the default): the whole mix.\n");
 }
 }  // namespace
 
@@ -52,17 +59,29 @@ int main(int argc, char** argv) {
     else if (a == "--batch") cfg.load_batch_rows = std::atoi(val());
     else if (a == "--commit-log") cfg.commit_log = val();
     else if (a == "--pragma") pragmas += std::string(val()) + ";";
-    else {
+    else if (a == "--readers") cfg.readers = std::atoi(val());
+    else if (a == "--reader-procs") cfg.reader_processes = true;
+    else if (a == "--writer-mix") {
+      const std::string m = val();
+      if (m == "write") {
+        cfg.mix[swtpcc::kOrderStatus] = cfg.mix[swtpcc::kStockLevel] = 0;
+      } else if (m != "standard") {
+        usage();
+        return 2;
+      }
+    } else {
       usage();
       return 2;
     }
   }
   if (uri.empty() || cfg.warehouses < 1 || cfg.items < 1 || cfg.customers_per_district < 1 ||
-      cfg.load_batch_rows < 1) {
+      cfg.load_batch_rows < 1 || cfg.readers < 0) {
     usage();
     return 2;
   }
   if (!do_load && !do_run && !do_check) do_load = do_run = do_check = true;
+  cfg.reader_uri = uri;
+  cfg.reader_pragmas = pragmas;
   if (sw_sqlite_register(0) != 0) {
     std::fprintf(stderr, "sw_tpcc: cannot register the softwrap VFSes\n");
     return 1;
@@ -86,6 +105,14 @@ int main(int argc, char** argv) {
     swtpcc::Result r;
     sw_pool* pool = sw_sqlite_pool(db, "main");  // NULL off the softwrap VFSes
     if (pool != nullptr) sw_pool_stats_reset(pool);
+    std::string journal_mode = "?";
+    if (sqlite3_stmt* jm = nullptr;
+        sqlite3_prepare_v2(db, "PRAGMA journal_mode", -1, &jm, nullptr) == SQLITE_OK) {
+      if (sqlite3_step(jm) == SQLITE_ROW && sqlite3_column_text(jm, 0) != nullptr) {
+        journal_mode = reinterpret_cast<const char*>(sqlite3_column_text(jm, 0));
+      }
+      sqlite3_finalize(jm);
+    }
     const bool ok = swtpcc::run(db, cfg, &r, &err);
     std::printf("seconds %.3f\nnew_order %llu\npayment %llu\norder_status %llu\ndelivery %llu\nstock_level %llu\n"
                 "rolled_back %llu\nbusy_retries %llu\ntpmC %.1f\ntps %.1f\n",
@@ -96,6 +123,14 @@ int main(int argc, char** argv) {
                 static_cast<unsigned long long>(r.committed[swtpcc::kStockLevel]),
                 static_cast<unsigned long long>(r.rolled_back), static_cast<unsigned long long>(r.busy), r.tpmC,
                 r.tps);
+    // The writer's rate and the readers' (beside it, over the same window).
+    std::printf("journal_mode %s\nreaders %d\nreader_procs %d\nwriter_tps %.1f\nread_tx %llu\n"
+                "read_order_status %llu\nread_stock_level %llu\nread_tps %.1f\nreader_busy %llu\n",
+                journal_mode.c_str(), cfg.readers, cfg.reader_processes ? 1 : 0, r.writer_tps,
+                static_cast<unsigned long long>(r.read_tx),
+                static_cast<unsigned long long>(r.read_committed[swtpcc::kOrderStatus]),
+                static_cast<unsigned long long>(r.read_committed[swtpcc::kStockLevel]), r.read_tps,
+                static_cast<unsigned long long>(r.read_busy));
     if (pool != nullptr) {
       // What the run wrote to the pool: the write-combined logging paper's
       // measures (docs/results.md, WCL section).

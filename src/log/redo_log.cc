@@ -276,12 +276,14 @@ bool RedoWriter::append_range_wcl(uint64_t off, const unsigned char* now, const 
   const uint64_t first = off & ~uint64_t{7}, end = off + n;
   auto kind_of = [&](uint64_t w) {
     const uint64_t lo = std::max(w, off), hi = std::min(w + 8, end);
-    if (std::memcmp(now + (lo - off), cur + (lo - off), hi - lo) == 0) return 0;
-    if (lo != w || hi != w + 8) return 2;
+    if (lo != w || hi != w + 8) return std::memcmp(now + (lo - off), cur + (lo - off), hi - lo) == 0 ? 0 : 2;
+    // A whole word: two loads and a xor (a library memcmp call per word
+    // was a sixth of a WAL commit's time).
     uint64_t a, b;
     std::memcpy(&a, now + (w - off), 8);
     std::memcpy(&b, cur + (w - off), 8);
     const uint64_t d = a ^ b;
+    if (d == 0) return 0;
     return ((d >> 32) == 0 || (d & 0xFFFFFFFFu) == 0) ? 1 : 2;
   };
   uint64_t logged_words = 0;  // what the records below cost

@@ -42,6 +42,7 @@
 #include <utility>
 #include <vector>
 
+#include "softwrap/softwrap.h"
 #include "softwrap/sqlite.h"
 #include "test_sql.h"
 
@@ -919,6 +920,53 @@ TEST_P(Wal, ExclusiveLockingModeWal) {
   EXPECT_EQ(one(c, "PRAGMA journal_mode"), "wal");
   EXPECT_EQ(row(c, "SELECT count(*), sum(x) FROM t"), "50|2550");
   EXPECT_EQ(one(c, "PRAGMA integrity_check"), "ok");
+}
+
+// The softwrap VFS's own promises in WAL mode (no stock counterpart):
+// one WAL commit is one wrap, frames and commit frame together; a
+// checkpoint writes the database in wraps of at most 1,024 pages.
+uint64_t wraps_of(sqlite3* db) {
+  sw_stats st{};
+  sw_pool* p = sw_sqlite_pool(db, "main");
+  EXPECT_NE(p, nullptr);
+  if (p != nullptr) EXPECT_EQ(sw_pool_stats(p, &st), 0);
+  return st.wraps;
+}
+
+TEST_P(Wal, OneWalCommitIsOneWrap) {
+  if (stock()) GTEST_SKIP() << "a wrap is the softwrap VFS's";
+  sqlite3* a = open();
+  ASSERT_WAL(a);
+  ASSERT_OK(a, "PRAGMA wal_autocheckpoint=0; CREATE TABLE t(x, y)");
+  for (int pages : {1, 40}) {
+    const uint64_t before = wraps_of(a);
+    ASSERT_OK(a, "INSERT INTO t SELECT value, randomblob(" + std::to_string(pages * 3000) + ") FROM " + series(1));
+    EXPECT_EQ(wraps_of(a) - before, 1u) << "a commit of about " << pages << " pages";
+  }
+  EXPECT_EQ(one(a, "PRAGMA integrity_check"), "ok");
+}
+
+TEST_P(Wal, CheckpointWritesTheDatabaseInBoundedWraps) {
+  if (stock()) GTEST_SKIP() << "a wrap is the softwrap VFS's";
+  sqlite3* a = open();
+  ASSERT_WAL(a);
+  // About 3,000 pages in the log, none of them in the database yet.
+  ASSERT_OK(a, "PRAGMA wal_autocheckpoint=0; CREATE TABLE t(x, y); BEGIN; INSERT INTO t SELECT value, "
+               "randomblob(3900) FROM " + series(3000) + "; COMMIT");
+  const std::string sum = one(a, "SELECT sum(length(y)) + sum(x) FROM t");
+  const uint64_t before = wraps_of(a);
+  ASSERT_EQ(row(a, "PRAGMA wal_checkpoint(TRUNCATE)").substr(0, 2), "0|");
+  const uint64_t wraps = wraps_of(a) - before;
+  std::printf("checkpoint of about 3,000 pages: %llu wraps\n", static_cast<unsigned long long>(wraps));
+  // Three page wraps (two of 1,024 pages and the rest, committed at
+  // SQLITE_FCNTL_CKPT_DONE), the database's truncation and the -wal
+  // file's: 5.  One wrap for all the pages would make it 3.
+  EXPECT_GE(wraps, 5u) << "about 3,000 pages in wraps of at most 1,024";
+  EXPECT_LE(wraps, 8u);
+  close(a);
+  sqlite3* b = open();
+  EXPECT_EQ(one(b, "SELECT sum(length(y)) + sum(x) FROM t"), sum);
+  EXPECT_EQ(one(b, "PRAGMA integrity_check"), "ok");
 }
 
 // 9. The scenario, two processes: a reader process holds a read

@@ -193,6 +193,7 @@ struct File {
   bool wal_write_session;
   bool ckpt_session;
   bool in_ckpt;    // between SQLITE_FCNTL_CKPT_START and _DONE
+  bool ckpt_refused;  // that checkpoint found no write access: its writes are SQLITE_BUSY
   bool ckpt_tail;  // after _DONE: the checkpoint's truncation commits at once
   int ckpt_pages;
   int db_slot;
@@ -629,6 +630,7 @@ int refuse_read_only(File* f, int code) {
 int p_write(sqlite3_file* pf, const void* buf, int n, sqlite3_int64 off) {
   auto* f = reinterpret_cast<File*>(pf);
   if (f->ro_open) return refuse_read_only(f, SQLITE_IOERR_WRITE);
+  if (f->in_ckpt && f->ckpt_refused) return failed(f, SQLITE_BUSY);  // no write access for the checkpoint
   if (int rc = begin_write(f, SQLITE_IOERR_WRITE); rc != SQLITE_OK) return failed(f, rc);
   if (int rc = f->sh->map->write(static_cast<uint64_t>(off), buf, static_cast<uint64_t>(n)); rc != 0) {
     set_err("softwrap vfs: write: %s", sw_errormsg());
@@ -972,11 +974,14 @@ int p_check_reserved(sqlite3_file* pf, int* out) {
 // index's header: every connection then rebuilds the index from the -wal
 // file, whose frames are all still there, which also forgets the backfill.
 //
-// Write access.  Taking WAL_WRITE or WAL_CKPT exclusively takes the pool's
-// write access (a session, at most 100 ms, else SQLITE_BUSY, which SQLite
-// retries through its busy handler), and releasing it ends the session;
-// the first taker after another process wrote reloads the maps and the
-// directory.  Readers never take write access, and never wait for a
+// Write access.  Taking WAL_WRITE exclusively takes the pool's write
+// access (a session, at most 100 ms, else SQLITE_BUSY, which SQLite
+// retries through its busy handler), and so does a checkpoint when it
+// starts copying (SQLITE_FCNTL_CKPT_START: at most 1 s, else its writes
+// are SQLITE_BUSY, a busy checkpoint to wal.c); releasing WAL_WRITE or
+// WAL_CKPT pauses the session (sw_pool_write_pause: write access stays
+// until another process asks for it); the first taker after another
+// process wrote reloads the maps and the directory.  Readers never take write access, and never wait for a
 // writer: what they read is home (above), and a read past what their map
 // knows maps the pool's growth and reloads the map (p_read).
 constexpr int kWalWriteLock = 0, kWalCkptLock = 1;  // wal.c: WAL_WRITE_LOCK, WAL_CKPT_LOCK
@@ -1047,25 +1052,21 @@ void reload_after_others(Pool* P) {
   load_names(P);
 }
 
-// Taking WAL_WRITE (write) or WAL_CKPT (ckpt) exclusively: the pool's
-// write access for it.
-int wal_write_begin(File* f, bool write, bool ckpt) {
+// The pool's write access for a WAL_WRITE holder (session:
+// &f->wal_write_session) or a checkpoint (&f->ckpt_session), waiting at
+// most wait_ms for another process to give it up.  A checkpoint takes it
+// only when it starts copying (SQLITE_FCNTL_CKPT_START), after SQLite gave
+// it WAL_WRITE if it needs that: a checkpointer holding write access while
+// its busy handler waits for WAL_WRITE would keep a writer that holds
+// WAL_WRITE waiting for write access, each backing off in turn.
+int wal_session_begin(File* f, bool* session, int wait_ms) {
   Pool* P = f->pool;
-  if (P->lock_fd < 0 || P->read_only) return SQLITE_OK;  // a pool of its own always has write access
-  bool* sessions[2] = {write && !f->wal_write_session ? &f->wal_write_session : nullptr,
-                       ckpt && !f->ckpt_session ? &f->ckpt_session : nullptr};
-  for (int i = 0; i < 2; ++i) {
-    if (sessions[i] == nullptr) continue;
-    if (sw_pool_write_begin(P->p, 100) != 0) {
-      set_err("softwrap vfs: %s", sw_errormsg());
-      if (i == 1 && sessions[0] != nullptr) {
-        *sessions[0] = false;
-        sw_pool_write_end(P->p);
-      }
-      return SQLITE_BUSY;
-    }
-    *sessions[i] = true;
+  if (*session || P->lock_fd < 0 || P->read_only) return SQLITE_OK;  // a pool of its own always has write access
+  if (sw_pool_write_begin(P->p, wait_ms) != 0) {
+    set_err("softwrap vfs: %s", sw_errormsg());
+    return SQLITE_BUSY;
   }
+  *session = true;
   std::lock_guard<std::mutex> g(g_mu);
   if (sw_pool_refresh(P->p) == 1) reload_after_others(P);  // held: never waits
   return SQLITE_OK;
@@ -1075,7 +1076,7 @@ int wal_write_begin(File* f, bool write, bool ckpt) {
 // ends (write access goes, every commit home, if another process has the
 // pool open).
 int wal_write_end(File* f, bool ckpt) {
-  if (ckpt) f->in_ckpt = f->ckpt_tail = false;
+  if (ckpt) f->in_ckpt = f->ckpt_tail = f->ckpt_refused = false;
   int rc = ckpt ? commit_checkpoint(f) : commit_wal(f);
   if (ckpt && rc != SQLITE_OK) invalidate_wal_index(f);
   bool& session = ckpt ? f->ckpt_session : f->wal_write_session;
@@ -1168,10 +1169,10 @@ int p_shm_lock(sqlite3_file* pf, int offset, int n, int flags) {
     if (rc != SQLITE_OK) sqlite3_log(rc, "%s", t_err.c_str());  // wal.c ignores an unlock's result
     return rc != SQLITE_OK ? failed(f, rc) : r;
   }
-  const bool had_write = f->shm->holds_exclusive(kWalWriteLock), had_ckpt = f->shm->holds_exclusive(kWalCkptLock);
+  const bool had_write = f->shm->holds_exclusive(kWalWriteLock);
   int rc = f->shm->lock(offset, n, flags);
-  if (rc != SQLITE_OK || !(write || ckpt)) return rc;
-  rc = wal_write_begin(f, write && !had_write, ckpt && !had_ckpt);
+  if (rc != SQLITE_OK || !write || had_write) return rc;
+  rc = wal_session_begin(f, &f->wal_write_session, 100);
   if (rc != SQLITE_OK) f->shm->lock(offset, n, SQLITE_SHM_UNLOCK | SQLITE_SHM_EXCLUSIVE);
   return rc;
 }
@@ -1214,6 +1215,11 @@ int p_file_control(sqlite3_file* pf, int op, void* arg) {
     f->in_ckpt = true;
     f->ckpt_tail = false;
     f->ckpt_pages = 0;
+    // Write access for the copy (WAL_WRITE's, if the checkpoint holds it).
+    // A writer of another process gives it up within a transaction; if it
+    // does not, the copy's first write is SQLITE_BUSY, which wal.c takes
+    // as a checkpoint that met a busy database, not as an error.
+    f->ckpt_refused = !f->wal_write_session && wal_session_begin(f, &f->ckpt_session, 1000) != SQLITE_OK;
     return SQLITE_OK;
   }
   if (f->kind == kSoftwrapVfs && op == SQLITE_FCNTL_CKPT_DONE) {

@@ -193,7 +193,6 @@ struct File {
   bool wal_write_session;
   bool ckpt_session;
   bool in_ckpt;    // between SQLITE_FCNTL_CKPT_START and _DONE
-  bool ckpt_refused;  // that checkpoint found no write access: its writes are SQLITE_BUSY
   bool ckpt_tail;  // after _DONE: the checkpoint's truncation commits at once
   int ckpt_pages;
   int db_slot;
@@ -586,6 +585,7 @@ bool wal_mode(const File* f);
 int commit_wal_frames(File* wal);
 int commit_checkpoint(File* db);
 int publish(File* f);
+void reload_after_others(Pool* P);  // g_mu held
 constexpr int kCkptPagesPerWrap = 1024;  // 4 MiB of 4 KiB pages
 int p_read(sqlite3_file* pf, void* buf, int n, sqlite3_int64 off) {
   auto* f = reinterpret_cast<File*>(pf);
@@ -598,7 +598,11 @@ int p_read(sqlite3_file* pf, void* buf, int n, sqlite3_int64 off) {
     // this process's map knew: map the pool's growth, reload, read again.
     // (Bytes it learned of are home: "WAL mode".)  Past the end is
     // normal too (SQLite reads headers of files it has not written yet).
-    if (sw_pool_follow(f->pool->p) >= 0) {
+    std::lock_guard<std::mutex> g(g_mu);
+    const int r = sw_pool_follow(f->pool->p);
+    if (r >= 0) {
+      // Others wrote: every map (what follow says it says once).
+      if (r == 1) reload_after_others(f->pool);
       f->sh->map->reload();
       rc = f->sh->map->read(o, buf, len, &got);
     }
@@ -630,7 +634,6 @@ int refuse_read_only(File* f, int code) {
 int p_write(sqlite3_file* pf, const void* buf, int n, sqlite3_int64 off) {
   auto* f = reinterpret_cast<File*>(pf);
   if (f->ro_open) return refuse_read_only(f, SQLITE_IOERR_WRITE);
-  if (f->in_ckpt && f->ckpt_refused) return failed(f, SQLITE_BUSY);  // no write access for the checkpoint
   if (int rc = begin_write(f, SQLITE_IOERR_WRITE); rc != SQLITE_OK) return failed(f, rc);
   if (int rc = f->sh->map->write(static_cast<uint64_t>(off), buf, static_cast<uint64_t>(n)); rc != 0) {
     set_err("softwrap vfs: write: %s", sw_errormsg());
@@ -799,12 +802,14 @@ int catch_up(Shared* s) {
       return r == SW_EBUSY ? SQLITE_BUSY : SQLITE_IOERR_LOCK;
     }
     if (r == 1) {
-      // Files this process holds no lock on may have changed (those it
-      // holds a lock on cannot have), and so may the directory.
+      // Files this process holds no lock on may have changed, and in WAL
+      // mode those it holds SHARED on too (checkpoints of other
+      // processes), and so may the directory: every map this process has
+      // no wrap open on is reloaded (what follow says, it says once).
+      reload_after_others(P);
       for (auto& [slot, other] : P->files) {
         if (other->n_shared == 0) other->stale = true;
       }
-      load_names(P);
     }
     // An elision begins only in byte_lock, under g_mu, which we hold: one
     // still on now was on before the refresh, so the refresh counts.
@@ -974,14 +979,16 @@ int p_check_reserved(sqlite3_file* pf, int* out) {
 // index's header: every connection then rebuilds the index from the -wal
 // file, whose frames are all still there, which also forgets the backfill.
 //
-// Write access.  Taking WAL_WRITE exclusively takes the pool's write
-// access (a session, at most 100 ms, else SQLITE_BUSY, which SQLite
-// retries through its busy handler), and so does a checkpoint when it
-// starts copying (SQLITE_FCNTL_CKPT_START: at most 1 s, else its writes
-// are SQLITE_BUSY, a busy checkpoint to wal.c); releasing WAL_WRITE or
-// WAL_CKPT pauses the session (sw_pool_write_pause: write access stays
-// until another process asks for it); the first taker after another
-// process wrote reloads the maps and the directory.  Readers never take write access, and never wait for a
+// Write access.  Taking WAL_WRITE or WAL_CKPT exclusively takes the
+// pool's write access (a session, at most 100 ms, else SQLITE_BUSY, which
+// SQLite retries through its busy handler); releasing it pauses the
+// session (sw_pool_write_pause: write access stays until another process
+// asks for it); the first taker after another process wrote reloads the
+// maps and the directory.  (A FULL, RESTART or TRUNCATE checkpoint holds
+// write access while its busy handler waits for WAL_WRITE, and a writer
+// of another process that holds WAL_WRITE waits for write access: they
+// back off in turn.  Taking it only when the copy starts removed that,
+// but then the kill campaign found corrupt databases; see results.md.)  Readers never take write access, and never wait for a
 // writer: what they read is home (above), and a read past what their map
 // knows maps the pool's growth and reloads the map (p_read).
 constexpr int kWalWriteLock = 0, kWalCkptLock = 1;  // wal.c: WAL_WRITE_LOCK, WAL_CKPT_LOCK
@@ -1053,12 +1060,8 @@ void reload_after_others(Pool* P) {
 }
 
 // The pool's write access for a WAL_WRITE holder (session:
-// &f->wal_write_session) or a checkpoint (&f->ckpt_session), waiting at
-// most wait_ms for another process to give it up.  A checkpoint takes it
-// only when it starts copying (SQLITE_FCNTL_CKPT_START), after SQLite gave
-// it WAL_WRITE if it needs that: a checkpointer holding write access while
-// its busy handler waits for WAL_WRITE would keep a writer that holds
-// WAL_WRITE waiting for write access, each backing off in turn.
+// &f->wal_write_session) or a WAL_CKPT holder (&f->ckpt_session), waiting
+// at most wait_ms for another process to give it up.
 int wal_session_begin(File* f, bool* session, int wait_ms) {
   Pool* P = f->pool;
   if (*session || P->lock_fd < 0 || P->read_only) return SQLITE_OK;  // a pool of its own always has write access
@@ -1076,7 +1079,7 @@ int wal_session_begin(File* f, bool* session, int wait_ms) {
 // ends (write access goes, every commit home, if another process has the
 // pool open).
 int wal_write_end(File* f, bool ckpt) {
-  if (ckpt) f->in_ckpt = f->ckpt_tail = f->ckpt_refused = false;
+  if (ckpt) f->in_ckpt = f->ckpt_tail = false;
   int rc = ckpt ? commit_checkpoint(f) : commit_wal(f);
   if (ckpt && rc != SQLITE_OK) invalidate_wal_index(f);
   bool& session = ckpt ? f->ckpt_session : f->wal_write_session;
@@ -1169,11 +1172,15 @@ int p_shm_lock(sqlite3_file* pf, int offset, int n, int flags) {
     if (rc != SQLITE_OK) sqlite3_log(rc, "%s", t_err.c_str());  // wal.c ignores an unlock's result
     return rc != SQLITE_OK ? failed(f, rc) : r;
   }
-  const bool had_write = f->shm->holds_exclusive(kWalWriteLock);
+  const bool had_write = f->shm->holds_exclusive(kWalWriteLock), had_ckpt = f->shm->holds_exclusive(kWalCkptLock);
   int rc = f->shm->lock(offset, n, flags);
-  if (rc != SQLITE_OK || !write || had_write) return rc;
-  rc = wal_session_begin(f, &f->wal_write_session, 100);
-  if (rc != SQLITE_OK) f->shm->lock(offset, n, SQLITE_SHM_UNLOCK | SQLITE_SHM_EXCLUSIVE);
+  if (rc != SQLITE_OK) return rc;
+  if (write && !had_write) rc = wal_session_begin(f, &f->wal_write_session, 100);
+  if (rc == SQLITE_OK && ckpt && !had_ckpt) rc = wal_session_begin(f, &f->ckpt_session, 100);
+  if (rc != SQLITE_OK) {
+    if (write && !had_write && f->wal_write_session) wal_write_end(f, false);
+    f->shm->lock(offset, n, SQLITE_SHM_UNLOCK | SQLITE_SHM_EXCLUSIVE);
+  }
   return rc;
 }
 
@@ -1215,11 +1222,6 @@ int p_file_control(sqlite3_file* pf, int op, void* arg) {
     f->in_ckpt = true;
     f->ckpt_tail = false;
     f->ckpt_pages = 0;
-    // Write access for the copy (WAL_WRITE's, if the checkpoint holds it).
-    // A writer of another process gives it up within a transaction; if it
-    // does not, the copy's first write is SQLITE_BUSY, which wal.c takes
-    // as a checkpoint that met a busy database, not as an error.
-    f->ckpt_refused = !f->wal_write_session && wal_session_begin(f, &f->ckpt_session, 1000) != SQLITE_OK;
     return SQLITE_OK;
   }
   if (f->kind == kSoftwrapVfs && op == SQLITE_FCNTL_CKPT_DONE) {

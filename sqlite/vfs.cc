@@ -792,11 +792,12 @@ bool elided_shared(Shared* s) {
 int catch_up(Shared* s) {
   Pool* P = s->pool;
   if (P->lock_fd >= 0) {
-    // Without waiting for a live writer: its commits to files this process
-    // may now read are home (p_unlock publishes them before it releases
-    // their locks; WAL mode publishes each commit), and one that died is
-    // recovered here.
-    const int r = sw_pool_follow(P->p);
+    // Waiting for a holder of write access whose commits may not be home:
+    // a live one gives it up within a millisecond of being asked (also a
+    // WAL writer keeping it between transactions), and one that died is
+    // being recovered, perhaps by another process, which writes home while
+    // it does (sw_pool_follow would not wait for that).
+    const int r = sw_pool_refresh(P->p);
     if (r < 0) {
       set_err("softwrap vfs: catching up with other processes' writes to %s: %s", P->path.c_str(), sw_errormsg());
       return r == SW_EBUSY ? SQLITE_BUSY : SQLITE_IOERR_LOCK;

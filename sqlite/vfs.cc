@@ -564,8 +564,7 @@ int commit(File* f) {
 // and SQLite's EXCLUSIVE lock, still held, keeps others from reading it.
 void abort_wrap(File* f) {
   if (f->kind != kSoftwrapVfs || !f->wrap_open) return;
-  const bool mine = same_thread(f);
-  if (mine) sw_wrap_abort(f->pool->p);
+  if (same_thread(f)) sw_wrap_abort(f->pool->p);
   wrap_ended(f);
   f->sh->map->reload();
 }
@@ -806,11 +805,8 @@ int catch_up(Shared* s) {
       // Files this process holds no lock on may have changed, and in WAL
       // mode those it holds SHARED on too (checkpoints of other
       // processes), and so may the directory: every map this process has
-      // no wrap open on is reloaded (what follow says, it says once).
+      // no wrap open on is reloaded now (refresh says it once).
       reload_after_others(P);
-      for (auto& [slot, other] : P->files) {
-        if (other->n_shared == 0) other->stale = true;
-      }
     }
     // An elision begins only in byte_lock, under g_mu, which we hold: one
     // still on now was on before the refresh, so the refresh counts.
@@ -894,12 +890,11 @@ int p_unlock(sqlite3_file* pf, int level) {
   int rc = SQLITE_OK;
   if (f->has_write) {
     // Every commit home before another process may read (the lock bytes
-    // below): this thread's (also while another session of this process,
-    // a WAL writer or a transaction on another file, keeps write access),
-    // then all of them as write access goes.  A failure keeps write
-    // access, and other processes wait.
+    // below); a failure keeps write access, and other processes wait.
+    // (While another session of this process keeps write access, readers
+    // elsewhere wait for it in their catch_up: sw_pool_refresh.)
     f->has_write = false;
-    if (sw_pool_publish(f->pool->p) != 0 || sw_pool_write_end(f->pool->p) != 0) {
+    if (sw_pool_write_end(f->pool->p) != 0) {
       set_err("softwrap vfs: giving write access up: %s", sw_errormsg());
       rc = failed(f, SQLITE_IOERR_UNLOCK);
     }

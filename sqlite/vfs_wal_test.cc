@@ -319,13 +319,21 @@ sqlite3* child_open(const char* uri) {
   return db;
 }
 
+// This process's connection when it is the child of role ROLE
+// (SW_WAL_CHILD_<ROLE> and SW_WAL_CHILD_URI set by Wal::child), else
+// nullptr.
+sqlite3* child_role(const char* role) {
+  const char* uri = std::getenv("SW_WAL_CHILD_URI");
+  if (uri == nullptr || std::getenv((std::string("SW_WAL_CHILD_") + role).c_str()) == nullptr) return nullptr;
+  return child_open(uri);
+}
+
 // The second process, interactive: opens $SW_WAL_CHILD_URI and runs one
 // command per line of its input: "busy MS" (busy timeout), "sleep MS", or
 // SQL, answering "@row a|b" per row, then "@ok" or "@err RC EXT MESSAGE".
 TEST(WalChild, Sql) {
-  const char* uri = std::getenv("SW_WAL_CHILD_URI");
-  if (uri == nullptr || std::getenv("SW_WAL_CHILD_SQL") == nullptr) GTEST_SKIP() << "a second process of the Wal tests";
-  sqlite3* db = child_open(uri);
+  sqlite3* db = child_role("SQL");
+  if (db == nullptr) GTEST_SKIP() << "a second process of the Wal tests";
   say("ok");
   Stdin in;
   std::string l;
@@ -365,9 +373,8 @@ TEST(WalChild, Sql) {
 // until its next input line, "window BEGIN_NS END_NS" (the reader's hold):
 // "@result IN_WINDOW ERRORS TOTAL FIRST_ERROR".
 TEST(WalChild, Writer) {
-  const char* uri = std::getenv("SW_WAL_CHILD_URI");
-  if (uri == nullptr || std::getenv("SW_WAL_CHILD_WRITER") == nullptr) GTEST_SKIP() << "a second process of the Wal tests";
-  sqlite3* db = child_open(uri);
+  sqlite3* db = child_role("WRITER");
+  if (db == nullptr) GTEST_SKIP() << "a second process of the Wal tests";
   sqlite3_busy_timeout(db, 1000);
   say("ready");
   Stdin in;
@@ -396,9 +403,8 @@ TEST(WalChild, Writer) {
 // The process that is killed: commits rows id = max(id)+1, +2, ... one per
 // transaction and says "@ack ID" after each COMMIT returned.
 TEST(WalChild, Committer) {
-  const char* uri = std::getenv("SW_WAL_CHILD_URI");
-  if (uri == nullptr || std::getenv("SW_WAL_CHILD_COMMITTER") == nullptr) GTEST_SKIP() << "a second process of the Wal tests";
-  sqlite3* db = child_open(uri);
+  sqlite3* db = child_role("COMMITTER");
+  if (db == nullptr) GTEST_SKIP() << "a second process of the Wal tests";
   sqlite3_busy_timeout(db, 5000);
   long long id = std::atoll(one(db, "SELECT coalesce(max(id), 0) FROM t").c_str());
   say("started " + std::to_string(id));

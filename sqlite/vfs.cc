@@ -1637,10 +1637,13 @@ int auto_init(sqlite3* db, const char**, const sqlite3_api_routines*) {
   sqlite3_vfs* v = nullptr;
   if (sqlite3_file_control(db, "main", SQLITE_FCNTL_VFS_POINTER, &v) == SQLITE_OK && v == &g_softwrap_vfs) {
     // The pragmas need a SHARED lock; another connection may hold the file
-    // exclusively for a moment.  If it stays busy the connection keeps the
-    // default journal mode, whose journal is a DRAM file here anyway.
+    // exclusively for a moment (a commit), or for long (a transaction in
+    // locking_mode=EXCLUSIVE, another process rebuilding a WAL index).  So
+    // at most 50 ms, as an open of stock SQLite does not wait at all: if
+    // it stays busy the connection keeps the default journal mode, whose
+    // journal is a DRAM file here anyway, and SQLite's spill threshold.
     int rc = SQLITE_BUSY;
-    for (int i = 0; i < 2000 && rc == SQLITE_BUSY; ++i) {
+    for (int i = 0; i < 50 && rc == SQLITE_BUSY; ++i) {
       rc = sqlite3_exec(db, kConnectionPragmas, nullptr, nullptr, nullptr);
       if (rc == SQLITE_OK) rc = set_journal_mode(db);
       if (rc == SQLITE_BUSY) usleep(1000);

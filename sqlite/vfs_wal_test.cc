@@ -642,6 +642,93 @@ TEST_P(Wal, WriteInAnOutdatedReadTransactionIsBusySnapshot) {
   EXPECT_EQ(one(a, "SELECT group_concat(x) FROM t"), "1,2,3");
 }
 
+// The file behind a connection's WAL index: stock's "-shm" beside the
+// database; ours is in /dev/shm (or beside the pool), named with the pool's
+// UUID, and found among this process's mappings.
+void close_fd(int fd) { ::close(fd); }  // the fixture's close() closes a connection
+
+std::string wal_index_file(sqlite3* db, bool stock, const std::string& path) {
+  if (stock) return path + "-shm";
+  uint8_t uuid[16] = {};
+  sw_pool* p = sw_sqlite_pool(db, "main");
+  if (p == nullptr || sw_pool_uuid(p, uuid) != 0) return "";
+  char hex[33] = {};
+  for (int i = 0; i < 16; ++i) std::snprintf(hex + 2 * i, 3, "%02x", uuid[i]);
+  FILE* maps = std::fopen("/proc/self/maps", "r");
+  if (maps == nullptr) return "";
+  std::string found;
+  char line[4096];
+  while (found.empty() && std::fgets(line, sizeof line, maps) != nullptr) {
+    const std::string l(line);
+    if (l.find(hex) != std::string::npos && l.find(".wal-index") != std::string::npos) {
+      found = l.substr(l.find('/'));
+      found.erase(found.find_last_not_of("\n") + 1);
+    }
+  }
+  std::fclose(maps);
+  return found;
+}
+
+// 3b. SQLITE_BUSY_RECOVERY: a reader that finds the WAL-index header bad
+// while another process holds WAL_WRITE and WAL_RECOVER (that process is
+// rebuilding the index) answers SQLITE_BUSY, extended SQLITE_BUSY_RECOVERY,
+// with busy timeout 0.  The other process here is a forked child that takes
+// the two byte locks of the index file (120 and 122, SQLite's lock bytes,
+// with POSIX record locks, which conflict with both VFSes' locks) and clears
+// both header copies' isInit.  Once it lets go, the same reader rebuilds the
+// index from the -wal file and finds every commit.
+TEST_P(Wal, ReaderBesideARecoveringProcessIsBusyRecovery) {
+  sqlite3* a = open();
+  ASSERT_WAL(a);
+  ASSERT_EQ(one(a, "PRAGMA wal_autocheckpoint=0"), "0");
+  ASSERT_OK(a, "CREATE TABLE t(x); INSERT INTO t VALUES(1); INSERT INTO t VALUES(2); INSERT INTO t VALUES(3)");
+  const std::string shm = wal_index_file(a, stock(), path_);
+  ASSERT_FALSE(shm.empty()) << "no WAL-index file found";
+  int ready[2], go[2];
+  ASSERT_EQ(pipe(ready), 0);
+  ASSERT_EQ(pipe(go), 0);
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {  // system calls only from here
+    char c = 'x';
+    const int fd = ::open(shm.c_str(), O_RDWR);
+    struct flock lk {};
+    lk.l_type = F_WRLCK;
+    lk.l_whence = SEEK_SET;
+    lk.l_len = 1;
+    bool ok = fd >= 0;
+    for (off_t byte : {120, 122}) {
+      lk.l_start = byte;
+      ok = ok && fcntl(fd, F_SETLK, &lk) == 0;
+    }
+    unsigned char zero = 0;
+    ok = ok && pwrite(fd, &zero, 1, 12) == 1 && pwrite(fd, &zero, 1, 48 + 12) == 1;  // isInit of both copies
+    if (!ok) c = 'e';
+    if (write(ready[1], &c, 1) != 1) _exit(2);
+    if (read(go[0], &c, 1) != 1) _exit(3);
+    _exit(ok ? 0 : 1);  // the locks go with the process
+  }
+  close_fd(ready[1]);
+  close_fd(go[0]);
+  char c = 0;
+  ASSERT_EQ(read(ready[0], &c, 1), 1);
+  ASSERT_EQ(c, 'x') << "the child could not lock " << shm;
+  sqlite3* b = open();
+  sqlite3_busy_timeout(b, 0);
+  EXPECT_EQ(exec(b, "SELECT count(*) FROM t"), SQLITE_BUSY);
+  EXPECT_EQ(sqlite3_extended_errcode(b), SQLITE_BUSY_RECOVERY) << sqlite3_errmsg(b);
+  ASSERT_EQ(write(go[1], &c, 1), 1);
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+  close_fd(ready[0]);
+  close_fd(go[1]);
+  EXPECT_EQ(one(b, "SELECT group_concat(x) FROM t"), "1,2,3") << "the reader rebuilt the index";
+  EXPECT_EQ(one(b, "PRAGMA integrity_check"), "ok");
+  ASSERT_OK(a, "INSERT INTO t VALUES(4)");
+  EXPECT_EQ(one(b, "SELECT group_concat(x) FROM t"), "1,2,3,4");
+}
+
 // 4a. The four checkpoint modes' result rows (busy, log, checkpointed).
 // No reader: each checkpoints the whole log (log = frames in the -wal file);
 // after RESTART the next commit writes from the log's start; TRUNCATE leaves

@@ -634,7 +634,11 @@ int p_write(sqlite3_file* pf, const void* buf, int n, sqlite3_int64 off) {
   auto* f = reinterpret_cast<File*>(pf);
   if (f->ro_open) return refuse_read_only(f, SQLITE_IOERR_WRITE);
   if (int rc = begin_write(f, SQLITE_IOERR_WRITE); rc != SQLITE_OK) return failed(f, rc);
-  if (int rc = f->sh->map->write(static_cast<uint64_t>(off), buf, static_cast<uint64_t>(n)); rc != 0) {
+  // A -wal file's bytes are written whole: its frames overwrite an older
+  // generation of the log (or zeros), so write-combined logging's compare
+  // would find nearly every word changed and only cost time (300 TPC-C
+  // transactions in WAL mode: 404M instructions with it, 308M without).
+  if (int rc = f->sh->map->write(static_cast<uint64_t>(off), buf, static_cast<uint64_t>(n), f->is_wal); rc != 0) {
     set_err("softwrap vfs: write: %s", sw_errormsg());
     return failed(f, sw_to_sqlite(rc, SQLITE_IOERR_WRITE));
   }

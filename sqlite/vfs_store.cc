@@ -117,7 +117,7 @@ int FileMap::read(uint64_t off, void* dst, uint64_t n, uint64_t* got) const {
   return rc;
 }
 
-int FileMap::write(uint64_t off, const void* src, uint64_t n) {
+int FileMap::write(uint64_t off, const void* src, uint64_t n, bool whole) {
   std::lock_guard<std::mutex> g(mu_);
   const uint64_t cur = size();  // only writers change it, under mu_
   const uint64_t end = off + n;
@@ -127,7 +127,9 @@ int FileMap::write(uint64_t off, const void* src, uint64_t n) {
     int rc = for_range(cur, off - cur, [&](char* a, uint64_t len, uint64_t) { return sw_memset(p_, a, 0, len); });
     if (rc != 0) return rc;
   }
-  int rc = for_range(off, n, [&](char* a, uint64_t len, uint64_t done) { return sw_write(p_, a, s + done, len); });
+  int rc = for_range(off, n, [&](char* a, uint64_t len, uint64_t done) {
+    return whole ? sw_write_whole(p_, a, s + done, len) : sw_write(p_, a, s + done, len);
+  });
   if (rc != 0) return rc;
   return end > cur ? set_size(end) : 0;
 }

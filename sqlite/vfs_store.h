@@ -87,9 +87,11 @@ class FileMap {
   // were inside the file.
   int read(uint64_t off, void* dst, uint64_t n, uint64_t* got) const;
   // Writes [off, off + n), allocating blocks and zero-filling a gap past the
-  // end.  Bytes already in the file are compared with src and only the
-  // words that differ are written.
-  int write(uint64_t off, const void* src, uint64_t n);
+  // end.  Under SW_CONFIG_WCL the engine compares bytes already in the file
+  // with src and logs only the words that differ, unless `whole` (a -wal
+  // file's frames, which overwrite an older generation of the log, or
+  // zeros, and share no words with it worth a compare: sw_write_whole).
+  int write(uint64_t off, const void* src, uint64_t n, bool whole = false);
   // Sets the size; a larger size zero-fills, a smaller one keeps the blocks.
   int truncate(uint64_t n);
 

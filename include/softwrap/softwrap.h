@@ -565,6 +565,14 @@ SW_API void sw_store64(sw_pool *pool, void *addr, uint64_t v);
 SW_API int sw_read(sw_pool *pool, void *dst, const void *src, size_t n);
 #endif
 SW_API int sw_write(sw_pool *pool, void *dst, const void *src, size_t n);
+/* As sw_write, for bytes that replace unrelated ones (a log's appends over
+ * an older generation of itself, a page that takes another page's place):
+ * under SW_CONFIG_WCL they are logged and written whole, not compared word
+ * by word with what they overwrite first, since such a compare finds
+ * nothing to leave out and costs a load and a compare per word.  The
+ * same atomicity and durability as sw_write; wcl_* counters do not count
+ * them.  Without SW_CONFIG_WCL it is sw_write. */
+SW_API int sw_write_whole(sw_pool *pool, void *dst, const void *src, size_t n);
 /* Zero-copy read: returns a pointer to n bytes equal to what
  * sw_read(pool, scratch, addr, n) would copy.  That pointer is addr itself
  * when the home bytes are what a reader sees, and scratch (filled by the

@@ -1042,14 +1042,23 @@ const void* sw_peek(sw_pool* p, const void* src, size_t n, void* scratch) {
   return scratch;
 }
 
-// sw_write / sw_memset: src is the bytes, or nullptr for n copies of ch.
-static int write_common(sw_pool* p, const char* fn, void* dst, const void* src, int ch, size_t n) {
+// sw_write / sw_write_whole / sw_memset: src is the bytes, or nullptr for
+// n copies of ch; whole: no write-combined compare (ThreadCtx::write_whole).
+static int write_common(sw_pool* p, const char* fn, void* dst, const void* src, int ch, size_t n,
+                        bool whole = false) {
   uint64_t off;
   if (!check_user(p, fn, dst, n, 1, &off)) return last_error();
   ThreadCtx& c = ctx_of(p);
   const bool ok = in_wrap(p, c, fn, [&] {
     if (p->claims) claim(p, c, fn, off, n);
-    if (src) {
+    if (src && whole) {
+      const bool compare = c.fresh.compare;
+      c.write_whole = true;
+      c.fresh.compare = false;
+      write_parts(p, c, off, src, n);
+      c.write_whole = false;
+      c.fresh.compare = compare;
+    } else if (src) {
       write_parts(p, c, off, src, n);
     } else {
       fill(p, c, off, ch, n);
@@ -1071,6 +1080,13 @@ int sw_write(sw_pool* p, void* dst, const void* src, size_t n) {
   if (!src && n) return misuse(p->strict, SW_EINVAL, "sw_write: src is NULL");
   if (n == 0) return 0;
   return write_common(p, "sw_write", dst, src, 0, n);
+}
+
+int sw_write_whole(sw_pool* p, void* dst, const void* src, size_t n) {
+  SW_NEED_POOL(p, "sw_write_whole", SW_EINVAL);
+  if (!src && n) return misuse(p->strict, SW_EINVAL, "sw_write_whole: src is NULL");
+  if (n == 0) return 0;
+  return write_common(p, "sw_write_whole", dst, src, 0, n, true);
 }
 
 int sw_memset(sw_pool* p, void* dst, int ch, size_t n) {

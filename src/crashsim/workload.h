@@ -99,6 +99,7 @@ class Driver {
   void fail(const std::string& what);
   void store(void* addr, uint64_t v, unsigned size);
   void write(void* addr, const void* src, size_t n);
+  void write_whole(void* addr, const void* src, size_t n);  // sw_write_whole
   // sw_memset of owned bytes.
   void memset(void* addr, int c, size_t n);
   // sw_modify of owned bytes: returns the writable view and checks that it

@@ -68,6 +68,10 @@ struct ThreadCtx final : TxAccess {
   std::vector<WrapAction> abort_actions;
   std::vector<uint64_t> claims;  // strict mode: words this wrap holds (api/strict.h)
   FreshSet fresh;            // blocks the open wrap allocated and writes in place (fresh.h)
+  // The range write in progress replaces unrelated bytes (sw_write_whole):
+  // the engines' write() logs and writes it whole, with no compare under
+  // SW_CONFIG_WCL (nor does fresh.write: c_api.cc clears fresh.compare).
+  bool write_whole = false;
   ObjectSet objects;         // DRAM copies of what the open wrap modifies (sw_modify; objects.h)
   // The allocator's words the open wrap changed, in the order it changed
   // them: they reach the engine together when the wrap commits (c_api.cc,

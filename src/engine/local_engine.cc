@@ -363,8 +363,10 @@ class LocalEngine final : public Engine {
       // not (WclPolicy): a range's compare costs less than logging it, and
       // the pages SQLite rewrites after a bulk load of fresh data change a
       // few words each.  (A half it leaves waiting is logged before any
-      // later uncompared store of its word: append_store.)
-      return write_wcl(ctx, t, off, in, n);
+      // later uncompared store of its word: append_store.)  Except where
+      // the caller said the bytes replace unrelated ones (sw_write_whole):
+      // logged whole below, after the queue drained.
+      if (!ctx.write_whole) return write_wcl(ctx, t, off, in, n);
     }
     if (t.spill.active()) {  // bytes the table holds keep the alias path, the rest go home
       for (size_t done = 0; done < n;) {

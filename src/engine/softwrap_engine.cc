@@ -459,9 +459,12 @@ class SoftwrapEngine final : public Engine {
       // not (WclPolicy): a range's compare costs less than logging it, and
       // the pages SQLite rewrites after a bulk load of fresh data change a
       // few words each.  (A half it leaves waiting is logged before any
-      // later uncompared store of its word: append_store.)
+      // later uncompared store of its word: append_store.)  Except where
+      // the caller said the bytes replace unrelated ones (sw_write_whole):
+      // logged whole below, after the queue drained (append_range logs a
+      // half left waiting in the range first).
       t.seen.clear();  // the range's words change without a note each
-      return write_wcl(ctx, t, off, in, n);
+      if (!ctx.write_whole) return write_wcl(ctx, t, off, in, n);
     }
     bool ok = true;
     if (!t.spill.active()) {

@@ -220,7 +220,7 @@ class UndoEngine final : public Engine {
     // With SW_CONFIG_WCL, only the byte runs that differ from home are
     // saved and written.
     t.runs.clear();
-    if (wcl_) {
+    if (wcl_ && !ctx.write_whole) {  // sw_write_whole: saved and written whole
       changed_runs(reinterpret_cast<const unsigned char*>(pool_->at(off)), off, in, n, &t.runs);
     } else {
       t.runs.push_back({off, n});
@@ -422,7 +422,7 @@ class NonatomicEngine final : public Engine {
     ctx.counters.stores.add();
     ctx.counters.home_writes.add();
     SW_TRACE_LABEL_DEFAULT("nonatomic:data");
-    if (!wcl_) {
+    if (!wcl_ || ctx.write_whole) {  // sw_write_whole: written whole
       medium_->write(pool_->at(off), src, n);
       st(ctx)->dirty.add(*medium_, pool_->at(off), n);
       return;

@@ -58,6 +58,7 @@ SQLITE_EXTENSION_INIT1
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstdarg>
 #include <cstdio>
 #include <cstdlib>
@@ -1154,6 +1155,30 @@ int p_shm_map(sqlite3_file* pf, int region, int size, int extend, void volatile*
   return rc;
 }
 
+// A writer whose WAL_WRITE found another process holding the pool's write
+// access, having let WAL_WRITE go again: waiting for write access while
+// holding WAL_WRITE would keep a checkpointer of that process that waits
+// for WAL_WRITE (FULL, RESTART, TRUNCATE) from finishing, and so from
+// giving write access up, and each side would back off in turn (a writer
+// beside back-to-back FULL checkpoints made 37 commits/s, 3,130 on stock).
+// So it waits without it, up to 100 ms in 5 ms steps, and the caller takes
+// WAL_WRITE again.  Beside a checkpoint that blocks writers (the other
+// process's checkpoint mark: ShmConn::mark) it answers SQLITE_BUSY at once,
+// as stock's writer meets that checkpoint's WAL_WRITE, so that SQLite's
+// busy handler lets the transaction's read lock go, which a RESTART or
+// TRUNCATE waits for.
+int wal_wait_for_write_access(File* f) {
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::milliseconds(100);
+  for (;;) {
+    if (f->shm->marked_elsewhere()) {
+      set_err("softwrap vfs: a checkpoint in another process blocks writers");
+      return SQLITE_BUSY;
+    }
+    const int rc = wal_session_begin(f, &f->wal_write_session, 5);
+    if (rc != SQLITE_BUSY || std::chrono::steady_clock::now() >= give_up) return rc;
+  }
+}
+
 int p_shm_lock(sqlite3_file* pf, int offset, int n, int flags) {
   auto* f = reinterpret_cast<File*>(pf);
   if (f->shm == nullptr) return SQLITE_IOERR_SHMLOCK;
@@ -1167,15 +1192,37 @@ int p_shm_lock(sqlite3_file* pf, int offset, int n, int flags) {
     if (write && f->shm->holds_exclusive(kWalWriteLock)) rc = wal_write_end(f, false);
     if (ckpt && f->shm->holds_exclusive(kWalCkptLock)) {
       if (const int r = wal_write_end(f, true); rc == SQLITE_OK) rc = r;
+      if (const int r = f->shm->mark(false); r != SQLITE_OK && rc == SQLITE_OK) {
+        t_err = f->shm->error();
+        rc = r;
+      }
     }
     const int r = f->shm->lock(offset, n, flags);
     if (rc != SQLITE_OK) sqlite3_log(rc, "%s", t_err.c_str());  // wal.c ignores an unlock's result
     return rc != SQLITE_OK ? failed(f, rc) : r;
   }
   const bool had_write = f->shm->holds_exclusive(kWalWriteLock), had_ckpt = f->shm->holds_exclusive(kWalCkptLock);
+  if (write && had_ckpt && !had_write && f->kind == kSoftwrapVfs) {
+    // A checkpoint asking for WAL_WRITE (FULL, RESTART, TRUNCATE; wal.c
+    // retries through its busy handler): the mark stays until WAL_CKPT goes.
+    if (const int r = f->shm->mark(true); r != SQLITE_OK) {
+      t_err = f->shm->error();
+      return failed(f, r);
+    }
+  }
   int rc = f->shm->lock(offset, n, flags);
   if (rc != SQLITE_OK) return rc;
-  if (write && !had_write) rc = wal_session_begin(f, &f->wal_write_session, 100);
+  if (write && !had_write) {
+    rc = wal_session_begin(f, &f->wal_write_session, 0);
+    if (rc == SQLITE_BUSY && !ckpt) {
+      f->shm->lock(offset, n, SQLITE_SHM_UNLOCK | SQLITE_SHM_EXCLUSIVE);
+      if (rc = wal_wait_for_write_access(f); rc != SQLITE_OK) return rc;
+      if (rc = f->shm->lock(offset, n, flags); rc != SQLITE_OK) {
+        wal_write_end(f, false);
+        return rc;
+      }
+    }
+  }
   if (rc == SQLITE_OK && ckpt && !had_ckpt) rc = wal_session_begin(f, &f->ckpt_session, 100);
   if (rc != SQLITE_OK) {
     if (write && !had_write && f->wal_write_session) wal_write_end(f, false);

@@ -44,6 +44,7 @@ namespace {
 // as data a lock could disturb (byte-range locks are advisory anyway).
 constexpr off_t kLockBase = 120;
 constexpr off_t kDmsByte = kLockBase + SQLITE_SHM_NLOCK;  // 128
+constexpr off_t kMarkByte = kDmsByte + 1;                  // 129: ShmConn::mark
 // How long an opener waits for another process that holds the dead-man
 // switch's write lock (it is truncating the file: a few system calls).
 constexpr auto kDmsPatience = std::chrono::milliseconds(250);
@@ -78,6 +79,7 @@ struct ShmNode {
   };
   std::vector<Chunk> chunks;      // mmap'ed (a file) or heap (private_mem) memory
   int count[SQLITE_SHM_NLOCK] = {};  // lock i: shared holders (> 0), exclusive (-1) or free (0)
+  int marks = 0;                     // connections holding the checkpoint mark
 };
 
 namespace {
@@ -471,6 +473,36 @@ int ShmConn::lock(int offset, int n, int flags) {
   return SQLITE_OK;
 }
 
+int ShmConn::mark(bool on) {
+  if (node_ == nullptr || node_->forgotten.load(std::memory_order_relaxed)) return on ? SQLITE_IOERR_SHMLOCK : SQLITE_OK;
+  ShmNode& node = *node_;
+  std::lock_guard<std::mutex> lk(node.mu);
+  if (marked_ == on) return SQLITE_OK;
+  if (!node.private_mem && (on ? node.marks == 0 : node.marks == 1)) {
+    const int e = set_lock(node.fd, on ? F_RDLCK : F_UNLCK, kMarkByte, 1);
+    if (e != 0) {  // a read lock conflicts only with a write lock, which nobody takes
+      err_ = "softwrap vfs: cannot " + std::string(on ? "set" : "clear") + " the checkpoint mark of " + path_ + ": " +
+             errno_text(e);
+      return SQLITE_IOERR_SHMLOCK;
+    }
+  }
+  node.marks += on ? 1 : -1;
+  marked_ = on;
+  return SQLITE_OK;
+}
+
+bool ShmConn::marked_elsewhere() const {
+  if (node_ == nullptr || node_->private_mem || node_->forgotten.load(std::memory_order_relaxed)) return false;
+  struct flock fl {};
+  fl.l_type = F_WRLCK;  // conflicts with any read lock of another open file description
+  fl.l_whence = SEEK_SET;
+  fl.l_start = kMarkByte;
+  fl.l_len = 1;
+  fl.l_pid = 0;
+  if (fcntl(node_->fd, F_OFD_GETLK, &fl) != 0) return false;
+  return fl.l_type != F_UNLCK;
+}
+
 void ShmConn::barrier() { std::atomic_thread_fence(std::memory_order_seq_cst); }
 
 int ShmConn::unmap(bool delete_file) {
@@ -484,6 +516,8 @@ int ShmConn::unmap(bool delete_file) {
   {
     std::lock_guard<std::mutex> lk(n->mu);
     release_locks(~0u);
+    if (marked_ && --n->marks == 0 && n->fd >= 0) set_lock(n->fd, F_UNLCK, kMarkByte, 1);
+    marked_ = false;
   }
   node_ = nullptr;
   Registry* reg = registry();

@@ -68,6 +68,18 @@ class ShmConn {
   int unmap(bool delete_file);
   bool holds_exclusive(int lock_index) const;
   bool holds_shared(int lock_index) const;
+  // The checkpoint mark (not one of SQLite's locks: a read lock on a byte
+  // of its own, held while any connection of the process has it set).
+  // The VFS sets it while a checkpoint that blocks writers (FULL, RESTART,
+  // TRUNCATE: it asks for WAL_WRITE while it holds WAL_CKPT) runs, so that
+  // a writer of another process waiting for the pool's write access gives
+  // up at once, as stock's writers do beside such a checkpoint, instead of
+  // keeping its read lock while the checkpoint waits for readers.
+  // mark(): SQLITE_OK or SQLITE_IOERR_SHMLOCK; idempotent per connection;
+  // unmap() clears it.  marked_elsewhere(): another process has it set
+  // (false on private memory, or if the system cannot tell).
+  int mark(bool on);
+  bool marked_elsewhere() const;
   // The message of the last failed map() or lock() ("" if none).
   const std::string& error() const { return err_; }
 
@@ -84,6 +96,7 @@ class ShmConn {
   std::string path_;       // the name this connection opened (unlinked by unmap(true))
   unsigned shared_ = 0;    // bit i: holds lock i shared; written under the node's mutex
   unsigned exclusive_ = 0; // bit i: holds lock i exclusively; likewise
+  bool marked_ = false;    // holds the checkpoint mark; likewise
   std::string err_;
 };
 

@@ -69,7 +69,7 @@ off_t file_size(const std::string& path) {
 // then answers one line per command on its standard input:
 //   lock OFF N s|x -> rc      unlock OFF N -> rc       map R EXTEND -> rc null|mapped
 //   write R OFF V -> rc       read R OFF -> value|null  unmap DELETE -> rc
-//   pid -> its process id
+//   pid -> its process id     mark 1|0 -> rc            marked -> 1|0 (marked_elsewhere)
 // and ends at the end of its input.
 TEST(ShmChild, Commands) {
   const char* path = std::getenv("SW_SHM_CHILD_PATH");
@@ -117,6 +117,12 @@ TEST(ShmChild, Commands) {
       }
     } else if (op == "pid") {
       std::cout << getpid() << std::endl;
+    } else if (op == "mark") {
+      int on = 0;
+      in >> on;
+      std::cout << c->mark(on != 0) << std::endl;
+    } else if (op == "marked") {
+      std::cout << (c->marked_elsewhere() ? 1 : 0) << std::endl;
     } else if (op == "unmap") {
       int del = 0;
       in >> del;
@@ -471,6 +477,41 @@ TEST_F(Shm, LocksConflictAcrossProcesses) {
   std::string rest;
   EXPECT_EQ(p->finish(&rest), 0) << rest;
   EXPECT_EQ(a->lock(3, 1, kShared), SQLITE_OK);  // its end released it
+}
+
+// The checkpoint mark: seen by other processes only, held while any
+// connection of the process has it set, cleared by mark(false), by unmap
+// and by the process's end; it is no lock of SQLite's.
+TEST_F(Shm, CheckpointMarkIsSeenByOtherProcessesOnly) {
+  auto a = open_or_die(spec_);
+  auto b = open_or_die(spec_);
+  auto p = peer();
+  EXPECT_EQ(ask(p.get(), "marked"), "0");
+  ASSERT_EQ(a->mark(true), SQLITE_OK);
+  EXPECT_EQ(a->mark(true), SQLITE_OK);  // idempotent
+  EXPECT_FALSE(b->marked_elsewhere()) << "the process's own mark";
+  EXPECT_EQ(ask(p.get(), "marked"), "1");
+  EXPECT_EQ(ask(p.get(), "lock 0 8 x"), "0") << "the mark holds none of SQLite's locks";
+  EXPECT_EQ(ask(p.get(), "unlock 0 8"), "0");
+  ASSERT_EQ(b->mark(true), SQLITE_OK);
+  ASSERT_EQ(a->mark(false), SQLITE_OK);
+  EXPECT_EQ(ask(p.get(), "marked"), "1") << "b still has it";
+  ASSERT_EQ(b->unmap(false), SQLITE_OK);
+  EXPECT_EQ(ask(p.get(), "marked"), "0") << "unmap clears it";
+  EXPECT_EQ(ask(p.get(), "mark 1"), "0");
+  EXPECT_TRUE(a->marked_elsewhere());
+  EXPECT_EQ(ask(p.get(), "mark 0"), "0");
+  EXPECT_FALSE(a->marked_elsewhere());
+  EXPECT_EQ(ask(p.get(), "mark 1"), "0");
+  std::string rest;
+  EXPECT_EQ(p->finish(&rest), 0) << rest;
+  EXPECT_FALSE(a->marked_elsewhere()) << "the process's end clears it";
+  ShmSpec priv = spec_;
+  priv.private_mem = true;
+  auto m = open_or_die(priv);
+  EXPECT_EQ(m->mark(true), SQLITE_OK);
+  EXPECT_FALSE(m->marked_elsewhere());
+  EXPECT_EQ(m->mark(false), SQLITE_OK);
 }
 
 TEST_F(Shm, RegionsAreSharedAcrossProcesses) {

@@ -1139,6 +1139,14 @@ int p_shm_map(sqlite3_file* pf, int region, int size, int extend, void volatile*
       std::lock_guard<std::mutex> g(g_mu);
       spec = shm_spec(f);
     }
+    // Once per process: the indexes in /dev/shm that processes killed
+    // before they closed left behind, which nobody has open (a tmpfs
+    // keeps them, in memory, until the machine restarts; stock's -shm
+    // files sit beside their databases and go with them).
+    static std::once_flag swept;
+    if (!spec.private_mem && spec.path.rfind("/dev/shm/", 0) == 0) {
+      std::call_once(swept, [] { shm_sweep_unused("/dev/shm", "softwrap-", ".wal-index"); });
+    }
     std::unique_ptr<ShmConn> conn;
     std::string err;
     if (const int rc = shm_open(spec, &conn, &err); rc != SQLITE_OK) {

@@ -19,6 +19,7 @@
 // before they touch theirs.
 #include "vfs_shm.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <sqlite3.h>
 #include <sys/mman.h>
@@ -281,6 +282,17 @@ int shm_open(const ShmSpec& spec, std::unique_ptr<ShmConn>* out, std::string* er
       lk.unlock();
       close(fd);
       return rc;
+    }
+    // Still the name's file?  take_dms may have waited for a process that
+    // held the dead-man switch's write lock to sweep this file away
+    // (shm_sweep_unused); a descriptor of an unlinked index would make this
+    // process's index another than everyone else's.
+    if (stat(spec.path.c_str(), &now) != 0 || now.st_dev != st.st_dev || now.st_ino != st.st_ino) {
+      lk.unlock();
+      close(fd);  // drops the dead-man switch's lock with it
+      if (attempt < 8) continue;
+      *err = "softwrap vfs: the wal-index " + spec.path + " keeps being replaced";
+      return SQLITE_BUSY;
     }
     n = new ShmNode;
     n->path = spec.path;
@@ -557,6 +569,45 @@ bool ShmConn::holds_shared(int lock_index) const {
 }
 
 ShmConn::~ShmConn() { unmap(false); }
+
+int shm_sweep_unused(const std::string& dir, const std::string& prefix, const std::string& suffix) {
+  DIR* d = opendir(dir.c_str());
+  if (d == nullptr) return 0;
+  std::vector<std::string> names;
+  while (const dirent* e = readdir(d)) {
+    const std::string name = e->d_name;
+    if (name.size() > prefix.size() + suffix.size() && name.compare(0, prefix.size(), prefix) == 0 &&
+        name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0) {
+      names.push_back(name);
+    }
+  }
+  closedir(d);
+  int removed = 0;
+  Registry* reg = registry();
+  for (const std::string& name : names) {
+    const std::string path = dir + "/" + name;
+    const int fd = open(path.c_str(), O_RDWR | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0) continue;  // another user's, gone already, not a regular file we may write
+    struct stat st {};
+    bool gone = false;
+    {
+      // The registry mutex keeps this process's own openers out, and a
+      // node of this process holds the read lock anyway.
+      std::lock_guard<std::mutex> lk(reg->mu);
+      struct stat now {};
+      if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && set_lock(fd, F_WRLCK, kDmsByte, 1) == 0 &&
+          stat(path.c_str(), &now) == 0 && now.st_dev == st.st_dev && now.st_ino == st.st_ino) {
+        // Nobody has it open (no dead-man switch lock), and while this
+        // write lock is held nobody can start using it, nor make the name
+        // another file's (openers re-check the name after their lock).
+        gone = unlink(path.c_str()) == 0;
+      }
+    }
+    close(fd);  // drops the lock
+    if (gone) ++removed;
+  }
+  return removed;
+}
 
 void shm_forget_after_fork() {
   Registry* old = registry();

@@ -106,6 +106,14 @@ class ShmConn {
 // SQLITE_IOERR_SHMOPEN, with *err naming the path and the system's reason.
 int shm_open(const ShmSpec& spec, std::unique_ptr<ShmConn>* out, std::string* err);
 
+// Removes the wal-index files in `dir` named prefix...suffix that no
+// process has open (nobody holds their dead-man switch): what processes
+// killed before they closed left behind.  Such a file holds nothing the
+// next opener would keep (it resets a file nobody had open), so removing
+// it loses nothing; one in use, or one another user owns, stays.  Returns
+// how many were removed.
+int shm_sweep_unused(const std::string& dir, const std::string& prefix, const std::string& suffix);
+
 // For the VFS's pthread_atfork child handler (one thread exists): forgets
 // every node the parent had, closing the child's copies of their
 // descriptors without unlocking (the locks belong to the parent's open

@@ -21,6 +21,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <memory>
 #include <random>
@@ -37,6 +38,7 @@ namespace fs = std::filesystem;
 using softwrap::sqlite_test::Child;
 using softwrap::sqlite_vfs::shm_forget_after_fork;
 using softwrap::sqlite_vfs::shm_open;
+using softwrap::sqlite_vfs::shm_sweep_unused;
 using softwrap::sqlite_vfs::ShmConn;
 using softwrap::sqlite_vfs::ShmSpec;
 
@@ -585,6 +587,72 @@ TEST_F(Shm, JoinerKeepsLiveContent) {
   auto c = open_or_die(spec_);                // alone again: stale
   EXPECT_EQ(file_size(spec_.path), 0);
   EXPECT_EQ(region(c.get(), 0, false), nullptr);
+}
+
+// shm_sweep_unused removes only index files nobody has open: one a
+// connection left behind (closed without deleting) goes; one this process
+// has open, one another process has open and a file of another name stay,
+// and their connections keep working.
+TEST_F(Shm, SweepRemovesOnlyIndexesNobodyHasOpen) {
+  ShmSpec left = spec_, mine = spec_, theirs = spec_;
+  left.path = dir_ + "/sw-left.idx";
+  mine.path = dir_ + "/sw-mine.idx";
+  theirs.path = dir_ + "/sw-theirs.idx";
+  spec_ = theirs;  // the peer's
+  open_or_die(left)->unmap(false);
+  ASSERT_TRUE(fs::exists(left.path));
+  auto m = open_or_die(mine);
+  auto p = peer();
+  const std::string other = dir_ + "/other.idx";
+  { std::ofstream(other) << "x"; }
+  EXPECT_EQ(shm_sweep_unused(dir_, "sw-", ".idx"), 1);
+  EXPECT_FALSE(fs::exists(left.path));
+  EXPECT_TRUE(fs::exists(mine.path));
+  EXPECT_TRUE(fs::exists(theirs.path));
+  EXPECT_TRUE(fs::exists(other));
+  EXPECT_EQ(m->lock(0, 1, kExcl), SQLITE_OK);
+  EXPECT_EQ(ask(p.get(), "lock 0 1 x"), "0");
+  auto t = open_or_die(theirs);  // joins the peer's live index
+  EXPECT_EQ(t->lock(0, 1, kShared), SQLITE_BUSY);
+  std::string rest;
+  EXPECT_EQ(p->finish(&rest), 0) << rest;
+  EXPECT_EQ(shm_sweep_unused(dir_, "sw-", ".idx"), 0) << "both still open here";
+  m.reset();
+  t.reset();
+  EXPECT_EQ(shm_sweep_unused(dir_, "sw-", ".idx"), 2);
+  EXPECT_EQ(shm_sweep_unused("/nonexistent-dir", "sw-", ".idx"), 0);
+}
+
+// An opener that waited on the dead-man switch of a file that was then
+// swept away (the sweeper held the switch's write lock, unlinked the name
+// and closed) does not keep the unlinked file: it opens the name again,
+// so a process opening after it finds the same index.
+TEST_F(Shm, OpenerOfASweptFileOpensTheNameAgain) {
+  const int fd = open(spec_.path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  ASSERT_GE(fd, 0);
+  struct flock fl {};
+  fl.l_type = F_WRLCK;
+  fl.l_whence = SEEK_SET;
+  fl.l_start = 128;
+  fl.l_len = 1;
+  ASSERT_EQ(fcntl(fd, F_OFD_SETLK, &fl), 0);  // "a sweeper"
+  std::thread sweeper([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(30));
+    unlink(spec_.path.c_str());
+    close(fd);
+  });
+  std::unique_ptr<ShmConn> c;
+  std::string err;
+  ASSERT_EQ(shm_open(spec_, &c, &err), SQLITE_OK) << err;
+  sweeper.join();
+  ASSERT_TRUE(fs::exists(spec_.path));
+  auto* r = reinterpret_cast<volatile int32_t*>(region(c.get(), 0, true));
+  ASSERT_NE(r, nullptr);
+  r[100] = 77;
+  auto p = peer();
+  EXPECT_EQ(ask(p.get(), "read 0 400"), "77") << "the opener kept an unlinked file";
+  std::string rest;
+  EXPECT_EQ(p->finish(&rest), 0) << rest;
 }
 
 TEST_F(Shm, OpenWaitsBrieflyForAnotherInitializer) {

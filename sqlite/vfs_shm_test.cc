@@ -589,6 +589,23 @@ TEST_F(Shm, JoinerKeepsLiveContent) {
   EXPECT_EQ(region(c.get(), 0, false), nullptr);
 }
 
+// A descriptor of `path` (created if need be) holding the dead-man
+// switch's write lock, as an opener resetting the file or a sweeper does;
+// -1 if that failed.
+int hold_dms(const std::string& path) {
+  const int fd = open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  struct flock fl {};
+  fl.l_type = F_WRLCK;
+  fl.l_whence = SEEK_SET;
+  fl.l_start = 128;
+  fl.l_len = 1;
+  if (fd >= 0 && fcntl(fd, F_OFD_SETLK, &fl) != 0) {
+    close(fd);
+    return -1;
+  }
+  return fd;
+}
+
 // shm_sweep_unused removes only index files nobody has open: one a
 // connection left behind (closed without deleting) goes; one this process
 // has open, one another process has open and a file of another name stay,
@@ -628,14 +645,8 @@ TEST_F(Shm, SweepRemovesOnlyIndexesNobodyHasOpen) {
 // and closed) does not keep the unlinked file: it opens the name again,
 // so a process opening after it finds the same index.
 TEST_F(Shm, OpenerOfASweptFileOpensTheNameAgain) {
-  const int fd = open(spec_.path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  const int fd = hold_dms(spec_.path);  // "a sweeper"
   ASSERT_GE(fd, 0);
-  struct flock fl {};
-  fl.l_type = F_WRLCK;
-  fl.l_whence = SEEK_SET;
-  fl.l_start = 128;
-  fl.l_len = 1;
-  ASSERT_EQ(fcntl(fd, F_OFD_SETLK, &fl), 0);  // "a sweeper"
   std::thread sweeper([&] {
     std::this_thread::sleep_for(std::chrono::milliseconds(30));
     unlink(spec_.path.c_str());
@@ -656,14 +667,8 @@ TEST_F(Shm, OpenerOfASweptFileOpensTheNameAgain) {
 }
 
 TEST_F(Shm, OpenWaitsBrieflyForAnotherInitializer) {
-  const int fd = open(spec_.path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  const int fd = hold_dms(spec_.path);  // "another opener, truncating"
   ASSERT_GE(fd, 0);
-  struct flock fl {};
-  fl.l_type = F_WRLCK;
-  fl.l_whence = SEEK_SET;
-  fl.l_start = 128;
-  fl.l_len = 1;
-  ASSERT_EQ(fcntl(fd, F_OFD_SETLK, &fl), 0);  // "another opener, truncating"
   std::unique_ptr<ShmConn> c;
   std::string err;
   EXPECT_EQ(shm_open(spec_, &c, &err), SQLITE_BUSY);

@@ -274,6 +274,9 @@ int Sharing::enter(int wait_ms, bool explicit_session) {
   }
   ++sessions_;
   if (explicit_session) ++explicit_;
+  // A session gives nothing up: the watcher looks for waiters again only
+  // once the last one ends lingering (exit), not once a millisecond now.
+  lingering_ = false;
   return 0;
 }
 

@@ -522,7 +522,8 @@ int ShmConn::unmap(bool delete_file) {
   ShmNode* n = node_;
   if (n->forgotten.load(std::memory_order_relaxed)) {  // the parent's: leaked, and its mutex left alone
     node_ = nullptr;
-    shared_ = exclusive_ = 0;
+    shared_ = 0;
+    exclusive_ = 0;
     return SQLITE_OK;
   }
   {
@@ -556,16 +557,12 @@ int ShmConn::unmap(bool delete_file) {
 
 bool ShmConn::holds_exclusive(int lock_index) const {
   assert(lock_index >= 0 && lock_index < SQLITE_SHM_NLOCK);
-  if (node_ == nullptr || node_->forgotten.load(std::memory_order_relaxed)) return (exclusive_ >> lock_index) & 1;
-  std::lock_guard<std::mutex> lk(node_->mu);
-  return (exclusive_ >> lock_index) & 1;
+  return (exclusive_.load(std::memory_order_relaxed) >> lock_index) & 1;
 }
 
 bool ShmConn::holds_shared(int lock_index) const {
   assert(lock_index >= 0 && lock_index < SQLITE_SHM_NLOCK);
-  if (node_ == nullptr || node_->forgotten.load(std::memory_order_relaxed)) return (shared_ >> lock_index) & 1;
-  std::lock_guard<std::mutex> lk(node_->mu);
-  return (shared_ >> lock_index) & 1;
+  return (shared_.load(std::memory_order_relaxed) >> lock_index) & 1;
 }
 
 ShmConn::~ShmConn() { unmap(false); }

@@ -31,6 +31,7 @@
 
 #include <sys/types.h>
 
+#include <atomic>
 #include <memory>
 #include <string>
 #include <utility>
@@ -94,8 +95,11 @@ class ShmConn {
 
   ShmNode* node_;          // nullptr after unmap
   std::string path_;       // the name this connection opened (unlinked by unmap(true))
-  unsigned shared_ = 0;    // bit i: holds lock i shared; written under the node's mutex
-  unsigned exclusive_ = 0; // bit i: holds lock i exclusively; likewise
+  // Bit i: holds lock i shared / exclusively.  Written under the node's
+  // mutex; read without it by holds_*, which SQLite asks on the
+  // connection's own thread (it serializes a connection) on every xShmLock.
+  std::atomic<unsigned> shared_{0};
+  std::atomic<unsigned> exclusive_{0};
   bool marked_ = false;    // holds the checkpoint mark; likewise
   std::string err_;
 };

@@ -127,9 +127,6 @@ struct Shared {
   void* reserved = nullptr;
   void* pending = nullptr;
   void* exclusive = nullptr;
-  // Another process may have changed the file since `map` was loaded:
-  // reload it at this process's next SHARED lock on it.
-  bool stale = true;
   bool proc_pending = false;  // this process holds the PENDING byte (write lock)
   // Wraps of this process open on the file (writes not committed yet): a
   // reload would read what they changed only from the engine's view.
@@ -582,7 +579,7 @@ int failed(const File* f, int rc) {
 int p_close(sqlite3_file* pf);
 // WAL mode ("WAL mode", below).
 bool wal_mode(const File* f);
-int commit_wal_frames(File* wal);
+int commit_home(File* f);
 int commit_checkpoint(File* db);
 int publish(File* f);
 void reload_after_others(Pool* P);  // g_mu held
@@ -601,9 +598,13 @@ int p_read(sqlite3_file* pf, void* buf, int n, sqlite3_int64 off) {
     std::lock_guard<std::mutex> g(g_mu);
     const int r = sw_pool_follow(f->pool->p);
     if (r >= 0) {
-      // Others wrote: every map (what follow says it says once).
-      if (r == 1) reload_after_others(f->pool);
-      f->sh->map->reload();
+      // Others wrote: every map (what follow says it says once), this one
+      // among them (no wrap is open on it: no write access); else this one.
+      if (r == 1) {
+        reload_after_others(f->pool);
+      } else {
+        f->sh->map->reload();
+      }
       rc = f->sh->map->read(o, buf, len, &got);
     }
   }
@@ -649,8 +650,7 @@ int p_write(sqlite3_file* pf, const void* buf, int n, sqlite3_int64 off) {
     // COMMIT (the xShmBarrier that follows cannot report one).
     const auto o = static_cast<uint64_t>(off);
     if (f->commit_at != 0 && o == f->commit_at) {
-      f->commit_at = 0;
-      if (int rc = commit_wal_frames(f); rc != SQLITE_OK) return failed(f, SQLITE_IOERR_WRITE);
+      if (int rc = commit_home(f); rc != SQLITE_OK) return failed(f, SQLITE_IOERR_WRITE);  // (clears commit_at)
     } else if (n == static_cast<int>(kWalFrameHeaderBytes) && o >= kWalHeaderBytes && big_endian32(static_cast<const char*>(buf) + 4) != 0) {
       f->commit_at = o + kWalFrameHeaderBytes;
     }
@@ -682,8 +682,7 @@ int p_truncate(sqlite3_file* pf, sqlite3_int64 size) {
 int p_sync(sqlite3_file* pf, int) {
   auto* f = reinterpret_cast<File*>(pf);
   f->ckpt_tail = false;
-  int rc = commit(f);
-  if (rc == SQLITE_OK && f->kind == kSoftwrapVfs && wal_mode(f)) rc = publish(f);
+  const int rc = f->kind == kSoftwrapVfs && wal_mode(f) ? commit_home(f) : commit(f);
   return rc == SQLITE_OK ? rc : failed(f, rc);
 }
 
@@ -818,10 +817,6 @@ int catch_up(Shared* s) {
     std::lock_guard<std::mutex> lk(P->lk_mu);
     if (P->elided) P->current = true;
   }
-  if (s->stale) {
-    s->map->reload();
-    s->stale = false;
-  }
   return SQLITE_OK;
 }
 
@@ -834,12 +829,7 @@ int p_lock(sqlite3_file* pf, int level) {
   if (level == SQLITE_LOCK_SHARED) {
     if (s->pending != nullptr || s->exclusive != nullptr) return SQLITE_BUSY;
     if (s->n_shared == 0) {
-      if (elided_shared(s)) {
-        if (s->stale) {
-          s->map->reload();
-          s->stale = false;
-        }
-      } else {
+      if (!elided_shared(s)) {
         if (!process_shared(s)) return SQLITE_BUSY;
         if (const int rc = catch_up(s); rc != SQLITE_OK) {
           shared_range(s, F_UNLCK);
@@ -1004,9 +994,10 @@ int publish(File* f) {
   return SQLITE_IOERR_FSYNC;
 }
 
-int commit_wal_frames(File* wal) {
-  if (int rc = commit(wal); rc != SQLITE_OK) return rc;
-  return publish(wal);
+// Commits f's wrap and makes this thread's commits home (publish).
+int commit_home(File* f) {
+  if (int rc = commit(f); rc != SQLITE_OK) return rc;
+  return publish(f);
 }
 
 // Commits and publishes every -wal wrap of database `db` open on this
@@ -1019,8 +1010,7 @@ int commit_wal(File* db) {
                            [db](const File* w) { return w->pool == db->pool && w->db_slot == db->sh->slot; });
     if (it == t_wal_wraps.end()) break;
     File* w = *it;
-    if (const int r = commit(w); r != SQLITE_OK) rc = r;
-    if (w->wrap_open) break;  // not this thread's (cannot happen: the list is)
+    if (const int r = commit(w); r != SQLITE_OK) rc = r;  // either way off the list (wrap_ended)
     committed = true;
   }
   if (rc == SQLITE_OK && committed) rc = publish(db);
@@ -1031,8 +1021,7 @@ int commit_wal(File* db) {
 int commit_checkpoint(File* db) {
   if (!db->wrap_open) return SQLITE_OK;
   db->ckpt_pages = 0;
-  if (int rc = commit(db); rc != SQLITE_OK) return rc;
-  return publish(db);
+  return commit_home(db);
 }
 
 // After a failed checkpoint commit: both copies of the WAL-index header
@@ -1054,7 +1043,6 @@ void reload_after_others(Pool* P) {
   for (auto& [slot, s] : P->files) {
     if (s->open_wraps.load(std::memory_order_relaxed) == 0) {
       s->map->reload();
-      s->stale = false;
     }
   }
   load_names(P);
@@ -1310,7 +1298,7 @@ int p_close(sqlite3_file* pf) {
   if (f->is_wal && f->kind == kSoftwrapVfs && f->wrap_open && same_thread(f)) {
     // A -wal file's writes no header counts are harmless, and a truncation
     // at close (journal_size_limit) is wanted: commit, not roll back.
-    if (commit_wal_frames(f) != SQLITE_OK) sqlite3_log(SQLITE_IOERR_WRITE, "%s", t_err.c_str());
+    if (commit_home(f) != SQLITE_OK) sqlite3_log(SQLITE_IOERR_WRITE, "%s", t_err.c_str());
   }
   abort_wrap(f);
   p_shm_unmap(pf, 0);

@@ -43,7 +43,7 @@ void FileMap::reload() {
     }
     publish_block(i, static_cast<char*>(sw_pool_ptr(p_, b)));
   }
-  nblocks_.store(n, std::memory_order_release);
+  nblocks_ = n;
   size_.store(std::min(load_word(p_, &d_->size), n * kBlock), std::memory_order_release);
 }
 
@@ -63,7 +63,7 @@ int FileMap::for_range(uint64_t off, uint64_t n, Fn fn) const {
 // Makes sure blocks [0, need) exist.  The map follows each store as it
 // succeeds, so it matches the pool (in this wrap) also after a failure.
 int FileMap::ensure_blocks(uint64_t need) {
-  const uint64_t have = nblocks_.load(std::memory_order_relaxed);
+  const uint64_t have = nblocks_;
   if (need <= have) return 0;
   if (need > kLeaf * kLeaves) return SW_ETOOBIG;
   const uint64_t cap = load_word(p_, &d_->table_cap);
@@ -95,7 +95,7 @@ int FileMap::ensure_blocks(uint64_t need) {
     if (int rc = store_word(p_, &t[i], sw_pool_offset(p_, b)); rc != 0) return rc;
     if (int rc = store_word(p_, &d_->nblocks, i + 1); rc != 0) return rc;
     publish_block(i, static_cast<char*>(b));
-    nblocks_.store(i + 1, std::memory_order_release);
+    nblocks_ = i + 1;
   }
   return 0;
 }

@@ -27,9 +27,9 @@
 // safe: block addresses sit in a two-level table whose leaves never move
 // and whose entries, once published, change only to the same address
 // (reload) — a block stays a file's until the file is deleted, and
-// truncation keeps it — and the block count and the size are published
-// after the blocks they cover (release), so a reader that loads the size
-// (acquire) finds every block below it.  Writers (write, truncate, reload)
+// truncation keeps it — and the size is published after the blocks it
+// covers (release), so a reader that loads the size (acquire) finds every
+// block below it.  Writers (write, truncate, reload)
 // serialize on a mutex of the map.
 #ifndef SOFTWRAP_SQLITE_VFS_STORE_H_
 #define SOFTWRAP_SQLITE_VFS_STORE_H_
@@ -113,7 +113,7 @@ class FileMap {
   Dirent* d_;
   std::mutex mu_;
   std::atomic<uint64_t> size_{0};
-  std::atomic<uint64_t> nblocks_{0};
+  uint64_t nblocks_ = 0;  // GUARDED_BY(mu_): blocks published (readers go by size_)
   std::atomic<std::atomic<char*>*> leaves_[kLeaves] = {};
 };
 

@@ -698,6 +698,57 @@ TEST_P(EngineTest, WrapAfterCommitsThatFilledTheLaneCommitsWithoutWaiting) {
   EXPECT_TRUE(got == big);
 }
 
+// Back-to-back wraps that each need most of the free heap for log extents:
+// a wrap whose extents the heap cannot give at once must wait for the
+// frames before it to retire (they hold the extents until they are home),
+// not fail with SW_ETOOBIG.  With and without the retirement thread, in a
+// pool that cannot grow.
+TEST_P(EngineTest, BackToBackLargeWrapsWaitForLogExtentsInsteadOfFailing) {
+  if (!atomic_engine()) GTEST_SKIP() << "nonatomic keeps no log";
+  for (const bool retire_thread : {true, false}) {
+    SCOPED_TRACE(retire_thread ? "retirement thread" : "no retirement thread");
+    sw_pool_close(pool_);
+    pool_ = nullptr;
+    ::unlink(path_.c_str());
+    sw_config c = cfg(0, 64 << 10);
+    c.lanes = 2;
+    if (!retire_thread) c.flags |= SW_CONFIG_NO_RETIRE_THREAD;
+    pool_ = sw_pool_create(path_.c_str(), 32 << 20, &c);
+    ASSERT_NE(pool_, nullptr) << sw_errormsg();
+    auto* root = static_cast<uint64_t*>(sw_pool_root(pool_, 64));
+    ASSERT_NE(root, nullptr);
+    constexpr size_t kData = 8 << 20;
+    auto* data = static_cast<unsigned char*>(sw_pmalloc_slot(pool_, root, kData));
+    ASSERT_NE(data, nullptr) << sw_errormsg();
+    // Each wrap rewrites all of `data`: its log (in extents: the lanes are
+    // small) needs more than kData bytes, and the heap left over holds one
+    // such log but not two (the pool cannot grow: its size is its maximum).
+    std::vector<unsigned char> v(kData);
+    for (int round = 1; round <= 6; ++round) {
+      std::fill(v.begin(), v.end(), static_cast<unsigned char>(round));
+      ASSERT_EQ(sw_wrap_open(pool_), 0);
+      ASSERT_EQ(sw_write(pool_, data, v.data(), v.size()), 0) << "round " << round << ": " << sw_errormsg();
+      ASSERT_EQ(sw_wrap_close(pool_), 0) << "round " << round << ": " << sw_errormsg();
+    }
+    std::vector<unsigned char> got(kData);
+    ASSERT_EQ(sw_read(pool_, got.data(), data, got.size()), 0);
+    EXPECT_TRUE(got == v);
+    // A log much larger than the wrap's alias entries: the same 512 words
+    // stored over and over.  Such a wrap leaves its table far below a
+    // switch, so the next wrap would share the table with the frame that
+    // holds the extents (and could not wait for it) unless it opens in a
+    // new table.
+    auto* words = reinterpret_cast<uint64_t*>(data);
+    constexpr uint64_t kStores = (kData + kData / 2) / 16;
+    for (uint64_t round = 1; round <= 4; ++round) {
+      ASSERT_EQ(sw_wrap_open(pool_), 0);
+      for (uint64_t i = 0; i < kStores; ++i) sw_store64(pool_, &words[i % 512], round << 32 | i);
+      ASSERT_EQ(sw_wrap_close(pool_), 0) << "repeated stores, round " << round << ": " << sw_errormsg();
+    }
+    for (uint64_t i = kStores - 512; i < kStores; ++i) ASSERT_EQ(sw_load64(pool_, &words[i % 512]), uint64_t{4} << 32 | i);
+  }
+}
+
 TEST_P(EngineTest, WrapLargerThanTheFreePoolFailsCleanlyAndLosesNothing) {
   if (!atomic_engine()) GTEST_SKIP() << "nonatomic keeps no log";
   create(0, 64 << 10, 16 << 20);

@@ -183,7 +183,7 @@ class LocalEngine final : public Engine {
       // Home now, but replayable until the watermark passes seq: the
       // extents go back then (advance_watermark).
       std::lock_guard<std::mutex> g(wm_mu_);
-      retiring_extents_.push_back({seq, std::move(ex)});
+      retiring_extents_.push_back({seq, 0, std::move(ex)});
     }
     Lane& l = *t.lane;
     clear(t);
@@ -414,7 +414,7 @@ class LocalEngine final : public Engine {
     return 0;
   }
   ~LocalEngine() override {
-    for (auto& [seq, ex] : retiring_extents_) ExtentSource::release(alloc_, ex);
+    for (RetiringFrame& f : retiring_extents_) ExtentSource::release(alloc_, f.extents);
   }
   int shutdown() override { return quiesce(); }
 

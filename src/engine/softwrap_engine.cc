@@ -130,6 +130,7 @@ class SoftwrapEngine final : public Engine {
 
   void attach(ThreadCtx& ctx) override {
     auto* t = new SwThread(this, pool_, medium_, alloc_, &SoftwrapEngine::room);
+    t->writer.set_extent_reclaim(&SoftwrapEngine::reclaim_extents, t);
     t->id = (thread_ids_.fetch_add(1) + 1) & 0xFFFF;
     ctx.engine_state = t;
   }
@@ -166,7 +167,13 @@ class SoftwrapEngine final : public Engine {
       ring_.wait_retired(t.lane->committed.front().seq);
       reclaim(*t.lane);
     }
-    ring_.throttle(pressed(*t.lane));
+    // Committed frames that hold log extents and whose table is the active
+    // one: a switch first, so that they can retire (and give the extents
+    // back) while this wrap is open, should it need the space
+    // (reclaim_log_space).
+    const bool extents_in_active = has_retiring_extents_.load(std::memory_order_relaxed) &&
+                                   newest_extent_gen_.load(std::memory_order_relaxed) >= ring_.active_gen();
+    ring_.throttle(pressed(*t.lane) || extents_in_active);
     t.tag = ring_.enter();
     // meta = stamp: thread context id, wrap serial, valid bit.
     t.stamp = t.id << 48 | (ctx.wrap_serial & ((uint64_t{1} << 47) - 1)) << 1 | kMetaValid;
@@ -220,8 +227,15 @@ class SoftwrapEngine final : public Engine {
     ctx.commit_seq_ = seq;
     if (t.spill.active()) t.spill.finish_commit();  // before leave(): see spill.h
     if (std::vector<LogExtent> ex = t.writer.take_extents(); !ex.empty()) {
+      // The table active now (read after the seq was taken) gets a seq
+      // boundary at or above it at its switch: the frame is home once that
+      // table is retired.
+      const uint64_t gen = ring_.active_gen();
       std::lock_guard<std::mutex> g(ext_mu_);
-      retiring_extents_.push_back({seq, std::move(ex)});
+      retiring_extents_.push_back({seq, gen, std::move(ex)});
+      if (gen > newest_extent_gen_.load(std::memory_order_relaxed)) {
+        newest_extent_gen_.store(gen, std::memory_order_relaxed);
+      }
       has_retiring_extents_.store(true, std::memory_order_relaxed);
     }
     ring_.leave(t.tag);
@@ -742,6 +756,37 @@ class SoftwrapEngine final : public Engine {
   // has freed (never waits).
   static void room(void* self, Lane& l) { static_cast<SwThread*>(self)->engine->reclaim(l); }
 
+  // The heap has no free chunk for the open wrap's log: committed frames
+  // may hold extents only until they are retired, so wait for those whose
+  // tables can retire while this wrap is open (tables older than its
+  // colour's active one: it stores into that one or newer) and take their
+  // extents back.  A wrap never waits for its own table (that wait could
+  // only end at its own close); begin() switched tables away from frames
+  // holding extents, so that case is a wrap that raced another thread's
+  // large commit.  True if extents were released (look again).
+  static bool reclaim_extents(void* self) {
+    auto* t = static_cast<SwThread*>(self);
+    return t->engine->reclaim_log_space(*t);
+  }
+  bool reclaim_log_space(const SwThread& t) {
+    if (!has_retiring_extents_.load(std::memory_order_relaxed)) return false;
+    uint64_t want = 0;
+    size_t held = 0;
+    {
+      std::lock_guard<std::mutex> g(ext_mu_);
+      held = retiring_extents_.size();
+      for (const RetiringFrame& f : retiring_extents_) {
+        if (f.gen < t.tag.active) want = std::max(want, f.seq);
+      }
+    }
+    if (want == 0) return false;
+    if (ring_.retired_seq() < want) ring_.wait_retired(want);  // bounded; what retired in time is released below
+    std::lock_guard<std::mutex> g(ext_mu_);
+    release_extents_locked(ring_.retired_seq(), &retiring_extents_, alloc_);
+    has_retiring_extents_.store(!retiring_extents_.empty(), std::memory_order_relaxed);
+    return retiring_extents_.size() < held;
+  }
+
   PoolFile* pool_;
   Medium* medium_;
   LoadTap load_;
@@ -751,6 +796,7 @@ class SoftwrapEngine final : public Engine {
   std::mutex ext_mu_;
   RetiringExtents retiring_extents_;  // by seq; GUARDED_BY(ext_mu_)
   std::atomic<bool> has_retiring_extents_{false};
+  std::atomic<uint64_t> newest_extent_gen_{0};  // the largest RetiringFrame::gen pushed (a hint)
   size_t page_size_;
   uint64_t spill_bytes_;
   bool wcl_;  // write-combined logging (SW_CONFIG_WCL)

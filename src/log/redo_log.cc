@@ -30,22 +30,26 @@ uint64_t frame_seed(const PoolFile& pool, uint32_t lane, uint64_t phys_pos) {
 // ------------------------------------------------------------ ExtentSource
 
 LogExtent ExtentSource::take() {
-  uint32_t n = taken_.empty() ? 1 : std::min(taken_.back().chunks * 2, kMaxChunks);
+  const uint32_t want = taken_.empty() ? 1 : std::min(taken_.back().chunks * 2, kMaxChunks);
   // A smaller extent after a refused larger one (a pool that cannot grow
   // that far) is a success: the thread's error stays what it was.
   const int err = last_error();
   const std::string msg = err != 0 ? last_error_message() : std::string();
-  for (; n > 0; n /= 2) {
-    if (const uint64_t off = alloc_->reserve_log_chunks(n)) {
-      if (err != 0) {
-        set_error(err, "%s", msg.c_str());
-      } else {
-        clear_error();
+  // No chunk at all: the reclaim function may free the extents of frames
+  // that are home by now (or wait for them to be), then look again.
+  do {
+    for (uint32_t n = want; n > 0; n /= 2) {
+      if (const uint64_t off = alloc_->reserve_log_chunks(n)) {
+        if (err != 0) {
+          set_error(err, "%s", msg.c_str());
+        } else {
+          clear_error();
+        }
+        taken_.push_back({off, n});
+        return taken_.back();
       }
-      taken_.push_back({off, n});
-      return taken_.back();
     }
-  }
+  } while (reclaim_ != nullptr && reclaim_(reclaim_self_));
   return {0, 0};
 }
 
@@ -66,8 +70,8 @@ void ExtentSource::release_all() {
 
 void release_extents_locked(uint64_t retired, RetiringExtents* q, Allocator* alloc) {
   for (auto it = q->begin(); it != q->end();) {
-    if (it->first <= retired) {
-      ExtentSource::release(alloc, it->second);
+    if (it->seq <= retired) {
+      ExtentSource::release(alloc, it->extents);
       it = q->erase(it);
     } else {
       ++it;

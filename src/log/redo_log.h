@@ -77,8 +77,16 @@ class ExtentSource {
  public:
   static constexpr uint32_t kMaxChunks = 256;  // 64 MiB
   explicit ExtentSource(Allocator* alloc) : alloc_(alloc) {}
+  // Called when the heap has no free chunk: frees what it can (log extents
+  // that committed frames hold until they are retired) and returns whether
+  // take() should look again.  The owning engine's, or none.
+  using ReclaimFn = bool (*)(void* self);
+  void set_reclaim(ReclaimFn fn, void* self) {
+    reclaim_ = fn;
+    reclaim_self_ = self;
+  }
   // A new extent (recorded in taken()), or {0, 0} if the heap has no free
-  // chunk at all.
+  // chunk at all (after the reclaim function, if any, found nothing more).
   LogExtent take();
   const std::vector<LogExtent>& taken() const { return taken_; }
   // Hands the recorded extents over (to be released later) and resets.
@@ -90,11 +98,21 @@ class ExtentSource {
  private:
   Allocator* alloc_;
   std::vector<LogExtent> taken_;
+  ReclaimFn reclaim_ = nullptr;
+  void* reclaim_self_ = nullptr;
 };
 
-// Committed frames' extents awaiting retirement, as (seq, extents) in any
-// order: releases those with seq <= retired (the caller holds the lock).
-using RetiringExtents = std::deque<std::pair<uint64_t, std::vector<LogExtent>>>;
+// A committed frame's extents awaiting retirement: the frame's seq and the
+// alias-table generation that was active when it committed (the frame is
+// home once that table is retired; softwrap), 0 where unused.
+struct RetiringFrame {
+  uint64_t seq;
+  uint64_t gen;
+  std::vector<LogExtent> extents;
+};
+// Such frames in any order: release_extents_locked releases those with
+// seq <= retired (the caller holds the lock).
+using RetiringExtents = std::deque<RetiringFrame>;
 void release_extents_locked(uint64_t retired, RetiringExtents* q, Allocator* alloc);
 
 // Writes frames into one lane at a time.  One writer per thread; begin()
@@ -174,6 +192,8 @@ class RedoWriter {
   // The extents the last committed frame continued in (release them once
   // the frame is retired).
   std::vector<LogExtent> take_extents() { return extents_.hand_over(); }
+  // See ExtentSource::set_reclaim.
+  void set_extent_reclaim(ExtentSource::ReclaimFn fn, void* self) { extents_.set_reclaim(fn, self); }
 
   bool open() const { return lane_ != nullptr; }
   uint32_t entries() const { return count_; }

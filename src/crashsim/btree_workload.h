@@ -6,7 +6,7 @@
 #ifndef SOFTWRAP_CRASHSIM_BTREE_WORKLOAD_H_
 #define SOFTWRAP_CRASHSIM_BTREE_WORKLOAD_H_
 
-#include "crashsim/workload.h"
+#include "crashsim/driver.h"
 
 namespace softwrap::crashsim {
 

@@ -11,7 +11,7 @@
 
 #include <vector>
 
-#include "crashsim/workload.h"
+#include "crashsim/driver.h"
 
 namespace softwrap::crashsim {
 

@@ -12,7 +12,7 @@
 
 #include <vector>
 
-#include "crashsim/workload.h"
+#include "crashsim/driver.h"
 
 namespace softwrap::crashsim {
 

@@ -24,7 +24,7 @@
 #include <string>
 #include <vector>
 
-#include "crashsim/workload.h"
+#include "crashsim/driver.h"
 #include "workloads/access.h"
 
 namespace softwrap::crashsim {

@@ -28,7 +28,7 @@
 //   the golden state before or after the wrap it had open (after, once its
 //   close had returned); 4. Allocator::check passes; 5. no committed redo
 //   frame above the watermark and no undo record of an open generation is
-//   left; 6. if the workload has a check_image hook (workload.h), the hook
+//   left; 6. if the workload has a check_image hook (driver.h), the hook
 //   passes on the recovered image opened as a pool.  For some images per
 //   crash point (nested_per_point) recovery itself is traced and crashed at
 //   each of its fences, one level deep: the re-recovered image must pass
@@ -49,7 +49,7 @@
 #include <vector>
 
 #include "crashsim/model.h"
-#include "crashsim/workload.h"
+#include "crashsim/driver.h"
 #include "pool/pool.h"
 #include "softwrap/softwrap.h"
 

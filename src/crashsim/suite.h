@@ -32,7 +32,7 @@
 #include <vector>
 
 #include "crashsim/model.h"
-#include "crashsim/workload.h"
+#include "crashsim/driver.h"
 #include "softwrap/softwrap.h"
 
 namespace softwrap::crashsim {

@@ -1,5 +1,8 @@
-// workload.h — deterministic programs the crash simulator runs through the
-// public C API, and the driver that records what their state must be.
+// driver.h — the crash simulator's Driver, which records what the state of
+// the programs it runs must be at every crash point (golden states), and
+// the registry of those programs (its workloads: deterministic programs
+// that run through the public C API).  Not the benchmark workloads of
+// workloads/workload.h: these exist to be crashed, not timed.
 //
 // Approach.  A workload is a seeded function that opens, stores, writes,
 // allocates, frees, nests and aborts wraps through sw_* calls.  It calls
@@ -23,8 +26,8 @@
 // commit).  With set_external_wraps(true) the driver's open/close/abort
 // only mark the boundaries and save the golden states around that code;
 // the workload re-declares what it owns (own) before close.
-#ifndef SOFTWRAP_CRASHSIM_WORKLOAD_H_
-#define SOFTWRAP_CRASHSIM_WORKLOAD_H_
+#ifndef SOFTWRAP_CRASHSIM_DRIVER_H_
+#define SOFTWRAP_CRASHSIM_DRIVER_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -252,4 +255,4 @@ const Workload* find_workload(const std::string& name);
 
 }  // namespace softwrap::crashsim
 
-#endif  // SOFTWRAP_CRASHSIM_WORKLOAD_H_
+#endif  // SOFTWRAP_CRASHSIM_DRIVER_H_

@@ -1,11 +1,12 @@
-// workload.cc — the driver's golden bookkeeping and the workloads.
+// driver.cc — the crash simulator's Driver (the golden states of the
+// programs it runs) and the registry of those programs (its workloads).
 //
 // Every workload keeps its bytes in the root object (and, for `alloc`, in
 // the objects it allocates); pointers are stored as pool offsets so that an
 // image means the same thing at any base address.  Sizes are chosen so a
 // small pool (8 MiB, 2 lanes of 64 KiB) holds everything, except in `grow`,
 // whose pool grows to 64 MiB.
-#include "crashsim/workload.h"
+#include "crashsim/driver.h"
 
 #include <algorithm>
 #include <condition_variable>

@@ -292,6 +292,13 @@ TEST_P(VfsTest, PageWritesAreComparedInTheEngineUnlessWclIsZero) {
     EXPECT_NE(pool, nullptr);
     EXPECT_EQ(sw_sqlite_pool(db, "temp"), nullptr) << "the temp database is not in the pool";
     if (pool == nullptr) return std::string();
+    // The load home before the reset: retirement runs in the background, so
+    // the part of the load it had not yet written home (its pages that were
+    // not fresh blocks, some 31,000 words) was counted with the updates or
+    // not depending on when it ran, and a reset while the retirer counts
+    // can lose the reset (its counters are plain per-thread increments).
+    // With nothing left to retire the counters below are the updates' own.
+    EXPECT_EQ(sw_pool_quiesce(pool), 0);
     EXPECT_EQ(sw_pool_stats_reset(pool), 0);
     // 200 one-row transactions: each changes a few bytes of one page.
     for (int i = 1; i <= 200; ++i) {
@@ -312,8 +319,12 @@ TEST_P(VfsTest, PageWritesAreComparedInTheEngineUnlessWclIsZero) {
   EXPECT_EQ(off.wcl_words_eliminated, 0u);
   if (is_softwrap()) {
     EXPECT_GT(off.log_bytes, 8 * on.log_bytes) << "whole pages reach the log";
-    // Home writes are the same either way (retirement writes what changed).
-    EXPECT_LT(on.nvram_words + (off.log_bytes - on.log_bytes) / 16, off.nvram_words);
+    // Home writes are the same either way (retirement writes what changed):
+    // whole pages add their log words to the pool's writes, not much more
+    // (writing the pages home whole adds some 200 pages of 512 words).
+    const uint64_t extra_log_words = (off.log_bytes - on.log_bytes) / 8;
+    EXPECT_LT(on.nvram_words + extra_log_words / 2, off.nvram_words);
+    EXPECT_LT(off.nvram_words, on.nvram_words + extra_log_words + extra_log_words / 10);
   } else {
     EXPECT_GT(off.nvram_words, 4 * on.nvram_words) << "scm: whole pages written home";
   }

@@ -826,32 +826,53 @@ TEST(ScmEmuMediumTest, SharedQueueIsSharedByAllThreads) {
 }
 
 TEST(ScmEmuMediumTest, PerThreadQueuesDoNotDelayOtherThreadsPcommit) {
-  // A background thread fills its queue with 40 lines (40 ms of device
-  // time); a foreground thread's pcommit of 2 lines waits only for its own.
-  constexpr uint64_t kTw = 1000000;
-  ScmEmuMedium m(timing(kTw));
+  // A background thread fills its queue with kQueued lines in one flush
+  // (the queue has exactly that many entries, so it never waits); a
+  // foreground thread's pcommit of 2 lines waits only for its own.  Had it
+  // waited for the background's lines (one queue for both, or a fence that
+  // waits for every queue as drain() does), it could not return before
+  // their last completion stamp, which by the queue's own clock is at
+  // least bg0 + kQueued * Tw (bg0 read before the flush).  So the upper
+  // bound is that stamp, not a multiple of the foreground's own wall time:
+  // a broken medium fails it every time, and a correct one only if the
+  // foreground thread stalls for about 40 s (a loaded machine descheduling
+  // it for milliseconds, which broke a 6 * Tw bound, leaves it alone).
+  constexpr uint64_t kTw = 10000000;
+  constexpr uint32_t kQueued = 4096;
+  ScmEmuMedium m(timing(kTw, 0, kQueued));
+  struct alignas(64) BackgroundLines {
+    char bytes[kQueued * 64];
+  };
+  static BackgroundLines bg;
   static Lines l;
+  std::atomic<uint64_t> bg0{0};
   std::atomic<bool> queued{false};
   std::thread background([&] {
-    for (int i = 0; i < 8; ++i) m.flush(l.bytes + i * 64, 8);  // fills the 8 entries without waiting
+    bg0 = scm_now_ns();
+    m.flush(bg.bytes, sizeof bg.bytes);
     queued = true;
   });
   while (!queued) std::this_thread::yield();
   const uint64_t t0 = scm_now_ns();
-  m.flush(l.bytes + 40 * 64, 8);
-  m.flush(l.bytes + 41 * 64, 8);
+  m.flush(l.bytes, 8);
+  m.flush(l.bytes + 64, 8);
   m.fence(FenceKind::kCommit);
-  const uint64_t own = scm_now_ns() - t0;
-  EXPECT_GE(own, 2 * kTw * 9 / 10);
-  EXPECT_LT(own, 6 * kTw) << "the foreground pcommit waited for the background thread's queue";
-  background.join();
-  EXPECT_EQ(m.queue_stats().lines_written, 10u);
-  // drain() (pool close) waits for every thread's queue.
-  m.flush(l.bytes + 50 * 64, 8);
   const uint64_t t1 = scm_now_ns();
-  std::thread([&] { for (int i = 0; i < 4; ++i) m.flush(l.bytes + (20 + i) * 64, 8); }).join();
-  m.drain();
-  EXPECT_GE(scm_now_ns() - t1, 4 * kTw * 9 / 10);
+  EXPECT_GE(t1 - t0, 2 * kTw * 9 / 10) << "the pcommit waits for its own lines";
+  EXPECT_LT(t1, bg0 + kQueued * kTw) << "the foreground pcommit waited for the background thread's queue";
+  background.join();
+  const auto s = m.queue_stats();
+  EXPECT_EQ(s.lines_written, kQueued + 2u);
+  EXPECT_EQ(s.full_waits, 0u) << "each thread's lines fit its own queue";
+  // drain() (pool close) waits for every thread's queue (a medium of its
+  // own: the one above still has the background's lines pending).
+  constexpr uint64_t kDrainTw = 1000000;
+  ScmEmuMedium d(timing(kDrainTw));
+  d.flush(l.bytes + 50 * 64, 8);
+  const uint64_t t2 = scm_now_ns();
+  std::thread([&] { for (int i = 0; i < 4; ++i) d.flush(l.bytes + (20 + i) * 64, 8); }).join();
+  d.drain();
+  EXPECT_GE(scm_now_ns() - t2, 4 * kDrainTw * 9 / 10);
 }
 
 TEST(ScmEmuMediumTest, DrainWaitsForTheWholeQueue) {

@@ -733,11 +733,14 @@ class SoftwrapEngine final : public Engine {
 
   // Log extents of frames with seq <= retired go back to the heap: those
   // frames are home and will never be replayed.
-  void release_extents(uint64_t retired) {
-    if (!has_retiring_extents_.load(std::memory_order_relaxed)) return;
+  // Whether any were released.
+  bool release_extents(uint64_t retired) {
+    if (!has_retiring_extents_.load(std::memory_order_relaxed)) return false;
     std::lock_guard<std::mutex> g(ext_mu_);
+    const size_t held = retiring_extents_.size();
     release_extents_locked(retired, &retiring_extents_, alloc_);
     has_retiring_extents_.store(!retiring_extents_.empty(), std::memory_order_relaxed);
+    return retiring_extents_.size() < held;
   }
 
   void reclaim(Lane& l) {
@@ -771,20 +774,18 @@ class SoftwrapEngine final : public Engine {
   bool reclaim_log_space(const SwThread& t) {
     if (!has_retiring_extents_.load(std::memory_order_relaxed)) return false;
     uint64_t want = 0;
-    size_t held = 0;
     {
       std::lock_guard<std::mutex> g(ext_mu_);
-      held = retiring_extents_.size();
       for (const RetiringFrame& f : retiring_extents_) {
         if (f.gen < t.tag.active) want = std::max(want, f.seq);
       }
     }
     if (want == 0) return false;
-    if (ring_.retired_seq() < want) ring_.wait_retired(want);  // bounded; what retired in time is released below
-    std::lock_guard<std::mutex> g(ext_mu_);
-    release_extents_locked(ring_.retired_seq(), &retiring_extents_, alloc_);
-    has_retiring_extents_.store(!retiring_extents_.empty(), std::memory_order_relaxed);
-    return retiring_extents_.size() < held;
+    if (ring_.retired_seq() < want) ring_.wait_retired(want);  // bounded
+    // Look again if this call gave extents back, or if another thread did
+    // (the frames waited for are retired): each true answer leaves fewer
+    // frames of older tables, so the caller's retries end.
+    return release_extents(ring_.retired_seq()) || ring_.retired_seq() >= want;
   }
 
   PoolFile* pool_;

@@ -51,6 +51,9 @@ int Sharing::open_begin() {
   std::lock_guard<std::mutex> g(mu_);
   if (int rc = p_->file->lock_write(resolve_wait(-1))) return rc;
   held_ = true;
+  // A holder that left the marker set died: the recovery at open replays
+  // its commits, heap changes among them (open_end tells the others).
+  open_found_dead_ = (load_word(&p_->file->meta()->writer) & 1) != 0;
   // The file was validated and mapped at the durable size it had before
   // we held write access: another handle may have grown the pool since
   // (a growth needs write access).  Map it before anything relies on the
@@ -65,9 +68,10 @@ int Sharing::open_end() {
   PoolMeta* m = p_->file->meta();
   // Recovery ran at open: whatever the marker said, the pool is current.
   const uint64_t next = load_word(&m->write_epoch) + 1;
+  heap_epoch_ = load_word(&m->heap_epoch);  // the allocator was built at open, from this heap
+  if (open_found_dead_) raise_heap_epoch();
   mark_taken(next);
   state_epoch_ = view_epoch_ = next;
-  heap_epoch_ = load_word(&m->heap_epoch);  // the allocator was built at open, from this heap
   now_held();
   int rc = 0;
   if (!alone_) rc = give_up();
@@ -126,6 +130,12 @@ int Sharing::take(int wait_ms) {
     if (dead || heap != heap_epoch_) {
       if (int rc = p_->alloc->reload()) return fail(rc);
       heap_epoch_ = heap;
+      // The dead holder's heap changes (recovered just now, or home
+      // already) never raised heap_epoch: only a clean give-up does.
+      // Raised here, so that every other handle rebuilds its allocator
+      // at its next take instead of handing out what the dead one
+      // allocated (mark_taken makes it durable with the marker).
+      if (dead) raise_heap_epoch();
     } else {
       p_->alloc->forget_zero_chunks();
     }
@@ -144,6 +154,12 @@ int Sharing::take(int wait_ms) {
   return 0;
 }
 
+void Sharing::raise_heap_epoch() {
+  PoolMeta* m = p_->file->meta();
+  heap_epoch_ = load_word(&m->heap_epoch) + 1;
+  p_->medium->store(&m->heap_epoch, heap_epoch_, 8);  // flushed and fenced by mark_taken
+}
+
 void Sharing::mark_taken(uint64_t epoch) {
   PoolMeta* m = p_->file->meta();
   Medium& md = *p_->medium;
@@ -151,7 +167,7 @@ void Sharing::mark_taken(uint64_t epoch) {
   md.store(&m->writer_pid, static_cast<uint64_t>(getpid()), 8);
   md.store(&m->write_epoch, epoch, 8);
   md.store(&m->writer, token_ | 1, 8);
-  md.flush(&m->writer, 3 * sizeof(uint64_t));
+  md.flush(&m->writer, 4 * sizeof(uint64_t));  // with heap_epoch (raise_heap_epoch)
   md.fence(FenceKind::kOther);
 }
 

@@ -97,6 +97,10 @@ class Sharing {
   // REQUIRES mu_, write access held: the marker says this handle holds it
   // (write_epoch = epoch; stored, flushed, fenced), then the handle's state.
   void mark_taken(uint64_t epoch);
+  // heap_epoch + 1, stored (mark_taken flushes it) and reflected in
+  // heap_epoch_: after recovering a holder that died, whose heap changes
+  // never raised it, with the allocator just built from the heap.
+  void raise_heap_epoch();
   void now_held();
   void watch();
   int resolve_wait(int wait_ms) const;
@@ -117,6 +121,7 @@ class Sharing {
   uint64_t state_epoch_ = 0;  // the write_epoch the allocator and engine state reflect
   uint64_t view_epoch_ = 0;   // the write_epoch the caller's caches reflect (refresh())
   uint64_t heap_epoch_ = 0;   // the heap_epoch the allocator's state reflects
+  bool open_found_dead_ = false;  // open_begin found the marker of a holder that died
   uint64_t heap_changes_ = 0;  // Allocator::heap_changes() when write access was taken
   uint64_t last_exit_ms_ = 0;  // GUARDED_BY(mu_): when the last session ended
   int (*alone_hook_)(void*) = nullptr;  // GUARDED_BY(mu_)

@@ -95,8 +95,9 @@ struct PoolMeta {
   // directly (store, flush, fence), only by the handle that holds the
   // pool's write lock.
   // heap_epoch: raised by a handle giving write access up after it changed
-  // the heap's metadata (allocations, frees, growth), so the next holder
-  // rebuilds its allocator only when it must.
+  // the heap's metadata (allocations, frees, growth), and by a handle that
+  // recovers a holder that died (whose changes never raised it), so the
+  // next holder rebuilds its allocator only when it must.
   uint64_t writer;
   uint64_t write_epoch;
   uint64_t writer_pid;

@@ -101,6 +101,37 @@ int write_root(sw_pool* p, Root* r, uint64_t v) {
   _exit(8);
 }
 
+// "alloc": opens the pool, takes write access and keeps it, allocates
+// kAllocBlocks extents in one wrap (their offsets in the root's blocks,
+// committed), reports each offset on `up`, then waits to be killed: it
+// dies holding write access, so it never gives write access up (the
+// clean give-up is what raises heap_epoch for the heap changes it made).
+constexpr int kAllocBlocks = 4;
+constexpr size_t kAllocBytes = 256u << 10;  // one chunk each
+[[noreturn]] void alloc_role(const char* path, sw_engine_kind engine, int up) {
+  sw_config c{};
+  c.engine = engine;
+  c.medium = SW_MEDIUM_X86;
+  c.flags = SW_CONFIG_SHARED;
+  sw_pool* p = sw_pool_open(path, &c);
+  if (p == nullptr) _exit(2);
+  auto* r = static_cast<Root*>(sw_pool_root(p, 0));
+  if (sw_pool_write_begin(p, -1) != 0) _exit(3);
+  if (sw_wrap_open(p) != 0) _exit(4);
+  uint64_t offs[kAllocBlocks];
+  for (int i = 0; i < kAllocBlocks; ++i) {
+    void* b = sw_pmalloc(p, kAllocBytes);
+    if (b == nullptr) _exit(5);
+    offs[i] = sw_pool_offset(p, b);
+    sw_store64(p, &r->blocks[i], offs[i]);
+  }
+  if (sw_wrap_close(p) != 0) _exit(6);
+  for (uint64_t o : offs) {
+    if (write(up, &o, sizeof o) != sizeof o) _exit(7);
+  }
+  for (;;) pause();
+}
+
 // "own": a handle of its own writes 77 + i and closes.
 [[noreturn]] void own_role(const char* path, sw_engine_kind engine) {
   sw_config c{};
@@ -121,6 +152,7 @@ TEST(ShareChild, Role) {
   if (std::strcmp(role, "died") == 0) {
     died_role(path, engine, std::atoi(std::getenv("SW_SHARE_UP")), std::atoi(std::getenv("SW_SHARE_DOWN")));
   }
+  if (std::strcmp(role, "alloc") == 0) alloc_role(path, engine, std::atoi(std::getenv("SW_SHARE_UP")));
   own_role(path, engine);
 }
 
@@ -205,6 +237,8 @@ class Shared : public ::testing::TestWithParam<sw_engine_kind> {
   ASSERT_EQ(sw_pool_close(x), 0);
 }
 
+  // ADeadHoldersAllocations...: below.
+  void dead_holders_allocations(bool recover_by_open);
   std::string path_;
 };
 
@@ -372,6 +406,85 @@ TEST_P(Shared, AWriterThatDiedIsRecoveredByTheNextHandle) { died_writer(true); }
 // in between (so taking write access did not raise the epoch): the reader
 // still learns that recovering it changed the pool.
 TEST_P(Shared, AReaderLearnsOfADeadWritersCommitsAfterItsOwnSession) { died_writer(false); }
+
+// A holder that dies after committing allocations never raises heap_epoch
+// (a clean give-up does), and the handle that recovers it (here a reader's
+// refresh, in the VFS also an open, or a reader's read in WAL mode)
+// rebuilds only its own allocator.  Another handle whose allocator state
+// predates the dead holder's allocations, and whose heap_epoch still
+// matches, must rebuild its state too when it next takes write access:
+// else it hands out the chunks the dead holder allocated again (found by
+// sw_sqlite_mp_kill --journal wal: a -wal file whose second block was its
+// first, and a checkpoint that copied torn frames into the database).
+void Shared::dead_holders_allocations(bool recover_by_open) {
+  sw_pool* a = create();
+  ASSERT_NE(a, nullptr);
+  auto* ra = static_cast<Root*>(sw_pool_root(a, sizeof(Root)));
+  ASSERT_NE(ra, nullptr);
+  sw_pool* b = open();
+  ASSERT_NE(b, nullptr) << sw_errormsg();
+  auto* rb = static_cast<Root*>(sw_pool_root(b, 0));
+  // a allocates and frees (its heap change raises heap_epoch; its own
+  // state then matches it), so both handles are current.
+  ASSERT_EQ(sw_wrap_open(a), 0) << sw_errormsg();
+  void* tmp = sw_pmalloc(a, kAllocBytes);
+  ASSERT_NE(tmp, nullptr) << sw_errormsg();
+  ASSERT_EQ(sw_wrap_close(a), 0) << sw_errormsg();
+  ASSERT_EQ(sw_wrap_open(a), 0) << sw_errormsg();
+  ASSERT_EQ(sw_pfree(a, tmp), 0) << sw_errormsg();
+  ASSERT_EQ(sw_wrap_close(a), 0) << sw_errormsg();
+  ASSERT_GE(sw_pool_refresh(b), 0) << sw_errormsg();
+  int up[2];
+  ASSERT_EQ(pipe(up), 0);
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    close(up[0]);
+    sw_pool_close(a);  // the parent's handles: forgotten, not touched
+    sw_pool_close(b);
+    exec_role("alloc", path_, GetParam(), up[1], -1);
+  }
+  close(up[1]);
+  std::set<uint64_t> dead_blocks;
+  for (int i = 0; i < kAllocBlocks; ++i) {
+    uint64_t o = 0;
+    ASSERT_EQ(read(up[0], &o, sizeof o), static_cast<ssize_t>(sizeof o)) << "the child failed";
+    dead_blocks.insert(o);
+  }
+  close(up[0]);
+  kill(pid, SIGKILL);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  // b recovers the dead holder (its commit: the blocks are allocated), or
+  // a new handle's open does.
+  sw_pool* c = nullptr;
+  if (recover_by_open) {
+    c = open();
+    ASSERT_NE(c, nullptr) << sw_errormsg();
+    auto* rc = static_cast<Root*>(sw_pool_root(c, 0));
+    for (int i = 0; i < kAllocBlocks; ++i) EXPECT_EQ(dead_blocks.count(sw_load64(c, &rc->blocks[i])), 1u) << i;
+  }
+  ASSERT_EQ(sw_pool_refresh(b), 1) << sw_errormsg();
+  for (int i = 0; i < kAllocBlocks; ++i) EXPECT_EQ(dead_blocks.count(sw_load64(b, &rb->blocks[i])), 1u) << i;
+  // a allocates as much again: none of it may be the dead holder's.
+  ASSERT_EQ(sw_wrap_open(a), 0) << sw_errormsg();
+  for (int i = 0; i < kAllocBlocks; ++i) {
+    void* blk = sw_pmalloc(a, kAllocBytes);
+    ASSERT_NE(blk, nullptr) << sw_errormsg();
+    const uint64_t off = sw_pool_offset(a, blk);
+    EXPECT_EQ(dead_blocks.count(off), 0u) << "block at " << off << " of the dead holder handed out again";
+    sw_store64(a, &ra->blocks[kAllocBlocks + i], off);
+  }
+  ASSERT_EQ(sw_wrap_close(a), 0) << sw_errormsg();
+  ASSERT_EQ(sw_pool_close(a), 0);
+  ASSERT_EQ(sw_pool_close(b), 0);
+  if (c != nullptr) {
+    ASSERT_EQ(sw_pool_close(c), 0);
+  }
+}
+
+TEST_P(Shared, ADeadHoldersAllocationsAreNeverHandedOutAgain) { dead_holders_allocations(false); }
+TEST_P(Shared, ADeadHoldersAllocationsRecoveredByAnOpenAreNeverHandedOutAgain) { dead_holders_allocations(true); }
 
 TEST_P(Shared, AForkedChildCannotUseItsParentsHandle) {
   sw_pool* a = create();

@@ -217,7 +217,7 @@ class ArrayBench {
     cfg.retire_divisor = o_.retire_divisor;
     cfg.lanes = 4;
     cfg.lane_size = 8ull << 20;
-    cfg.flags = SW_CONFIG_OVERWRITE;
+    cfg.flags = SW_CONFIG_OVERWRITE | SW_CONFIG_NO_WCL;  // the paper's system: no compare (SOFTWRAP_WCL overrides)
     sw_pool* pool = sw_pool_create(path.c_str(), pool_bytes, &cfg);
     if (pool == nullptr) die("sw_pool_create " + path);
     if (std::strcmp(sw_pool_engine_name(pool), engine_name(engine)) != 0 ||

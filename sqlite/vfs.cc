@@ -5,9 +5,10 @@
 // goes through the softwrap API, so metadata and data changes join the wrap
 // that is open on the calling thread; each open file's size and block
 // addresses are also kept in DRAM (FileMap).  Pages are written whole;
-// pools are opened with write-combined logging (URI wcl=1, the default), so
-// the engine logs only the words that changed, and with 4 KiB shadow pages
-// (SQLite's page size).
+// pools compare pages (write-combined logging: every medium compares ranges
+// of 4 KiB or more by default, URI wcl=auto), so the engine logs only the
+// words that changed, and they have 4 KiB shadow pages (SQLite's page
+// size).
 //
 // Wraps.  "softwrap": the first xWrite/xTruncate of a transaction opens a
 // wrap on the calling thread and remembers that in the file handle; SQLite's

@@ -165,17 +165,19 @@ bool parse_open_params(const ParamLookup& get, const std::string& db_path, bool 
   }
   r.cfg.lanes = static_cast<uint32_t>(lanes);
 
-  // Write-combined logging: on unless wcl=0.  SQLite rewrites whole pages
-  // to change a few bytes; the engine's read-and-compare logs only what
-  // changed (SOFTWRAP_WCL in the environment still overrides, as for any
-  // pool).
-  r.cfg.flags |= SW_CONFIG_WCL;
+  // Write-combined logging: the medium's choice (sw_pool_wcl: pages, the
+  // ranges of 4 KiB or more, on every medium, word stores too on scm-emu)
+  // unless wcl=1 or wcl=0 says.  SQLite rewrites whole pages to change a few bytes; the
+  // engine's read-and-compare logs only what changed.  SOFTWRAP_WCL in the
+  // environment still overrides, as for any pool.
   if (const char* v = get("wcl"); v != nullptr && *v != '\0') {
     if (std::strcmp(v, "0") == 0) {
-      r.cfg.flags &= ~uint32_t{SW_CONFIG_WCL};
-    } else if (std::strcmp(v, "1") != 0) {
+      r.cfg.flags = (r.cfg.flags | SW_CONFIG_NO_WCL) & ~uint32_t{SW_CONFIG_WCL};
+    } else if (std::strcmp(v, "1") == 0) {
+      r.cfg.flags = (r.cfg.flags | SW_CONFIG_WCL) & ~uint32_t{SW_CONFIG_NO_WCL};
+    } else if (std::strcmp(v, "auto") != 0) {
       *err = std::string("softwrap vfs: URI parameter wcl=") + v +
-             " is not 1 (write-combined logging, the default) or 0 (log whole pages)";
+             " is not 1 (write-combined logging), 0 (log whole pages) or auto (the medium's choice, the default)";
       return false;
     }
   }

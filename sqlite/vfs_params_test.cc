@@ -119,15 +119,18 @@ TEST_F(ParamsTest, BadValuesNameTheParameterAndValue) {
   EXPECT_NE(err_.find("SOFTWRAP_SQLITE_POOL_SIZE='lots'"), std::string::npos) << err_;
 }
 
-TEST_F(ParamsTest, WriteCombinedLoggingIsOnUnlessWclIsZero) {
+TEST_F(ParamsTest, WriteCombinedLoggingIsTheMediumsChoiceUnlessWclSaysOtherwise) {
+  constexpr uint32_t kBoth = SW_CONFIG_WCL | SW_CONFIG_NO_WCL;
   ASSERT_TRUE(parse({})) << err_;
-  EXPECT_NE(p_.cfg.flags & SW_CONFIG_WCL, 0u) << "the VFS's pools compare pages in the engine by default";
+  EXPECT_EQ(p_.cfg.flags & kBoth, 0u) << "by default the pool's medium decides (sw_pool_wcl)";
   ASSERT_TRUE(parse({{"wcl", "0"}})) << err_;
-  EXPECT_EQ(p_.cfg.flags & SW_CONFIG_WCL, 0u);
+  EXPECT_EQ(p_.cfg.flags & kBoth, SW_CONFIG_NO_WCL);
   ASSERT_TRUE(parse({{"wcl", "1"}})) << err_;
-  EXPECT_NE(p_.cfg.flags & SW_CONFIG_WCL, 0u);
+  EXPECT_EQ(p_.cfg.flags & kBoth, SW_CONFIG_WCL);
+  ASSERT_TRUE(parse({{"wcl", "auto"}})) << err_;
+  EXPECT_EQ(p_.cfg.flags & kBoth, 0u);
   ASSERT_TRUE(parse({{"wcl", ""}})) << err_;  // empty = absent
-  EXPECT_NE(p_.cfg.flags & SW_CONFIG_WCL, 0u);
+  EXPECT_EQ(p_.cfg.flags & kBoth, 0u);
   for (const char* bad : {"yes", "on", "2", "01"}) {
     EXPECT_FALSE(parse({{"wcl", bad}})) << bad;
     EXPECT_NE(err_.find(std::string("URI parameter wcl=") + bad + " is not 1"), std::string::npos) << err_;

@@ -2,7 +2,8 @@
 //
 // Overwrites go to the engine whole: SQLite rewrites whole pages to change a
 // few bytes, and the pools the VFS opens use write-combined logging
-// (SW_CONFIG_WCL, URI parameter wcl, on by default), whose read-and-compare
+// (SW_CONFIG_WCL, URI parameter wcl; by default every medium compares
+// ranges of a page or more, sw_pool_wcl), whose read-and-compare
 // in the engine keeps the log, the alias tables and the home writes
 // proportional to what changed.
 #include "vfs_store.h"

@@ -279,8 +279,9 @@ TEST_P(VfsTest, EachEngineByUri) {
   }
 }
 
-// Pages reach sw_write whole; with write-combined logging (the default)
-// the engine logs only the words that changed, with wcl=0 whole pages.
+// Pages reach sw_write whole; with write-combined logging (wcl=1; pages
+// also by default, wcl=auto) the engine logs only the words that changed,
+// with wcl=0 whole pages.
 // The same updates leave the same database either way, and every engine
 // skips the unchanged words (undo: no record; nonatomic: no home write).
 TEST_P(VfsTest, PageWritesAreComparedInTheEngineUnlessWclIsZero) {
@@ -313,7 +314,7 @@ TEST_P(VfsTest, PageWritesAreComparedInTheEngineUnlessWclIsZero) {
     return sum;
   };
   sw_stats on{}, off{};
-  EXPECT_EQ(updates_log("on.db", "", &on), "200:4000");
+  EXPECT_EQ(updates_log("on.db", "&wcl=1", &on), "200:4000");
   EXPECT_EQ(updates_log("off.db", "&wcl=0", &off), "200:4000");
   EXPECT_GT(on.wcl_words_eliminated, 200u * 400) << "most of each 4 KiB page is unchanged";
   EXPECT_EQ(off.wcl_words_eliminated, 0u);
@@ -331,9 +332,36 @@ TEST_P(VfsTest, PageWritesAreComparedInTheEngineUnlessWclIsZero) {
   // Each engine compares (the scm VFS's nonatomic one writes home only what changed).
   for (const char* e : {"softwrap-local", "undo", "nonatomic"}) {
     sw_stats st{};
-    EXPECT_EQ(updates_log(std::string("e_") + e + ".db", std::string("&engine=") + e, &st), "200:4000") << e;
+    EXPECT_EQ(updates_log(std::string("e_") + e + ".db", std::string("&wcl=1&engine=") + e, &st), "200:4000") << e;
     EXPECT_GT(st.wcl_words_eliminated, 200u * 400) << e;
   }
+}
+
+// By default the medium decides (sw_pool_wcl): pages (ranges of 4 KiB or
+// more) compared on x86 and msync (a database on a file system), and
+// wcl=1 / wcl=0 override it either way.
+TEST_P(VfsTest, WriteCombinedLoggingIsTheMediumsChoiceByDefault) {
+  auto wcl_of = [&](const std::string& name, const std::string& extra, const char* medium) {
+    setenv("SOFTWRAP_MEDIUM", medium, 1);
+    sqlite3* db = open(uri(name, extra));
+    EXPECT_EQ(exec(db, "CREATE TABLE t(x)"), SQLITE_OK);
+    sw_pool* pool = sw_sqlite_pool(db, "main");
+    EXPECT_NE(pool, nullptr);
+    const char* why = "";
+    const int on = pool ? sw_pool_wcl(pool, &why) : -1;
+    EXPECT_STREQ(sw_pool_medium_name(pool), medium);
+    const std::string what = why;
+    sqlite3_close(db);
+    setenv("SOFTWRAP_MEDIUM", "x86", 1);
+    return std::to_string(on) + " " + what;
+  };
+  EXPECT_EQ(wcl_of("x.db", "", "x86").substr(0, 2), "2 ") << "x86: pages compared, word stores not";
+  EXPECT_NE(wcl_of("x1.db", "", "x86").find("x86 medium's default (pages"), std::string::npos);
+  EXPECT_EQ(wcl_of("m.db", "", "msync").substr(0, 2), "2 ") << "msync: pages compared, word stores not";
+  EXPECT_EQ(wcl_of("x3.db", "&wcl=0", "x86"), "0 SW_CONFIG_NO_WCL");
+  EXPECT_EQ(wcl_of("x2.db", "&wcl=1", "x86"), "1 SW_CONFIG_WCL");
+  EXPECT_EQ(wcl_of("m2.db", "&wcl=0", "msync"), "0 SW_CONFIG_NO_WCL");
+  EXPECT_EQ(wcl_of("m3.db", "&wcl=auto", "msync").substr(0, 2), "2 ");
 }
 
 // Issue 13: at default settings (no poolsize) a transaction larger than a

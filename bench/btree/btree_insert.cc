@@ -90,7 +90,8 @@ struct Options {
                "                  (shadow_page_size), tables (max_alias_tables), lanekib (lane_size\n"
                "                  in KiB), budget\n"
                "                  (shadow_budget_kib), inline (1: no retirement thread), wcl\n"
-               "                  (1: write-combined logging, SW_CONFIG_WCL) — a\n"
+               "                  (1: write-combined logging, SW_CONFIG_WCL; 0: none,\n"
+               "                  SW_CONFIG_NO_WCL; unset: the medium's choice) — a\n"
                "                  variant runs interleaved with the others, as its own contender\n"
                "  --no-pmdk       without the PMDK btree_map peer\n"
                "  --tw-ns T       scm-emu write time per line (default 1000)\n"
@@ -159,7 +160,7 @@ std::string apply_variant(const std::string& spec, sw_config* cfg) {
     else if (k == "budget") cfg->shadow_budget_kib = v;
     else if (k == "lanekib") cfg->lane_size = uint64_t{v} << 10;
     else if (k == "inline") cfg->flags = v ? cfg->flags | SW_CONFIG_NO_RETIRE_THREAD : cfg->flags & ~SW_CONFIG_NO_RETIRE_THREAD;
-    else if (k == "wcl") cfg->flags = v ? cfg->flags | SW_CONFIG_WCL : cfg->flags & ~SW_CONFIG_WCL;
+    else if (k == "wcl") cfg->flags = v ? (cfg->flags | SW_CONFIG_WCL) & ~SW_CONFIG_NO_WCL : (cfg->flags | SW_CONFIG_NO_WCL) & ~SW_CONFIG_WCL;
     else {
       std::fprintf(stderr, "unknown engine setting '%s' in %s\n", k.c_str(), spec.c_str());
       std::exit(2);

@@ -80,7 +80,9 @@ void open_contender(Contender* c, const EngineSpec* e, const std::string& path, 
                     const wl::Info& info, const wl::Params& p) {
   c->e = e;
   c->what = fmt("%s on %s (%s)", info.name, e->label, medium_str(m));
-  c->open(path, wl::workload_config(e->kind, m), info, p);
+  sw_config cfg = wl::workload_config(e->kind, m);
+  cfg.flags |= SW_CONFIG_NO_WCL;  // the Themis paper's undo logging: every store logged, whatever the medium
+  c->open(path, cfg, info, p);
 }
 
 struct Outputs {
@@ -164,7 +166,7 @@ void run_cell(Context& ctx, const wl::Info& info, const wl::Params& base, sw_med
     // counts them, the cycle distances from the timed ones.
     Contender counted;
     sw_config cc = wl::workload_config(SW_ENGINE_UNDO, m);
-    cc.flags |= SW_CONFIG_COUNT_LOADS;
+    cc.flags |= SW_CONFIG_COUNT_LOADS | SW_CONFIG_NO_WCL;
     counted.e = &kEngines[0];
     counted.what = fmt("%s on undo, loads counted (%s)", info.name, medium_str(m));
     counted.open(files[0]->path, cc, info, p);

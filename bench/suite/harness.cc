@@ -315,7 +315,10 @@ sw_pool* ArrayPool::open(const CellConfig& c) {
   cfg.scm_serialize_ns = c.ts_ns == 0 ? 1 : c.ts_ns;  // 0 would mean "default"
   cfg.alias_entries = c.alias_entries;
   cfg.retire_divisor = c.retire_divisor;
-  cfg.flags = c.flags;
+  // The SoftWrAP paper's system does not compare: write-combined logging
+  // only where a cell asks for it (the WCL experiment), never the medium's
+  // default (on for scm-emu).
+  cfg.flags = (c.flags & SW_CONFIG_WCL) ? c.flags : c.flags | SW_CONFIG_NO_WCL;
   pool_ = sw_pool_open(path_.c_str(), &cfg);
   if (!pool_) fail_sw("sw_pool_open " + path_);
   if (std::strcmp(sw_pool_engine_name(pool_), engine_str(c.engine)) != 0 ||

@@ -150,7 +150,8 @@ typedef enum sw_medium_kind {
  * (softwrap|softwrap-local|undo|undo-themis|nonatomic), SOFTWRAP_MEDIUM
  * (auto|x86|msync|scm-emu), SOFTWRAP_SCM_WRITE_NS, SOFTWRAP_SCM_SERIAL_NS,
  * SOFTWRAP_SCM_QUEUE (per-thread|shared), SOFTWRAP_ALIAS_ENTRIES,
- * SOFTWRAP_WCL (1|0: set or clear SW_CONFIG_WCL),
+ * SOFTWRAP_WCL (1: SW_CONFIG_WCL, 0: SW_CONFIG_NO_WCL, auto: neither, the
+ * medium's choice: sw_pool_wcl),
  * SOFTWRAP_SHADOW_BUDGET_KIB, SOFTWRAP_ALIAS_FILTER_GRANULE (bytes of address per
  * alias-filter slot, a power of two 64..65536; default 64), SOFTWRAP_SPILL_MIB (DRAM a wrap of the softwrap
  * engines may hold before it spills: writes in place behind undo records;
@@ -211,13 +212,19 @@ typedef struct sw_config {
                                            outside a wrap are refused
                                            (SW_ENOWRAP) instead of being wraps
                                            of their own */
-#define SW_CONFIG_WCL 0x20u             /* write-combined logging (softwrap,
-                                           softwrap-local): each stored word
-                                           is compared with the value the wrap
-                                           sees; unchanged words are dropped,
-                                           words changed in one 32-bit half
-                                           are logged two to a record
-                                           (docs/log-format.md) */
+#define SW_CONFIG_WCL 0x20u             /* write-combined logging on, on any
+                                           medium (softwrap, softwrap-local;
+                                           undo skips unchanged stores): each
+                                           stored word is compared with the
+                                           value the wrap sees; unchanged
+                                           words are dropped, words changed
+                                           in one 32-bit half are logged two
+                                           to a record (docs/log-format.md).
+                                           With neither this flag nor
+                                           SW_CONFIG_NO_WCL the medium
+                                           decides (by default only
+                                           ranges of 4 KiB or more are
+                                           compared): see sw_pool_wcl */
 #define SW_CONFIG_THEMIS_IDEAL 0x40u    /* let SW_ENGINE_UNDO_THEMIS run on a
                                            medium that does not keep the
                                            Themis rule (x86, msync, scm-emu):
@@ -248,6 +255,9 @@ typedef struct sw_config {
                                            wrap, an allocation) fails with
                                            SW_EINVAL.  sw_pool_create refuses
                                            it (SW_EINVAL). */
+#define SW_CONFIG_NO_WCL 0x800u         /* write-combined logging off, on any
+                                           medium (with SW_CONFIG_WCL too:
+                                           SW_EINVAL) */
 #define SW_CONFIG_SHARED 0x400u        /* share the pool with other
                                            processes (and other handles of
                                            this one): every one maps it, one
@@ -494,6 +504,29 @@ SW_API int sw_pool_recovery_report(sw_pool *pool, sw_recovery_report *out);
 /* Names of the engine and medium the pool was opened with. */
 SW_API const char *sw_pool_engine_name(sw_pool *pool);
 SW_API const char *sw_pool_medium_name(sw_pool *pool);
+
+/* Write-combined logging by medium.  The compare reads each stored word's
+ * current value (often a cache miss) and classifies it; what it saves is
+ * log (and for an unchanged word its alias entry and home write).  Where a
+ * written line costs a few nanoseconds a word store's compare costs more
+ * than it saves, while a rewritten page (most of it unchanged) saves far
+ * more than its compare on every medium.  So with neither SW_CONFIG_WCL nor
+ * SW_CONFIG_NO_WCL (and SOFTWRAP_WCL unset or auto) a pool compares:
+ *   x86, msync  sw_write ranges of 4 KiB or more only, by every engine;
+ *               word stores and smaller ranges are logged whole.  TPC-C on
+ *               the softwrap VFS (pages of 4 KiB): 1.10x-1.14x the
+ *               transactions on x86, 1.17x-1.23x on msync in a database on
+ *               ext4; a B+tree's shifted leaf entries (small ranges, every
+ *               word changed) and word stores run as without WCL;
+ *   scm-emu     everything when Tw (scm_write_ns) is at least 200 ns, as
+ *               x86 below that: each streamed line costs Tw.
+ * On a persistent-memory device whose line writes take hundreds of
+ * nanoseconds, set SW_CONFIG_WCL.  Returns 1 if the pool's wraps compare
+ * every store and range, 2 if only ranges of 4 KiB or more, 0 if nothing,
+ * -1 for NULL; *why (if why is not NULL) is a static string saying what
+ * decided ("SW_CONFIG_WCL", "SW_CONFIG_NO_WCL", "SOFTWRAP_WCL=1",
+ * "SOFTWRAP_WCL=0", or "the x86 medium's default (...)", and so on). */
+SW_API int sw_pool_wcl(sw_pool *pool, const char **why);
 
 /* ----------------------------------------------------------------- wraps */
 

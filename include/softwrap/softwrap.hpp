@@ -322,6 +322,15 @@ class pool {
   }
   [[nodiscard]] std::string engine_name() const { return sw_pool_engine_name(checked()); }
   [[nodiscard]] std::string medium_name() const { return sw_pool_medium_name(checked()); }
+  // What wraps compare (write-combined logging: 1 everything, 2 ranges of
+  // a page or more, 0 nothing) and what decided it (softwrap.h,
+  // sw_pool_wcl).
+  [[nodiscard]] int write_combined() const { return sw_pool_wcl(checked(), nullptr); }
+  [[nodiscard]] std::string write_combined_why() const {
+    const char* why = "";
+    sw_pool_wcl(checked(), &why);
+    return why;
+  }
 
   // REQUIRES for the rest: the pool is open.
 

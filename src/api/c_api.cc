@@ -18,6 +18,7 @@
 #include <memory>
 #include <new>
 #include <string>
+#include <string_view>
 #include <type_traits>
 
 #include "alias/alias_filter.h"
@@ -107,7 +108,7 @@ ThreadCtx& slow_ctx(sw_pool* p) {
       ctx->engine = p->engine.get();
       ctx->preferred_lane = static_cast<uint32_t>((p->ctxs.size() - 1) % p->lanes->count());
       ctx->fresh.control = p->cfg.fresh_control;
-      ctx->fresh.compare = (p->cfg.flags & SW_CONFIG_WCL) != 0;
+      ctx->fresh.compare = (p->cfg.flags & SW_CONFIG_WCL) != 0 && p->cfg.wcl_words;  // not where only pages are
       ctx->batch_heap_words = p->engine->batches_heap_words();
       if (p->cfg.alloc_unlogged) {
         ctx->alloc_unlogged = p->medium.get();
@@ -616,6 +617,29 @@ bool register_fork_handlers() {
   return true;
 }
 
+// Write-combined logging on or off for a pool on medium props (softwrap.h,
+// sw_pool_wcl): a flag or SOFTWRAP_WCL decides if set, else the medium
+// (MediumProperties::wcl_default).
+// Sets SW_CONFIG_WCL in cfg->flags when on, and clears cfg->wcl_words when
+// only ranges are compared.
+const char* wcl_policy(const MediumProperties& props, ResolvedConfig* cfg) {
+  if (cfg->flags & SW_CONFIG_WCL) return cfg->wcl_from_env ? "SOFTWRAP_WCL=1" : "SW_CONFIG_WCL";
+  if (cfg->flags & SW_CONFIG_NO_WCL) return cfg->wcl_from_env ? "SOFTWRAP_WCL=0" : "SW_CONFIG_NO_WCL";
+  if (props.wcl_default != WclDefault::kOff) cfg->flags |= SW_CONFIG_WCL;
+  cfg->wcl_words = props.wcl_default == WclDefault::kAll;
+  const std::string_view name = props.name;
+  if (props.wcl_default == WclDefault::kRanges) {
+    if (name == "msync") return "the msync medium's default (pages: ranges of 4 KiB or more; stores logged whole)";
+    if (name == "scm-emu") return "the scm-emu medium's default (pages only: Tw < 200 ns)";
+    return "the x86 medium's default (pages: ranges of 4 KiB or more; stores logged whole)";
+  }
+  if (props.wcl_default == WclDefault::kAll) {
+    return name == "scm-emu" ? "the scm-emu medium's default (everything: Tw >= 200 ns, each streamed line costs Tw)"
+                             : "the medium's default (everything)";
+  }
+  return "the medium's default (off)";
+}
+
 sw_pool* assemble(std::unique_ptr<PoolFile> file, const ResolvedConfig& cfg) {
   auto p = std::unique_ptr<sw_pool>(new (std::nothrow) sw_pool);
   if (!p) return set_error(SW_ENOMEM, "out of memory"), nullptr;
@@ -633,6 +657,7 @@ sw_pool* assemble(std::unique_ptr<PoolFile> file, const ResolvedConfig& cfg) {
   p->medium = make_medium(mo, p->file->base(), p->file->size());
   if (!p->medium) return nullptr;
   if (check_engine_medium(cfg, p->medium->properties()) != 0) return nullptr;
+  p->wcl_why = wcl_policy(p->medium->properties(), &p->cfg);
   // A shared pool is opened with write access held: recovery and the pool
   // layer's open-time writes need it, and the heap scanned below must not
   // change meanwhile.
@@ -922,6 +947,13 @@ int sw_pool_recovery_report(sw_pool* p, sw_recovery_report* out) {
 
 const char* sw_pool_engine_name(sw_pool* p) { return p ? p->engine->name() : ""; }
 const char* sw_pool_medium_name(sw_pool* p) { return p ? p->medium->properties().name : ""; }
+
+int sw_pool_wcl(sw_pool* p, const char** why) {
+  if (why) *why = p ? p->wcl_why : "";
+  if (!p) return -1;
+  if (!(p->cfg.flags & SW_CONFIG_WCL)) return 0;
+  return p->cfg.wcl_words ? 1 : 2;
+}
 
 int sw_wrap_open(sw_pool* p) {
   SW_NEED_POOL(p, "sw_wrap_open", SW_EINVAL);

@@ -36,6 +36,8 @@ struct alignas(64) sw_pool : sw_pool_hot {
   // Smallest block a wrap writes in place (fresh, c_api.cc alloc_fresh):
   // 0, or kFreshInPlaceMin where the medium syncs pages.  Set at open.
   uint64_t fresh_in_place_min = 0;
+  // What set write-combined logging on or off (sw_pool_wcl; wcl_policy()).
+  const char* wcl_why = "";
   std::unique_ptr<softwrap::LaneSet> lanes;
   std::unique_ptr<softwrap::Allocator> alloc;  // before engine: outlives it (log extents)
   std::unique_ptr<softwrap::Engine> engine;

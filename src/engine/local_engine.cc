@@ -66,7 +66,7 @@ class LocalEngine final : public Engine {
   explicit LocalEngine(const EngineEnv& env)
       : pool_(env.pool), medium_(env.medium), load_(env.medium), lanes_(env.lanes), alloc_(env.alloc), capacity_(env.cfg->alias_entries),
         page_size_(env.cfg->shadow_page_size), spill_bytes_(env.cfg->spill_bytes),
-        wcl_((env.cfg->flags & SW_CONFIG_WCL) != 0),
+        wcl_((env.cfg->flags & SW_CONFIG_WCL) != 0), wcl_words_(env.cfg->wcl_words),
         filter_(env.pool->base(), env.pool->max_size(), env.cfg->filter_granule, env.filter_live),
         inflight_(new std::atomic<uint64_t>[env.lanes->count()]) {
     start_from_pool();
@@ -129,7 +129,7 @@ class LocalEngine final : public Engine {
 
   int begin(ThreadCtx& ctx) override {
     LocalThread& t = *st(ctx);
-    if (wcl_) t.wcl.begin_wrap(counters().stores.get());
+    if (wcl_) t.wcl.begin_wrap(counters().stores.get(), wcl_words_);
     t.lane = &lanes_->lane(ctx.lane);
     reclaim(*t.lane);
     // Every frame of the lane awaits only the watermark, which moves as soon
@@ -357,9 +357,10 @@ class LocalEngine final : public Engine {
     ctx.counters.stores.add();
     SW_TRACE_LABEL_DEFAULT("redo:record");
     const auto* in = static_cast<const unsigned char*>(src);
-    if (wcl_) {
+    if (wcl_ && wcl_compares_range(wcl_words_, n)) {
       if (!drain_queue(ctx, t)) return;
-      // Ranges are always compared, also in a wrap whose word stores are
+      // Ranges are always compared (of a page or more where only ranges
+      // are: kWclRangeMinBytes), also in a wrap whose word stores are
       // not (WclPolicy): a range's compare costs less than logging it, and
       // the pages SQLite rewrites after a bulk load of fresh data change a
       // few words each.  (A half it leaves waiting is logged before any
@@ -634,6 +635,7 @@ class LocalEngine final : public Engine {
   size_t page_size_;
   uint64_t spill_bytes_;
   bool wcl_;  // write-combined logging (SW_CONFIG_WCL)
+  bool wcl_words_;  // ... of word stores too, not only of ranges (ResolvedConfig::wcl_words)
   AliasFilter filter_;  // counts: how many open wraps alias something of a slot
   std::unique_ptr<std::atomic<uint64_t>[]> inflight_;
   alignas(64) std::atomic<uint64_t> seq_{0};

@@ -85,7 +85,7 @@ class SoftwrapEngine final : public Engine {
   explicit SoftwrapEngine(const EngineEnv& env)
       : pool_(env.pool), medium_(env.medium), load_(env.medium), lanes_(env.lanes), alloc_(env.alloc),
         ring_(*env.cfg, env.pool, env.medium, env.filter_live), page_size_(env.cfg->shadow_page_size),
-        spill_bytes_(env.cfg->spill_bytes), wcl_((env.cfg->flags & SW_CONFIG_WCL) != 0),
+        spill_bytes_(env.cfg->spill_bytes), wcl_((env.cfg->flags & SW_CONFIG_WCL) != 0), wcl_words_(env.cfg->wcl_words),
         help_control_(env.cfg->help_control) {
     reset_lanes();
   }
@@ -153,7 +153,7 @@ class SoftwrapEngine final : public Engine {
   int begin(ThreadCtx& ctx) override {
     SwThread& t = *st(ctx);
     if (wcl_) {
-      t.wcl.begin_wrap(counters().stores.get());
+      t.wcl.begin_wrap(counters().stores.get(), wcl_words_);
       if (t.wcl.on()) t.seen.clear();  // only compared wraps note and look
     }
     t.lane = &lanes_->lane(ctx.lane);
@@ -467,9 +467,10 @@ class SoftwrapEngine final : public Engine {
     ctx.counters.stores.add();
     SW_TRACE_LABEL_DEFAULT("redo:record");
     const auto* in = static_cast<const unsigned char*>(src);
-    if (wcl_) {
+    if (wcl_ && wcl_compares_range(wcl_words_, n)) {
       if (!drain_queue(ctx, t)) return;
-      // Ranges are always compared, also in a wrap whose word stores are
+      // Ranges are always compared (of a page or more where only ranges
+      // are: kWclRangeMinBytes), also in a wrap whose word stores are
       // not (WclPolicy): a range's compare costs less than logging it, and
       // the pages SQLite rewrites after a bulk load of fresh data change a
       // few words each.  (A half it leaves waiting is logged before any
@@ -801,6 +802,7 @@ class SoftwrapEngine final : public Engine {
   size_t page_size_;
   uint64_t spill_bytes_;
   bool wcl_;  // write-combined logging (SW_CONFIG_WCL)
+  bool wcl_words_;  // ... of word stores too, not only of ranges (ResolvedConfig::wcl_words)
   HelpControl help_control_;  // crash-simulator control (pool.h)
   std::atomic<uint64_t> thread_ids_{0};
 };

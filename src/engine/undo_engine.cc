@@ -42,6 +42,7 @@
 #include "common/error.h"
 #include "common/relaxed_copy.h"
 #include "engine/engine.h"
+#include "engine/wcl_queue.h"
 #include "engine/word_set.h"
 #include "engine/write_behind.h"
 #include "log/lanes.h"
@@ -121,7 +122,8 @@ class UndoEngine final : public Engine {
  public:
   UndoEngine(const EngineEnv& env, bool themis)
       : pool_(env.pool), medium_(env.medium), load_(env.medium), lanes_(env.lanes), alloc_(env.alloc), themis_(themis),
-        wcl_((env.cfg->flags & SW_CONFIG_WCL) != 0), objects_unlogged_(env.cfg->objects_unlogged) {
+        wcl_((env.cfg->flags & SW_CONFIG_WCL) != 0), wcl_words_(env.cfg->wcl_words),
+        objects_unlogged_(env.cfg->objects_unlogged) {
     resync();
   }
   // Each lane's next generation follows its header (another handle may
@@ -192,7 +194,7 @@ class UndoEngine final : public Engine {
   void store(ThreadCtx& ctx, uint64_t off, uint64_t v, unsigned size) override {
     UndoThread& t = *st(ctx);
     ctx.counters.stores.add();
-    if (wcl_ && holds_value(pool_->at(off), v, size)) {
+    if (wcl_ && wcl_words_ && holds_value(pool_->at(off), v, size)) {
       counters().wcl_eliminated.add();  // unchanged: no undo record, no fence, no home write
       return;
     }
@@ -220,7 +222,7 @@ class UndoEngine final : public Engine {
     // With SW_CONFIG_WCL, only the byte runs that differ from home are
     // saved and written.
     t.runs.clear();
-    if (wcl_ && !ctx.write_whole) {  // sw_write_whole: saved and written whole
+    if (wcl_ && wcl_compares_range(wcl_words_, n) && !ctx.write_whole) {  // sw_write_whole: saved and written whole
       changed_runs(reinterpret_cast<const unsigned char*>(pool_->at(off)), off, in, n, &t.runs);
     } else {
       t.runs.push_back({off, n});
@@ -247,7 +249,9 @@ class UndoEngine final : public Engine {
     UndoThread& t = *st(ctx);
     ctx.counters.stores.add(n);
     // With SW_CONFIG_WCL a word that already holds its value is left out.
-    const auto changes = [&](size_t i) { return !wcl_ || !holds_value(pool_->at(w[i].off), w[i].value, 8); };
+    const auto changes = [&](size_t i) {
+      return !wcl_ || !wcl_words_ || !holds_value(pool_->at(w[i].off), w[i].value, 8);
+    };
     bool any = false;
     for (size_t i = 0; i < n;) {
       if (!changes(i)) {
@@ -358,6 +362,7 @@ class UndoEngine final : public Engine {
   Allocator* alloc_;
   bool themis_;
   bool wcl_;  // SW_CONFIG_WCL: unchanged stores and bytes are skipped
+  bool wcl_words_;  // ... stores and ranges of any size, else only ranges of a page or more (kWclRangeMinBytes)
   bool objects_unlogged_;  // crash-simulator control (ResolvedConfig::objects_unlogged)
 };
 
@@ -370,7 +375,8 @@ struct NonatomicThread {
 class NonatomicEngine final : public Engine {
  public:
   explicit NonatomicEngine(const EngineEnv& env)
-      : pool_(env.pool), medium_(env.medium), load_(env.medium), wcl_((env.cfg->flags & SW_CONFIG_WCL) != 0) {}
+      : pool_(env.pool), medium_(env.medium), load_(env.medium), wcl_((env.cfg->flags & SW_CONFIG_WCL) != 0),
+        wcl_words_(env.cfg->wcl_words) {}
   const char* name() const override { return "nonatomic"; }
   bool writes_fresh_apart() const override { return false; }  // every store goes home in place already
   bool batches_heap_words() const override { return false; }  // an abort keeps them, like every store
@@ -404,7 +410,7 @@ class NonatomicEngine final : public Engine {
   }
   void store(ThreadCtx& ctx, uint64_t off, uint64_t v, unsigned size) override {
     ctx.counters.stores.add();
-    if (wcl_ && holds_value(pool_->at(off), v, size)) {
+    if (wcl_ && wcl_words_ && holds_value(pool_->at(off), v, size)) {
       counters().wcl_eliminated.add();  // unchanged: no home write
       return;
     }
@@ -422,7 +428,7 @@ class NonatomicEngine final : public Engine {
     ctx.counters.stores.add();
     ctx.counters.home_writes.add();
     SW_TRACE_LABEL_DEFAULT("nonatomic:data");
-    if (!wcl_ || ctx.write_whole) {  // sw_write_whole: written whole
+    if (!wcl_ || !wcl_compares_range(wcl_words_, n) || ctx.write_whole) {  // sw_write_whole: written whole
       medium_->write(pool_->at(off), src, n);
       st(ctx)->dirty.add(*medium_, pool_->at(off), n);
       return;
@@ -438,7 +444,7 @@ class NonatomicEngine final : public Engine {
     }
   }
   void zero(ThreadCtx& ctx, uint64_t off, size_t n) override {
-    if (wcl_) return Engine::zero(ctx, off, n);  // only the words that are not zero yet
+    if (wcl_ && wcl_compares_range(wcl_words_, n)) return Engine::zero(ctx, off, n);  // only the words not zero yet
     ctx.counters.stores.add();
     ctx.counters.home_writes.add();
     SW_TRACE_LABEL_DEFAULT("nonatomic:data");
@@ -454,6 +460,7 @@ class NonatomicEngine final : public Engine {
   Medium* medium_;
   LoadTap load_;
   bool wcl_;  // SW_CONFIG_WCL: unchanged stores and bytes are skipped
+  bool wcl_words_;  // ... ranges of any size, else of a page or more (kWclRangeMinBytes)
 };
 
 

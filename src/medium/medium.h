@@ -54,6 +54,13 @@ inline uintptr_t line_down(uintptr_t a) { return a & ~uintptr_t{kCacheLine - 1};
 inline uintptr_t line_up(uintptr_t a) { return (a + kCacheLine - 1) & ~uintptr_t{kCacheLine - 1}; }
 
 // Declared once by each medium; the core never sniffs for them again.
+// What a medium makes of write-combined logging by default.
+enum class WclDefault : uint8_t {
+  kOff,     // no compare
+  kRanges,  // sw_write ranges of a page or more compared (kWclRangeMinBytes), stores logged whole
+  kAll,     // every store and range compared
+};
+
 struct MediumProperties {
   const char* name = "";       // "x86", "msync", "scm-emu", "trace"
   const char* flush_insn = "";  // "clwb", "clflushopt", "clflush", "none"
@@ -78,7 +85,25 @@ struct MediumProperties {
   // trace medium declares it under the crash simulator's page-cache model,
   // so that the order those writes then take is what the model checks.
   bool home_runs = false;
+  // Where write-combined logging pays by default (SW_CONFIG_WCL unless the
+  // pool says otherwise; c_api.cc, wcl_policy()): where a line the log does
+  // not write saves more than the compare costs.  x86 and msync: ranges of
+  // a page or more only (kWclRangeMinBytes: a page SQLite rewrites changes
+  // a few words and its compare pays on every medium measured, TPC-C on the
+  // VFS 1.10x-1.14x on x86 and 1.17x-1.23x on msync; a word store's or a
+  // small range's compare costs more than the log it saves where a line
+  // write costs a few nanoseconds); scm-emu: everything when Tw is at least
+  // kWclMinLineNs (a streamed line costs Tw), else as x86.  The trace
+  // medium: off (the crash simulator sets WCL per workload itself).
+  WclDefault wcl_default = WclDefault::kOff;
 };
+
+// The line write cost (ns) from which the scm-emu medium compares word
+// stores too by default: between DRAM (a few ns per streamed line, where a
+// word store's compare was measured to cost more than it saves) and the
+// papers' NVRAM (600 ns, where softwrap-local and undo gain with it:
+// docs/results.md, "Write-combined logging").  Not tuned by a sweep.
+inline constexpr uint32_t kWclMinLineNs = 200;
 
 struct MediumOptions {
   sw_medium_kind kind = SW_MEDIUM_AUTO;

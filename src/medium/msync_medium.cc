@@ -120,6 +120,7 @@ MsyncMedium::MsyncMedium(void* base, size_t len, FlushInsn insn, bool use_avx, i
       fd_(fd >= 0 && writeback_reaches_mapping(fd) ? fd : -1),
       reach_(reach) {
   props_.syncs_pages = true;
+  props_.wcl_default = WclDefault::kRanges;
   props_.home_runs = fd_ >= 0;  // retirement's runs by pwrite (home_writer.h)
   long page = sysconf(_SC_PAGESIZE);
   page_mask_ = static_cast<uintptr_t>(page > 0 ? page : 4096) - 1;

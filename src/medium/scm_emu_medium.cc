@@ -160,7 +160,9 @@ ScmEmuMedium::ScmEmuMedium(const ScmTiming& t, FlushInsn insn, bool use_avx)
     : X86Medium(insn, use_avx, "scm-emu", true),
       timing_(t),
       id_(g_next_medium_id.fetch_add(1)),
-      shared_(t.entries, t.write_ns) {}
+      shared_(t.entries, t.write_ns) {
+  props_.wcl_default = t.write_ns >= kWclMinLineNs ? WclDefault::kAll : WclDefault::kRanges;
+}
 
 WriteCombiningQueue& ScmEmuMedium::queue() {
   if (timing_.shared) return shared_;

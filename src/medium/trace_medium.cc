@@ -193,6 +193,7 @@ TraceMedium::TraceMedium(void* base, size_t len, Trace* trace, WriteJournal* jou
     : base_(static_cast<char*>(base)), len_(len), trace_(trace), journal_(journal) {
   g_trace_labels.store(true, std::memory_order_relaxed);  // labels name its events from now on
   props_.name = "trace";
+  props_.wcl_default = WclDefault::kOff;  // each simulated workload sets SW_CONFIG_WCL itself
   props_.flush_insn = "none";
   props_.auto_flush = false;
   props_.emulated_timing = false;

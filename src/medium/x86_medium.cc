@@ -115,6 +115,7 @@ X86Medium::X86Medium(FlushInsn insn, bool use_avx, const char* name, bool emulat
   props_.auto_flush = false;
   props_.emulated_timing = emulated_timing;
   props_.atomic_width = 8;
+  props_.wcl_default = WclDefault::kRanges;  // a page's compare pays even on DRAM (medium.h)
 }
 
 // Pool memory is read concurrently (an alias-table miss reads home while

@@ -403,7 +403,22 @@ int resolve_config(const sw_config* cfg, ResolvedConfig* out) {
   if (int rc = env_u32("SOFTWRAP_SPILL_MIB", &spill_mib)) return rc;
   r.spill_bytes = uint64_t{spill_mib} << 20;
   if (int rc = env_flag("SOFTWRAP_STRICT", SW_CONFIG_STRICT, &r.flags)) return rc;
-  if (int rc = env_flag("SOFTWRAP_WCL", SW_CONFIG_WCL, &r.flags)) return rc;
+  if (const char* v = env("SOFTWRAP_WCL")) {  // 1, 0 or auto: the medium's choice (c_api.cc, wcl_policy)
+    if (std::strcmp(v, "1") == 0) {
+      r.flags = (r.flags | SW_CONFIG_WCL) & ~SW_CONFIG_NO_WCL;
+    } else if (std::strcmp(v, "0") == 0) {
+      r.flags = (r.flags | SW_CONFIG_NO_WCL) & ~SW_CONFIG_WCL;
+    } else if (std::strcmp(v, "auto") == 0) {
+      r.flags &= ~(SW_CONFIG_WCL | SW_CONFIG_NO_WCL);
+    } else {
+      return set_error(SW_EINVAL, "environment variable SOFTWRAP_WCL='%s' must be 1 (on), 0 (off) or auto (the "
+                       "medium's choice)", v);
+    }
+    r.wcl_from_env = true;
+  }
+  if ((r.flags & SW_CONFIG_WCL) && (r.flags & SW_CONFIG_NO_WCL)) {
+    return set_error(SW_EINVAL, "SW_CONFIG_WCL and SW_CONFIG_NO_WCL contradict each other");
+  }
   if (int rc = env_flag("SOFTWRAP_REQUIRE_WRAP", SW_CONFIG_REQUIRE_WRAP, &r.flags)) return rc;
   if (int rc = env_flag("SOFTWRAP_THEMIS_IDEAL", SW_CONFIG_THEMIS_IDEAL, &r.flags)) return rc;
   if (int rc = env_flag("SOFTWRAP_COUNT_LOADS", SW_CONFIG_COUNT_LOADS, &r.flags)) return rc;

@@ -103,6 +103,14 @@ struct ResolvedConfig {
   uint32_t lanes = 32;
   uint64_t lane_size = 0;
   uint32_t flags = 0;
+  // SOFTWRAP_WCL set SW_CONFIG_WCL / SW_CONFIG_NO_WCL (or cleared both):
+  // sw_pool_wcl says so.
+  bool wcl_from_env = false;
+  // With SW_CONFIG_WCL: the engines compare word stores and ranges of any
+  // size, not only ranges of a page or more (kWclRangeMinBytes).  Cleared
+  // by the x86 and msync media's default (a store's compare costs more than
+  // the log it saves there; a page's does not).
+  bool wcl_words = true;
   // Bytes of the pool a slot of the alias filter covers (alias_filter.h;
   // SOFTWRAP_ALIAS_FILTER_GRANULE, a power of two 64..65536): finer slots
   // send fewer loads of a written line's neighbours to the library, coarser

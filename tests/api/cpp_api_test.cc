@@ -403,6 +403,9 @@ TEST_P(CppApiTest, WrappedFieldSemantics) {
   pl.reset_stats();
   EXPECT_EQ(pl.stats().wraps, 0u);
   EXPECT_FALSE(pl.medium_name().empty());
+  EXPECT_EQ(pl.write_combined(), sw_pool_wcl(pl.handle(), nullptr));
+  EXPECT_GE(pl.write_combined(), 0);
+  EXPECT_FALSE(pl.write_combined_why().empty());
   EXPECT_TRUE(pl.contains(r));
   EXPECT_FALSE(pl.contains(&local));
   (void)pl.recovery_report();

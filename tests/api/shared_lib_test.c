@@ -38,7 +38,7 @@ static const char *const kPublic[] = {
     "sw_errormsg",       "sw_errno",         "sw_strerror",         "sw_pool_create",
     "sw_pool_open",      "sw_pool_close",    "sw_pool_root",        "sw_pool_quiesce",
     "sw_pool_offset",    "sw_pool_ptr",      "sw_pool_base",        "sw_pool_size",
-    "sw_pool_recovery_report", "sw_pool_engine_name", "sw_pool_medium_name", "sw_wrap_open",
+    "sw_pool_recovery_report", "sw_pool_engine_name", "sw_pool_medium_name", "sw_pool_wcl", "sw_wrap_open",
     "sw_wrap_close",     "sw_wrap_abort",    "sw_wrap_depth",       "sw_load8",
     "sw_load16",         "sw_load32",        "sw_load64",           "sw_store8",
     "sw_store16",        "sw_store32",       "sw_store64",          "sw_read",

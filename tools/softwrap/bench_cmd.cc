@@ -43,6 +43,9 @@ void bench_usage(FILE* out) {
           "  --time-scale X   multiply every measurement's duration by X\n"
           "  --wcl, --no-wcl  every pool the experiments open uses write-combined logging\n"
           "                   (SW_CONFIG_WCL), or none does: sets SOFTWRAP_WCL for the run\n"
+          "                   (neither: each pool as its experiment sets it; a paper's\n"
+          "                   system without WCL pins SW_CONFIG_NO_WCL, others leave it\n"
+          "                   to the medium: docs/media.md)\n"
           "\n"
           "Exit status: 0 ok; 1 an experiment failed its correctness checks, or (not\n"
           "with --quick) a paper claim checked by the suite did not hold; 2 usage.\n");

@@ -151,8 +151,9 @@ bool apply_engine_medium(const Options& opts, sw_config* cfg) {
     fprintf(stderr, "softwrap: --wcl and --no-wcl contradict each other\n");
     return false;
   }
-  if (opts.has("wcl")) cfg->flags |= SW_CONFIG_WCL;
-  if (opts.has("no-wcl")) cfg->flags &= ~SW_CONFIG_WCL;
+  // Neither: the medium's choice (sw_pool_wcl).
+  if (opts.has("wcl")) cfg->flags = (cfg->flags | SW_CONFIG_WCL) & ~SW_CONFIG_NO_WCL;
+  if (opts.has("no-wcl")) cfg->flags = (cfg->flags | SW_CONFIG_NO_WCL) & ~SW_CONFIG_WCL;
   return true;
 }
 

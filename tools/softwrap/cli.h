@@ -75,8 +75,8 @@ bool parse_medium(const std::string& s, sw_medium_kind* out);
 // Applies --engine and --medium from opts to cfg.  False (message printed)
 // for an unknown name.
 // --engine, --medium and, where the command takes them, --wcl / --no-wcl
-// (SW_CONFIG_WCL; SOFTWRAP_WCL in the environment still wins, as for any
-// pool).  false (message printed) on a bad value.
+// (SW_CONFIG_WCL / SW_CONFIG_NO_WCL; neither: the medium's choice;
+// SOFTWRAP_WCL in the environment still wins, as for any pool).  false (message printed) on a bad value.
 bool apply_engine_medium(const Options& opts, sw_config* cfg);
 
 // "64 MiB", "1.5 GiB", "512 B".

@@ -68,6 +68,9 @@ expect 0 "workload --wcl" "$SW" workload tatp --engine softwrap --transactions 5
 contains "write-combined logging: 500 words stored" "workload reports the WCL counters"
 expect 0 "workload --no-wcl" "$SW" workload tatp --engine softwrap --transactions 500 --no-wcl --pool-dir "$DIR"
 contains "NVRAM writes" "workload reports NVRAM writes"
+contains "write-combined logging off (SW_CONFIG_NO_WCL)" "workload --no-wcl reports WCL off and why"
+expect 0 "workload, x86" "$SW" workload tatp --engine softwrap --medium x86 --transactions 200 --pool-dir "$DIR"
+contains "write-combined logging off (the x86 medium's default" "workload reports the medium's choice"
 expect 2 "--wcl with --no-wcl" "$SW" workload tatp --wcl --no-wcl
 
 # Growth limits: --max at least --size, or unlimited; info shows them.

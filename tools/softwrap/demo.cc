@@ -415,7 +415,7 @@ void demo_usage(FILE* out) {
           "  --no-bench           skip the throughput comparison\n"
           "  --engine E           run only engine E\n"
           "  --medium M           medium (default x86: a process kill keeps the page cache)\n"
-          "  --wcl, --no-wcl      write-combined logging on or off (SW_CONFIG_WCL; default off)\n"
+          "  --wcl, --no-wcl      write-combined logging on or off (default: the medium's choice)\n"
           "  Exit 0 iff every atomic engine passed every kill.\n");
 }
 

@@ -42,7 +42,7 @@ void workload_usage(FILE* out) {
           "                    per-store observation: no distribution, only the count and\n"
           "                    the time (for counting instructions per transaction)\n"
           "  --medium M        default x86\n"
-          "  --wcl, --no-wcl   write-combined logging on or off (SW_CONFIG_WCL; default off)\n"
+          "  --wcl, --no-wcl   write-combined logging on or off (default: the medium's choice)\n"
           "  --threads N       threads running transactions at once (default 1)\n"
           "  --transactions N  per thread (default 10000)\n"
           "  --tx-size N       units per transaction (SPS: swaps, PC: updates, LL:\n"
@@ -178,6 +178,12 @@ int workload_command(const std::vector<std::string>& args) {
   unlink(path.c_str());
   sw_pool* pool = sw_pool_create(path.c_str(), wl::pool_bytes(*info, p), &cfg);
   if (!pool) return report_failure("cannot create " + path);
+  {
+    const char* why = "";
+    const int wcl = sw_pool_wcl(pool, &why);
+    printf("pool: engine %s, medium %s, write-combined logging %s (%s)\n", sw_pool_engine_name(pool),
+           sw_pool_medium_name(pool), wcl == 1 ? "on" : "off", why);
+  }
   if (opts.has("unobserved")) return run_unobserved(*info, p, pool, path, transactions);
   wl::StoreHistogram h;
   std::vector<wl::ObservedAccess<wl::ApiAccess>> acc(p.threads, wl::ObservedAccess<wl::ApiAccess>(wl::ApiAccess(pool), nullptr));

@@ -49,6 +49,11 @@ constexpr uint64_t kTarget = 1ull << 30;
 struct Shared {
   std::atomic<int64_t> acked_rows;
   std::atomic<int> done;
+  // Set by the parent once it has made all its kills: until then the child
+  // keeps committing past kTarget, so the kill after the last growth always
+  // finds it running (it used to race the child's last transaction and
+  // lose now and then: 5 kills in 6 rounds).
+  std::atomic<int> may_finish;
 };
 
 uint64_t file_size(const std::string& p) {
@@ -70,7 +75,7 @@ std::string one(sqlite3* db, const std::string& sql) {
 }
 
 // The child: commits 2-MiB transactions until the pool file has reached
-// kTarget.  Row k holds kBlobBytes of text: k % 251 in two hex digits,
+// kTarget and the parent has made its kills (Shared::may_finish).  Row k holds kBlobBytes of text: k % 251 in two hex digits,
 // repeated (made in SQL alone: the hex of a zeroblob, its "00"s replaced).
 [[noreturn]] void child(const std::string& uri, const std::string& file, Shared* sh) {
   sqlite3* db = nullptr;
@@ -82,7 +87,7 @@ std::string one(sqlite3* db, const std::string& sql) {
   if (exec(db, "CREATE TABLE IF NOT EXISTS t(k INTEGER PRIMARY KEY, v BLOB)") != SQLITE_OK) _exit(3);
   int64_t rows = std::stoll(one(db, "SELECT count(*) FROM t"));
   sh->acked_rows.store(rows);
-  while (file_size(file) < kTarget) {
+  while (file_size(file) < kTarget || sh->may_finish.load() == 0) {
     const std::string sql = "WITH RECURSIVE s(k) AS (SELECT " + std::to_string(rows + 1) +
                             " UNION ALL SELECT k + 1 FROM s WHERE k < " + std::to_string(rows + kRowsPerTx) +
                             ") INSERT INTO t SELECT k, replace(hex(zeroblob(" + std::to_string(kBlobBytes / 2) +
@@ -122,6 +127,7 @@ TEST(VfsGrowth, SixteenMiBPoolGrowsToOneGiBThroughKills) {
     ASSERT_LT(++rounds, kills + 20) << "the child keeps failing";
     sh->acked_rows.store(-1);
     sh->done.store(0);
+    sh->may_finish.store(killed >= kills ? 1 : 0);
     const pid_t pid = fork();
     ASSERT_GE(pid, 0);
     if (pid == 0) child(uri, file, sh);
@@ -130,7 +136,8 @@ TEST(VfsGrowth, SixteenMiBPoolGrowsToOneGiBThroughKills) {
       // Kill once the pool has grown past the last size seen, after a
       // random further delay: the next growths are then near.
       const auto t0 = std::chrono::steady_clock::now();
-      while (file_size(file) <= last_size && sh->done.load() == 0 &&
+      // (Once the pool has reached kTarget there is no growth to wait for.)
+      while (file_size(file) <= last_size && last_size < kTarget && sh->done.load() == 0 &&
              std::chrono::steady_clock::now() - t0 < std::chrono::seconds(60)) {
         std::this_thread::sleep_for(std::chrono::milliseconds(1));
       }

@@ -66,7 +66,7 @@ class LocalEngine final : public Engine {
   explicit LocalEngine(const EngineEnv& env)
       : pool_(env.pool), medium_(env.medium), load_(env.medium), lanes_(env.lanes), alloc_(env.alloc), capacity_(env.cfg->alias_entries),
         page_size_(env.cfg->shadow_page_size), spill_bytes_(env.cfg->spill_bytes),
-        wcl_((env.cfg->flags & SW_CONFIG_WCL) != 0), wcl_words_(env.cfg->wcl_words),
+        wcl_((env.cfg->flags & SW_CONFIG_WCL) != 0), wcl_stores_(wcl_ && env.cfg->wcl_words),
         filter_(env.pool->base(), env.pool->max_size(), env.cfg->filter_granule, env.filter_live),
         inflight_(new std::atomic<uint64_t>[env.lanes->count()]) {
     start_from_pool();
@@ -129,7 +129,7 @@ class LocalEngine final : public Engine {
 
   int begin(ThreadCtx& ctx) override {
     LocalThread& t = *st(ctx);
-    if (wcl_) t.wcl.begin_wrap(counters().stores.get(), wcl_words_);
+    if (wcl_stores_) t.wcl.begin_wrap(counters().stores.get());
     t.lane = &lanes_->lane(ctx.lane);
     reclaim(*t.lane);
     // Every frame of the lane awaits only the watermark, which moves as soon
@@ -148,7 +148,7 @@ class LocalEngine final : public Engine {
     LocalThread& t = *st(ctx);
     drain(ctx);
     if (ctx.fail_code != 0) return ctx.fail_code;  // a queued store failed: rolled back (fail())
-    if (wcl_) {
+    if (wcl_stores_) {
       if (const uint64_t n = t.wcl.end_wrap(counters().stores.get())) counters().wcl_uncompared.add(n);
     }
     SW_TRACE_LABEL("redo:commit");
@@ -196,7 +196,7 @@ class LocalEngine final : public Engine {
 
   int rollback(ThreadCtx& ctx) override {
     LocalThread& t = *st(ctx);
-    if (wcl_) {
+    if (wcl_stores_) {
       if (const uint64_t n = t.wcl.end_wrap(counters().stores.get())) counters().wcl_uncompared.add(n);
     }
     // Queued stores never reached the table or the log; their counts end.
@@ -255,7 +255,7 @@ class LocalEngine final : public Engine {
   // Every path that reads or ends a wrap calls it; without SW_CONFIG_WCL
   // nothing is ever queued and it costs one test of a member.
   void drain(ThreadCtx& ctx) {
-    if (!wcl_) return;
+    if (!wcl_stores_) return;
     LocalThread& t = *st(ctx);
     if (!t.queued.empty()) drain_queue(ctx, t);
   }
@@ -357,7 +357,7 @@ class LocalEngine final : public Engine {
     ctx.counters.stores.add();
     SW_TRACE_LABEL_DEFAULT("redo:record");
     const auto* in = static_cast<const unsigned char*>(src);
-    if (wcl_ && wcl_compares_range(wcl_words_, n)) {
+    if (wcl_ && wcl_compares_range(wcl_stores_, n)) {
       if (!drain_queue(ctx, t)) return;
       // Ranges are always compared (of a page or more where only ranges
       // are: kWclRangeMinBytes), also in a wrap whose word stores are
@@ -635,7 +635,9 @@ class LocalEngine final : public Engine {
   size_t page_size_;
   uint64_t spill_bytes_;
   bool wcl_;  // write-combined logging (SW_CONFIG_WCL)
-  bool wcl_words_;  // ... of word stores too, not only of ranges (ResolvedConfig::wcl_words)
+  // ... of word stores too, not only of ranges of a page or more
+  // (ResolvedConfig::wcl_words): else the word paths run as without WCL.
+  bool wcl_stores_;
   AliasFilter filter_;  // counts: how many open wraps alias something of a slot
   std::unique_ptr<std::atomic<uint64_t>[]> inflight_;
   alignas(64) std::atomic<uint64_t> seq_{0};

@@ -85,7 +85,7 @@ class SoftwrapEngine final : public Engine {
   explicit SoftwrapEngine(const EngineEnv& env)
       : pool_(env.pool), medium_(env.medium), load_(env.medium), lanes_(env.lanes), alloc_(env.alloc),
         ring_(*env.cfg, env.pool, env.medium, env.filter_live), page_size_(env.cfg->shadow_page_size),
-        spill_bytes_(env.cfg->spill_bytes), wcl_((env.cfg->flags & SW_CONFIG_WCL) != 0), wcl_words_(env.cfg->wcl_words),
+        spill_bytes_(env.cfg->spill_bytes), wcl_((env.cfg->flags & SW_CONFIG_WCL) != 0), wcl_stores_(wcl_ && env.cfg->wcl_words),
         help_control_(env.cfg->help_control) {
     reset_lanes();
   }
@@ -125,7 +125,7 @@ class SoftwrapEngine final : public Engine {
   bool reuse_safe(uint64_t seq) override { return seq <= ring_.home_seq(); }
   bool retires_home() const override { return true; }
   void fresh_released(ThreadCtx& ctx) override {
-    if (wcl_) st(ctx)->seen.clear();  // values it noted for the block's words
+    if (wcl_stores_) st(ctx)->seen.clear();  // values it noted for the block's words
   }
 
   void attach(ThreadCtx& ctx) override {
@@ -152,8 +152,8 @@ class SoftwrapEngine final : public Engine {
 
   int begin(ThreadCtx& ctx) override {
     SwThread& t = *st(ctx);
-    if (wcl_) {
-      t.wcl.begin_wrap(counters().stores.get(), wcl_words_);
+    if (wcl_stores_) {
+      t.wcl.begin_wrap(counters().stores.get());
       if (t.wcl.on()) t.seen.clear();  // only compared wraps note and look
     }
     t.lane = &lanes_->lane(ctx.lane);
@@ -186,7 +186,7 @@ class SoftwrapEngine final : public Engine {
     SwThread& t = *st(ctx);
     drain(ctx);
     if (ctx.fail_code != 0) return ctx.fail_code;  // a queued store failed: rolled back (fail())
-    if (wcl_) {
+    if (wcl_stores_) {
       if (const uint64_t n = t.wcl.end_wrap(counters().stores.get())) counters().wcl_uncompared.add(n);
     }
     SW_TRACE_LABEL("redo:commit");
@@ -262,7 +262,7 @@ class SoftwrapEngine final : public Engine {
 
   int rollback(ThreadCtx& ctx) override {
     SwThread& t = *st(ctx);
-    if (wcl_) {
+    if (wcl_stores_) {
       if (const uint64_t n = t.wcl.end_wrap(counters().stores.get())) counters().wcl_uncompared.add(n);
     }
     t.queued.clear();  // queued stores never reached the tables or the log
@@ -310,7 +310,7 @@ class SoftwrapEngine final : public Engine {
     } else {
       drain(ctx);
       v = ring_.lookup_word(w);
-      if (wcl_) {
+      if (wcl_stores_) {
         SwThread& t = *st(ctx);
         if (t.wcl.on()) t.seen.note(w, v);  // what a store's compare of w will need
       }
@@ -359,7 +359,7 @@ class SoftwrapEngine final : public Engine {
   // Every path that reads or ends a wrap calls it; without SW_CONFIG_WCL
   // nothing is ever queued and it costs one test of a member.
   void drain(ThreadCtx& ctx) {
-    if (!wcl_) return;
+    if (!wcl_stores_) return;
     SwThread& t = *st(ctx);
     if (!t.queued.empty()) drain_queue(ctx, t);
   }
@@ -467,7 +467,7 @@ class SoftwrapEngine final : public Engine {
     ctx.counters.stores.add();
     SW_TRACE_LABEL_DEFAULT("redo:record");
     const auto* in = static_cast<const unsigned char*>(src);
-    if (wcl_ && wcl_compares_range(wcl_words_, n)) {
+    if (wcl_ && wcl_compares_range(wcl_stores_, n)) {
       if (!drain_queue(ctx, t)) return;
       // Ranges are always compared (of a page or more where only ranges
       // are: kWclRangeMinBytes), also in a wrap whose word stores are
@@ -802,7 +802,9 @@ class SoftwrapEngine final : public Engine {
   size_t page_size_;
   uint64_t spill_bytes_;
   bool wcl_;  // write-combined logging (SW_CONFIG_WCL)
-  bool wcl_words_;  // ... of word stores too, not only of ranges (ResolvedConfig::wcl_words)
+  // ... of word stores too, not only of ranges of a page or more
+  // (ResolvedConfig::wcl_words): else the word paths run as without WCL.
+  bool wcl_stores_;
   HelpControl help_control_;  // crash-simulator control (pool.h)
   std::atomic<uint64_t> thread_ids_{0};
 };

@@ -122,7 +122,7 @@ class UndoEngine final : public Engine {
  public:
   UndoEngine(const EngineEnv& env, bool themis)
       : pool_(env.pool), medium_(env.medium), load_(env.medium), lanes_(env.lanes), alloc_(env.alloc), themis_(themis),
-        wcl_((env.cfg->flags & SW_CONFIG_WCL) != 0), wcl_words_(env.cfg->wcl_words),
+        wcl_((env.cfg->flags & SW_CONFIG_WCL) != 0), wcl_stores_(wcl_ && env.cfg->wcl_words),
         objects_unlogged_(env.cfg->objects_unlogged) {
     resync();
   }
@@ -194,7 +194,7 @@ class UndoEngine final : public Engine {
   void store(ThreadCtx& ctx, uint64_t off, uint64_t v, unsigned size) override {
     UndoThread& t = *st(ctx);
     ctx.counters.stores.add();
-    if (wcl_ && wcl_words_ && holds_value(pool_->at(off), v, size)) {
+    if (wcl_stores_ && holds_value(pool_->at(off), v, size)) {
       counters().wcl_eliminated.add();  // unchanged: no undo record, no fence, no home write
       return;
     }
@@ -222,7 +222,7 @@ class UndoEngine final : public Engine {
     // With SW_CONFIG_WCL, only the byte runs that differ from home are
     // saved and written.
     t.runs.clear();
-    if (wcl_ && wcl_compares_range(wcl_words_, n) && !ctx.write_whole) {  // sw_write_whole: saved and written whole
+    if (wcl_ && wcl_compares_range(wcl_stores_, n) && !ctx.write_whole) {  // sw_write_whole: saved and written whole
       changed_runs(reinterpret_cast<const unsigned char*>(pool_->at(off)), off, in, n, &t.runs);
     } else {
       t.runs.push_back({off, n});
@@ -250,7 +250,7 @@ class UndoEngine final : public Engine {
     ctx.counters.stores.add(n);
     // With SW_CONFIG_WCL a word that already holds its value is left out.
     const auto changes = [&](size_t i) {
-      return !wcl_ || !wcl_words_ || !holds_value(pool_->at(w[i].off), w[i].value, 8);
+      return !wcl_stores_ || !holds_value(pool_->at(w[i].off), w[i].value, 8);
     };
     bool any = false;
     for (size_t i = 0; i < n;) {
@@ -362,7 +362,7 @@ class UndoEngine final : public Engine {
   Allocator* alloc_;
   bool themis_;
   bool wcl_;  // SW_CONFIG_WCL: unchanged stores and bytes are skipped
-  bool wcl_words_;  // ... stores and ranges of any size, else only ranges of a page or more (kWclRangeMinBytes)
+  bool wcl_stores_;  // ... stores and ranges of any size too, not only ranges of a page or more (kWclRangeMinBytes)
   bool objects_unlogged_;  // crash-simulator control (ResolvedConfig::objects_unlogged)
 };
 
@@ -376,7 +376,7 @@ class NonatomicEngine final : public Engine {
  public:
   explicit NonatomicEngine(const EngineEnv& env)
       : pool_(env.pool), medium_(env.medium), load_(env.medium), wcl_((env.cfg->flags & SW_CONFIG_WCL) != 0),
-        wcl_words_(env.cfg->wcl_words) {}
+        wcl_stores_(wcl_ && env.cfg->wcl_words) {}
   const char* name() const override { return "nonatomic"; }
   bool writes_fresh_apart() const override { return false; }  // every store goes home in place already
   bool batches_heap_words() const override { return false; }  // an abort keeps them, like every store
@@ -410,7 +410,7 @@ class NonatomicEngine final : public Engine {
   }
   void store(ThreadCtx& ctx, uint64_t off, uint64_t v, unsigned size) override {
     ctx.counters.stores.add();
-    if (wcl_ && wcl_words_ && holds_value(pool_->at(off), v, size)) {
+    if (wcl_stores_ && holds_value(pool_->at(off), v, size)) {
       counters().wcl_eliminated.add();  // unchanged: no home write
       return;
     }
@@ -428,7 +428,7 @@ class NonatomicEngine final : public Engine {
     ctx.counters.stores.add();
     ctx.counters.home_writes.add();
     SW_TRACE_LABEL_DEFAULT("nonatomic:data");
-    if (!wcl_ || !wcl_compares_range(wcl_words_, n) || ctx.write_whole) {  // sw_write_whole: written whole
+    if (!wcl_ || !wcl_compares_range(wcl_stores_, n) || ctx.write_whole) {  // sw_write_whole: written whole
       medium_->write(pool_->at(off), src, n);
       st(ctx)->dirty.add(*medium_, pool_->at(off), n);
       return;
@@ -444,7 +444,7 @@ class NonatomicEngine final : public Engine {
     }
   }
   void zero(ThreadCtx& ctx, uint64_t off, size_t n) override {
-    if (wcl_ && wcl_compares_range(wcl_words_, n)) return Engine::zero(ctx, off, n);  // only the words not zero yet
+    if (wcl_ && wcl_compares_range(wcl_stores_, n)) return Engine::zero(ctx, off, n);  // only the words not zero yet
     ctx.counters.stores.add();
     ctx.counters.home_writes.add();
     SW_TRACE_LABEL_DEFAULT("nonatomic:data");
@@ -460,7 +460,7 @@ class NonatomicEngine final : public Engine {
   Medium* medium_;
   LoadTap load_;
   bool wcl_;  // SW_CONFIG_WCL: unchanged stores and bytes are skipped
-  bool wcl_words_;  // ... ranges of any size, else of a page or more (kWclRangeMinBytes)
+  bool wcl_stores_;  // ... stores and ranges of any size too, not only ranges of a page or more (kWclRangeMinBytes)
 };
 
 

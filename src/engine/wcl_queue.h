@@ -132,11 +132,11 @@ class WclPolicy {
   static constexpr int kCap = 64, kGain = 8;
   static constexpr unsigned kSample = 256, kSampleWords = 2;
   // At wrap start; `stores` is the thread's store count (sw_stats.stores).
-  // words false: the pool compares only ranges (ResolvedConfig::wcl_words,
-  // the x86 and msync media's default): no wrap compares its word stores.
-  void begin_wrap(uint64_t stores, bool words = true) {
-    sampled_ = words && credit_ <= 0 && ++paused_ % kSample == 0 ? kSampleWords : 0;
-    on_ = words && (credit_ > 0 || sampled_ != 0);
+  // Not called where the pool compares only ranges of a page or more
+  // (ResolvedConfig::wcl_words false): no wrap there compares a store.
+  void begin_wrap(uint64_t stores) {
+    sampled_ = credit_ <= 0 && ++paused_ % kSample == 0 ? kSampleWords : 0;
+    on_ = credit_ > 0 || sampled_ != 0;
     stores_at_begin_ = stores;
   }
   bool on() const { return on_; }

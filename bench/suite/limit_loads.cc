@@ -16,6 +16,9 @@
 //                  offset), after sw_pool_quiesce: the baseline;
 //   load           n sw_load64 outside wraps;
 //   load_ro_wrap   n sw_load64 in read-only wraps of 1,000;
+//   view, view_ro_wrap
+//                  the same through a view (sw_view_load64; softwrap.h,
+//                  "Views"): the check's inputs in registers;
 //   plain_chase, load_chase
 //                  n/5 dependent loads (each index from the value the
 //                  previous load returned: a pointer chase, no overlap),
@@ -25,6 +28,7 @@
 // own alias table first:
 //   store_wrap_loads  wraps of 8 sw_store64 to random words of the store
 //                     region, then 1,000 sw_load64;
+//   view_store_wrap_loads  the same through a view;
 //   store_wrap_only   the same wraps (same store stream) without the
 //                     loads;
 // the loads' own cost in such wraps is (store_wrap_loads - store_wrap_only)
@@ -143,6 +147,28 @@ __attribute__((noinline)) uint64_t api_chase(sw_pool* p, const uint64_t* a, uint
   return sum;
 }
 
+__attribute__((noinline)) uint64_t view_loads(sw_pool* p, const uint64_t* a, uint64_t mask, uint64_t seed,
+                                              uint64_t n) {
+  const sw_view v = sw_view_of(p);
+  Xorshift s{seed};
+  uint64_t sum = 0;
+  for (uint64_t i = 0; i < n; ++i) sum += sw_view_load64(&v, a + (s.next() & mask));
+  return sum;
+}
+
+__attribute__((noinline)) uint64_t view_loads_ro_wraps(sw_pool* p, const uint64_t* a, uint64_t mask, uint64_t seed,
+                                                       uint64_t n) {
+  const sw_view v = sw_view_of(p);
+  Xorshift s{seed};
+  uint64_t sum = 0;
+  for (uint64_t w = 0; w < n / kLoadsPerWrap; ++w) {
+    if (sw_wrap_open(p) != 0) fail_sw("sw_wrap_open");
+    for (uint64_t i = 0; i < kLoadsPerWrap; ++i) sum += sw_view_load64(&v, a + (s.next() & mask));
+    if (sw_wrap_close(p) != 0) fail_sw("sw_wrap_close");
+  }
+  return sum;
+}
+
 __attribute__((noinline)) uint64_t api_loads_ro_wraps(sw_pool* p, const uint64_t* a, uint64_t mask, uint64_t seed,
                                                       uint64_t n) {
   Xorshift s{seed};
@@ -169,6 +195,23 @@ __attribute__((noinline)) uint64_t api_store_wraps(sw_pool* p, const uint64_t* a
       sw_store64(p, st + (x & smask), x);
     }
     for (uint64_t i = 0; i < loads_per_wrap; ++i) sum += sw_load64(p, a + (s.next() & mask));
+    if (sw_wrap_close(p) != 0) fail_sw("sw_wrap_close");
+  }
+  return sum;
+}
+
+__attribute__((noinline)) uint64_t view_store_wraps(sw_pool* p, const uint64_t* a, uint64_t mask, uint64_t seed,
+                                                    uint64_t wraps, uint64_t* st, uint64_t smask, uint64_t sseed) {
+  const sw_view v = sw_view_of(p);
+  Xorshift s{seed}, ss{sseed};
+  uint64_t sum = 0;
+  for (uint64_t w = 0; w < wraps; ++w) {
+    if (sw_wrap_open(p) != 0) fail_sw("sw_wrap_open");
+    for (uint64_t j = 0; j < kStoresPerLoadWrap; ++j) {
+      const uint64_t x = ss.next();
+      sw_store64(p, st + (x & smask), x);
+    }
+    for (uint64_t i = 0; i < kLoadsPerWrap; ++i) sum += sw_view_load64(&v, a + (s.next() & mask));
     if (sw_wrap_close(p) != 0) fail_sw("sw_wrap_close");
   }
   return sum;
@@ -282,9 +325,23 @@ struct Stopwatch {
 
 // ---------------------------------------------------------- the variants
 
-enum Variant { kPlain, kLoad, kLoadRoWrap, kPlainChase, kLoadChase, kStoreWrapLoads, kStoreWrapOnly, kVariants };
-const char* const kVariantName[kVariants] = {"plain",       "load",          "load_ro_wrap",   "plain_chase",
-                                             "load_chase",  "store_wrap_loads", "store_wrap_only"};
+// The per-wrap variants (kStoreWrapLoads on) last.
+enum Variant {
+  kPlain,
+  kLoad,
+  kLoadRoWrap,
+  kView,
+  kViewRoWrap,
+  kPlainChase,
+  kLoadChase,
+  kStoreWrapLoads,
+  kViewStoreWrapLoads,
+  kStoreWrapOnly,
+  kVariants
+};
+const char* const kVariantName[kVariants] = {"plain",      "load",       "load_ro_wrap",     "view",
+                                             "view_ro_wrap", "plain_chase", "load_chase",     "store_wrap_loads",
+                                             "view_store_wrap_loads",      "store_wrap_only"};
 
 struct Cell {
   size_t pool;
@@ -342,9 +399,10 @@ void loads(Context& ctx, std::vector<LoadPool>& pools, bool big, const Sizes& z,
   const int rounds = ctx.quick() ? 1 : kRounds;
   std::vector<Cell> cells;
   for (size_t i = 0; i < pools.size(); ++i) {
-    for (Variant v : {kPlain, kLoad, kLoadRoWrap, kPlainChase, kLoadChase}) cells.push_back({i, v});
+    for (Variant v : {kPlain, kLoad, kLoadRoWrap, kView, kViewRoWrap, kPlainChase, kLoadChase}) cells.push_back({i, v});
     if (pools[i].e->kind == SW_ENGINE_SOFTWRAP) {
       cells.push_back({i, kStoreWrapLoads});
+      cells.push_back({i, kViewStoreWrapLoads});
       cells.push_back({i, kStoreWrapOnly});
     }
   }
@@ -380,10 +438,15 @@ void loads(Context& ctx, std::vector<LoadPool>& pools, bool big, const Sizes& z,
         case kPlain: sum = plain_loads(a, mask, seed, n); break;
         case kLoad: sum = api_loads(lp.p, a, mask, seed, n); break;
         case kLoadRoWrap: sum = api_loads_ro_wraps(lp.p, a, mask, seed, n); break;
+        case kView: sum = view_loads(lp.p, a, mask, seed, n); break;
+        case kViewRoWrap: sum = view_loads_ro_wraps(lp.p, a, mask, seed, n); break;
         case kPlainChase: sum = plain_chase(a, mask, seed, nchase); break;
         case kLoadChase: sum = api_chase(lp.p, a, mask, seed, nchase); break;
         case kStoreWrapLoads:
           sum = api_store_wraps(lp.p, a, mask, seed, wraps, kLoadsPerWrap, lp.store, smask, sseed);
+          break;
+        case kViewStoreWrapLoads:
+          sum = view_store_wraps(lp.p, a, mask, seed, wraps, lp.store, smask, sseed);
           break;
         case kStoreWrapOnly: api_store_wraps(lp.p, a, mask, seed, wraps, 0, lp.store, smask, sseed); break;
         default: break;
@@ -422,26 +485,32 @@ void loads(Context& ctx, std::vector<LoadPool>& pools, bool big, const Sizes& z,
     }
     // The loads' own cost in a wrap that also stores: what the wrap with
     // them takes more than the same wrap without, per load.
-    PerOp derived;
+    PerOp derived, derived_view;
     const bool softwrap = !x[kStoreWrapLoads].wall.empty();
     if (softwrap) {
       const double per = static_cast<double>(kLoadsPerWrap);
       for (int r = 0; r < rounds; ++r) {
         derived.wall.push_back((x[kStoreWrapLoads].wall[r] - x[kStoreWrapOnly].wall[r]) / per);
         derived.cpu.push_back((x[kStoreWrapLoads].cpu[r] - x[kStoreWrapOnly].cpu[r]) / per);
+        derived_view.wall.push_back((x[kViewStoreWrapLoads].wall[r] - x[kStoreWrapOnly].wall[r]) / per);
+        derived_view.cpu.push_back((x[kViewStoreWrapLoads].cpu[r] - x[kStoreWrapOnly].cpu[r]) / per);
       }
       row(out->loads, mib, label, "load_store_wrap", rounds, n, derived, &x[kPlain]);
+      row(out->loads, mib, label, "view_store_wrap", rounds, n, derived_view, &x[kPlain]);
     }
     const double bar = big ? 1.1 : 1.5;
-    const auto check = [&](const char* what, const PerOp& per_load) {
+    const auto check = [&](const char* how, const char* what, const PerOp& per_load) {
       const double m = median(ratios(per_load.wall, x[kPlain].wall));
-      ctx.check(m <= bar, fmt("%llu MiB array, %s: sw_load64 %s %.2fx a plain load (%.1f vs %.1f ns; bar %.1fx)",
-                              static_cast<unsigned long long>(mib), label, what, m, median(per_load.wall),
+      ctx.check(m <= bar, fmt("%llu MiB array, %s: %s %s %.2fx a plain load (%.1f vs %.1f ns; bar %.1fx)",
+                              static_cast<unsigned long long>(mib), label, how, what, m, median(per_load.wall),
                               median(x[kPlain].wall), bar));
     };
-    check("outside wraps", x[kLoad]);
-    check("in read-only wraps", x[kLoadRoWrap]);
-    if (softwrap) check("in wraps that also store", derived);
+    check("sw_load64", "outside wraps", x[kLoad]);
+    check("sw_load64", "in read-only wraps", x[kLoadRoWrap]);
+    if (softwrap) check("sw_load64", "in wraps that also store", derived);
+    check("sw_view_load64", "outside wraps", x[kView]);
+    check("sw_view_load64", "in read-only wraps", x[kViewRoWrap]);
+    if (softwrap) check("sw_view_load64", "in wraps that also store", derived_view);
   }
 }
 

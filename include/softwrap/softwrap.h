@@ -693,16 +693,23 @@ SW_API void *sw_modify(sw_pool *pool, void *addr, size_t n);
  * A program reads persistent data far more often than it writes it, so the
  * reads are inline functions (with GCC and Clang, unless SW_NO_INLINE is
  * defined): sw_load8/16/32/64 ask the pool's alias filter whether the
- * word's slot is clear and, if it is, load the mapped word directly — one
- * check and a plain load, what PMDK's and Romulus's reads cost; sw_read
+ * word's region (and, where the region is raised, the word's slot) is
+ * clear and, if it is, load the mapped word directly — one check and a
+ * plain load, what PMDK's and Romulus's reads cost; sw_read
  * and sw_peek do the same for a range (also checking that it lies in the
  * heap: a range is worth the compare).  Otherwise they call the library:
  * the *_slow functions below, which are exactly the exported sw_load64,
  * sw_read and sw_peek (what a program that cannot inline, through a
  * foreign-function interface or dlsym, calls).
  *
+ * The alias filter has two levels: 512 regions of 8 bytes (4 KiB, which
+ * stays in the first-level cache), one per 2 MiB of address (wrapping
+ * around every GiB), and beneath them the slots, one per filter_granule
+ * bytes.  A region is 0 while no live alias touches it; the check reads
+ * the word's slot only where its region is not 0.
+ *
  * The alias filter is the engine's promise about order (docs/design.md,
- * "The alias filter"): a slot is raised before an alias of a word in it
+ * "The alias filter"): a region and a slot are raised before an alias of a word in them
  * becomes visible to any reader and cleared only after that word's newest
  * value is home.  A reader that synchronised with the writer's unlock
  * ("close before you unlock", above) therefore finds the slot raised (and
@@ -712,12 +719,15 @@ SW_API void *sw_modify(sw_pool *pool, void *addr, size_t n);
  *   softwrap        a slot holds 1 + the newest alias-table generation that
  *                   aliases something in it, and is clear once that table
  *                   is retired (live = 1 + the oldest generation not yet
- *                   retired);
- *   softwrap-local  a slot counts the open wraps (of any thread) that alias
- *                   something in it (live = 1): another thread's open wrap
- *                   sends a load to the library, which reads home for it;
+ *                   retired); a region likewise (64-bit), set to 0 when
+ *                   that table retires;
+ *   softwrap-local  a slot counts the open wraps' keys (of any thread) in
+ *                   it (live = 1), a region the open wraps that count in
+ *                   it: another thread's open wrap sends a load to the
+ *                   library, which reads home for it;
  *   undo, undo-themis, nonatomic
- *                   one slot, always clear: they store in place.
+ *                   one region and one slot, always clear: they store in
+ *                   place.
  *
  * What the inline word load does not check: that the address lies in the
  * pool and is naturally aligned.  Those checks are for misuse only, so they
@@ -727,12 +737,22 @@ SW_API void *sw_modify(sw_pool *pool, void *addr, size_t n);
  * still return 0 and set SW_ERANGE / SW_EINVAL for it).  Every access also
  * calls the library with SW_CONFIG_COUNT_LOADS and on a medium that records
  * loads (the crash simulator's trace medium, for the Themis simulator): the
- * filter is then a single slot that is always raised.  An inline load
- * costs three loads of this struct and one of the filter (cache hits in a
- * loop), a shift, a mask, a compare and the plain load: no call, no
- * thread-local access, no write to shared memory, and no counting
- * (sw_stats.loads counts only the loads that reach the library; all of
- * them under SW_CONFIG_COUNT_LOADS).
+ * filter is then regions and a slot that are always raised.  An inline
+ * load costs a test of the handle, a load of its region (in this struct,
+ * at a constant offset: a cache hit in a loop) after a shift and a mask by
+ * constants, a compare with 0 and the plain load: no call, no thread-local access, no
+ * write to shared memory, and no counting (sw_stats.loads counts only the
+ * loads that reach the library; all of them under SW_CONFIG_COUNT_LOADS).
+ *
+ * Views.  A loop over many loads of one pool can take a view instead — sw_view v = sw_view_of(pool); ...
+ * sw_view_load64(&v, addr) — a copy of what the check needs, which the
+ * compiler keeps in registers (so long as the view's address does not
+ * escape): the handle is tested once, not for every load, and the slot's
+ * fields, where a region is raised, are not reloaded from this struct
+ * (the check's acquire loads keep a compiler from reusing them across a
+ * loop's iterations).
+ * A view answers exactly as sw_load64 does and stays valid until the pool
+ * is closed (what it copies never changes while the handle is open).
  *
  * sw_pool_hot is the first member of every open sw_pool and the only part
  * of it this header sees.  Programs must never write it.  Its layout and
@@ -745,7 +765,7 @@ SW_API void *sw_modify(sw_pool *pool, void *addr, size_t n);
  * this one is libsoftwrap.so.1, so the loader never pairs a program
  * compiled against this header with one of them. */
 
-#define SW_POOL_HOT_VERSION 1u
+#define SW_POOL_HOT_VERSION 2u
 
 typedef struct sw_pool_hot {
   const uint32_t *filter; /* filter_mask + 1 slots; read them atomically */
@@ -760,7 +780,32 @@ typedef struct sw_pool_hot {
   char *base;             /* the mapping: pool offset 0 (sw_pool_base) */
   uint32_t version;       /* SW_POOL_HOT_VERSION */
   uint32_t reserved;
+  /* Version 2 (libsoftwrap.so.5 and later): */
+  uint64_t reserved2[9];  /* 0; the regions start a cache line */
+  uint64_t regions[512];  /* SW_HOT_REGIONS; region of address a:
+                             regions[((uintptr_t)a >> SW_HOT_REGION_SHIFT)
+                             & (SW_HOT_REGIONS - 1)]; 0 is clear; read them
+                             atomically (acquire) */
 } sw_pool_hot;
+
+/* The regions' mapping, fixed for SW_POOL_HOT_VERSION 2 (the inline check
+ * compiles it in: a region is at a constant offset from the handle). */
+#define SW_HOT_REGION_SHIFT 21u
+#define SW_HOT_REGIONS 512u
+
+/* SW_HOT_REGIONS regions that are always raised (every value 1). */
+SW_API extern const uint64_t sw_hot_raised_regions[SW_HOT_REGIONS];
+
+/* A copy of what the check needs, for loops (see "Views" above). */
+typedef struct sw_view {
+  const uint64_t *coarse;
+  const uint32_t *filter;
+  uint64_t filter_mask;
+  const uint32_t *live;
+  sw_pool *pool;
+  uint32_t filter_shift;
+  uint32_t reserved;
+} sw_view;
 
 /* The out-of-line reads (see above). */
 SW_API uint8_t sw_load8_slow(sw_pool *pool, const void *addr);
@@ -782,13 +827,19 @@ SW_API const void *sw_peek_slow(sw_pool *pool, const void *addr, size_t n, void 
 /* Ranges covering more filter slots than this go to the library. */
 #define SW_HOT_RANGE_SLOTS 16u
 
-/* Whether the alias filter's slot of address a is clear. */
+/* Whether the alias filter's slot i is clear. */
 static inline int sw_hot_slot_clear(const sw_pool_hot *h, uintptr_t i) {
   const uint32_t s = __atomic_load_n(&h->filter[i & h->filter_mask], __ATOMIC_ACQUIRE);
   return (int32_t)(s - __atomic_load_n(&h->live, __ATOMIC_ACQUIRE)) < 0;
 }
+/* Whether address a's region (of the regions at c) is clear (0). */
+static inline int sw_hot_region_clear(const uint64_t *c, uintptr_t a) {
+  return __atomic_load_n(&c[(a >> SW_HOT_REGION_SHIFT) & (SW_HOT_REGIONS - 1)], __ATOMIC_ACQUIRE) == 0;
+}
+/* Whether address a's region, or failing that its slot, is clear. */
 static inline int sw_hot_clear(sw_pool *pool, uintptr_t a) {
   const sw_pool_hot *h = (const sw_pool_hot *)(const void *)pool;
+  if (__builtin_expect(sw_hot_region_clear(h->regions, a), 1)) return 1;
   return sw_hot_slot_clear(h, a >> h->filter_shift);
 }
 
@@ -800,6 +851,9 @@ static inline int sw_hot_range(sw_pool *pool, const void *addr, size_t n) {
   const uint64_t d = (uint64_t)(a - (uintptr_t)h->heap);
   const uint64_t span = __atomic_load_n(&h->span, __ATOMIC_RELAXED);
   if (__builtin_expect(n > span || d > span - n, 0)) return 0;
+  /* Most ranges lie in one region (a region is at least 4 KiB). */
+  if (__builtin_expect(((a ^ (a + n - 1)) >> SW_HOT_REGION_SHIFT) == 0 && sw_hot_region_clear(h->regions, a), 1))
+    return 1;
   const uintptr_t first = a >> h->filter_shift, last = (a + n - 1) >> h->filter_shift;
   if (last - first >= SW_HOT_RANGE_SLOTS) return 0;
   for (uintptr_t i = first;; ++i) {
@@ -839,9 +893,71 @@ static inline const void *sw_peek(sw_pool *pool, const void *addr, size_t n, voi
 
 #undef SW_HOT_LOAD
 
+/* The view of pool (NULL: a view whose every load calls the library, which
+ * fails as sw_load64 does for NULL). */
+static inline sw_view sw_view_of(sw_pool *pool) {
+  static const uint32_t raised = 1; /* a slot compared with itself as live: raised */
+  sw_view v;
+  v.reserved = 0;
+  if (pool == 0) {
+    v.coarse = sw_hot_raised_regions;
+    v.filter = &raised;
+    v.filter_mask = 0;
+    v.filter_shift = 0;
+    v.live = &raised;
+  } else {
+    const sw_pool_hot *h = (const sw_pool_hot *)(const void *)pool;
+    v.coarse = h->regions;
+    v.filter = h->filter;
+    v.filter_mask = h->filter_mask;
+    v.filter_shift = h->filter_shift;
+    v.live = &h->live;
+  }
+  v.pool = pool;
+  return v;
+}
+/* Whether address a's region, or failing that its slot, is clear. */
+static inline int sw_view_clear(const sw_view *v, uintptr_t a) {
+  if (__builtin_expect(sw_hot_region_clear(v->coarse, a), 1)) return 1;
+  const uint32_t s = __atomic_load_n(&v->filter[(a >> v->filter_shift) & v->filter_mask], __ATOMIC_ACQUIRE);
+  return (int32_t)(s - __atomic_load_n(v->live, __ATOMIC_ACQUIRE)) < 0;
+}
+
+#define SW_VIEW_LOAD(v, addr, T, slow)                                              \
+  do {                                                                              \
+    if (__builtin_expect(sw_view_clear((v), (uintptr_t)(addr)), 1))                 \
+      return __atomic_load_n((const T *)(addr), __ATOMIC_RELAXED);                  \
+    return slow((v)->pool, (addr));                                                 \
+  } while (0)
+
+/* As sw_load8/16/32/64 (the same answer, errors included), through a view. */
+static inline uint8_t sw_view_load8(const sw_view *v, const void *addr) { SW_VIEW_LOAD(v, addr, uint8_t, sw_load8_slow); }
+static inline uint16_t sw_view_load16(const sw_view *v, const void *addr) {
+  SW_VIEW_LOAD(v, addr, uint16_t, sw_load16_slow);
+}
+static inline uint32_t sw_view_load32(const sw_view *v, const void *addr) {
+  SW_VIEW_LOAD(v, addr, uint32_t, sw_load32_slow);
+}
+static inline uint64_t sw_view_load64(const sw_view *v, const void *addr) {
+  SW_VIEW_LOAD(v, addr, uint64_t, sw_load64_slow);
+}
+
+#undef SW_VIEW_LOAD
+
 #if defined(__cplusplus)
 #pragma GCC diagnostic pop
 #endif
+#else /* !SW_INLINE_ACCESS: views call the library's loads */
+static inline sw_view sw_view_of(sw_pool *pool) {
+  static sw_view zero; /* static storage: zero-initialised, never written */
+  sw_view v = zero;
+  v.pool = pool;
+  return v;
+}
+static inline uint8_t sw_view_load8(const sw_view *v, const void *addr) { return sw_load8(v->pool, addr); }
+static inline uint16_t sw_view_load16(const sw_view *v, const void *addr) { return sw_load16(v->pool, addr); }
+static inline uint32_t sw_view_load32(const sw_view *v, const void *addr) { return sw_load32(v->pool, addr); }
+static inline uint64_t sw_view_load64(const sw_view *v, const void *addr) { return sw_load64(v->pool, addr); }
 #endif /* SW_INLINE_ACCESS */
 
 /* ------------------------------------------------------------ allocation */

@@ -27,11 +27,37 @@
 //   key a thread's open wrap creates adds 1 to its slots, and the wrap's
 //   end subtracts what it added, after its values are home.
 //
+// The coarse level.  Beside the slots, kCoarseSlots 64-bit *regions*
+// (4 KiB in all: they stay in the first-level cache, where the fine slots
+// of a big pool, up to 256 KiB, do not): region (a >> kCoarseShift) &
+// (kCoarseSlots - 1), 2 MiB of address each, so a GiB of the pool before
+// they wrap around (as the slots do).  Both are constants, which the
+// header's inline check compiles in (SW_HOT_REGION_SHIFT, SW_HOT_REGIONS):
+// the check is then a shift, a mask and a compare of one cache-resident
+// word with 0 (no live word).  The regions live in the pool's public face
+// (sw_pool_hot::regions, a constant offset from the handle) where the
+// pool has one.  A region is 0 when no live alias touches
+// it; only a load of a nonzero region reads its fine slot.  Whatever raises a slot raises its region
+// first, and a region is lowered to 0 only when every slot raise it
+// covers is over:
+//   generations: the region holds 1 + the newest generation that raised
+//   anything in it (64-bit: never wraps, no sweep); publish_oldest() sets
+//   to 0, with a CAS from the value it read, every region whose value is
+//   below the new live (a concurrent raise wins the CAS);
+//   counts: a region counts the open wraps (not the keys) that hold counts
+//   in it — each wrap keeps a CoarseMarks (one bit per region) and adds 1
+//   to a region the first time it counts a slot there; release(), at the
+//   wrap's end and after its slots' counts are subtracted, subtracts its
+//   regions' ones.
+//
 // Memory order.  Raises are release (a CAS), the published live is a
-// release store after the home writes it covers, and readers load live and
-// the slot with acquire: a reader that finds a slot clear and then reads
-// home sees the values of every table the live word says is retired.  The
-// argument in full is in docs/design.md ("The alias filter").
+// release store after the home writes it covers, a region's lowering is a
+// release CAS after the live store (and a count's release subtraction
+// after the slots'), and readers load the region, live and the slot with
+// acquire: a reader that finds a region 0 or a slot clear and then reads
+// home sees the values of every table the lowering or the live word says
+// is retired.  The argument in full is in docs/design.md ("The alias
+// filter").
 #ifndef SOFTWRAP_ALIAS_ALIAS_FILTER_H_
 #define SOFTWRAP_ALIAS_ALIAS_FILTER_H_
 
@@ -50,13 +76,29 @@ class AliasFilter {
   // Ranges that cover more slots than this are "maybe aliased" to clear()
   // (a caller then takes its overlaying path).
   static constexpr uint64_t kMaxCheckSlots = 64;
+  static constexpr unsigned kCoarseSlotsLog2 = 9;  // 512 regions of 8 bytes: 4 KiB
+  static constexpr uint64_t kCoarseSlots = uint64_t{1} << kCoarseSlotsLog2;
+  static constexpr unsigned kCoarseShift = 21;  // 2 MiB a region (at least a slot: a granule is at most 64 KiB)
+
+  // Counts mode: the regions one wrap has counted in (add*() sets a bit,
+  // release() subtracts and clears them).  One per thread's wrap.
+  class CoarseMarks {
+   public:
+    bool any() const { return any_; }
+
+   private:
+    friend class AliasFilter;
+    uint64_t bits_[kCoarseSlots / 64] = {};
+    bool any_ = false;
+  };
 
   // A filter for the pool mapped at `base`, offsets below `span` (its
   // maximum size), at `granule` bytes (a power of two, 64..65536) a slot:
   // as many slots as the span needs, a power of two from 64 up to
   // 2^kMaxSlotsLog2.  `live` is where the live word is published (the
-  // pool's sw_pool_hot::live), or nullptr for a word of the filter's own.
-  AliasFilter(const void* base, uint64_t span, uint32_t granule, uint32_t* live);
+  // pool's sw_pool_hot::live), or nullptr for a word of the filter's own;
+  // `regions` likewise (sw_pool_hot::regions, kCoarseSlots of them, 0).
+  AliasFilter(const void* base, uint64_t span, uint32_t granule, uint32_t* live, uint64_t* regions = nullptr);
   AliasFilter(const AliasFilter&) = delete;
   AliasFilter& operator=(const AliasFilter&) = delete;
 
@@ -64,6 +106,9 @@ class AliasFilter {
   uint32_t shift() const { return shift_; }
   uint32_t mask() const { return mask_; }
   uint32_t live() const { return __atomic_load_n(live_, __ATOMIC_ACQUIRE); }
+  const uint64_t* coarse() const { return regions_; }
+  // The value of the region covering offset o (0: no live alias in it).
+  uint64_t region_of(uint64_t o) const { return __atomic_load_n(region_at(o), __ATOMIC_ACQUIRE); }
 
   static bool raised(uint32_t value, uint32_t live) { return static_cast<int32_t>(value - live) >= 0; }
 
@@ -82,18 +127,21 @@ class AliasFilter {
   // ---- generations
   // Raises the slots of [off, off+n) to at least gen + 1 (serially).
   void raise_gen(uint64_t off, size_t n, uint64_t gen) {
+    for_regions(off, n, [&](uint64_t* r) { raise_region(r, gen); });
     for_slots(off, n, [&](uint32_t* s) { raise_slot(s, gen, __atomic_load_n(s, __ATOMIC_RELAXED)); });
   }
   // The same for the naturally aligned word at w (one slot: a granule is
   // at least 64 bytes).  A store's common case: one load and compare (the
   // slot is raised already in this generation), else one CAS.
   void raise_word(uint64_t w, uint64_t gen) {
+    raise_region(region_at(w), gen);
     uint32_t* s = slot_at(w);
     raise_slot(s, gen, __atomic_load_n(s, __ATOMIC_RELAXED));
   }
   // raise_word, and whether the slot was clear before it (clear_word): one
   // look at the slot for both (a WCL-queued store's).
   bool raise_word_was_clear(uint64_t w, uint64_t gen) {
+    raise_region(region_at(w), gen);
     uint32_t* s = slot_at(w);
     const uint32_t cur = __atomic_load_n(s, __ATOMIC_ACQUIRE);
     const bool was_clear = !raised(cur, live());
@@ -106,8 +154,9 @@ class AliasFilter {
   // aborted, raised its slot and left nothing in the table).
   uint64_t newest_raise() const { return newest_.load(std::memory_order_relaxed); }
   // Publishes live = oldest + 1, oldest being the oldest generation not
-  // retired (every older table's values are home), and sweeps when live
-  // crossed a multiple of kSweepPeriod.  One publisher at a time.
+  // retired (every older table's values are home), lowers the regions
+  // whose newest raise is retired now, and sweeps when live crossed a
+  // multiple of kSweepPeriod.  One publisher at a time.
   void publish_oldest(uint64_t oldest);
   // Moves every cleared slot to live - 1 (still clear), so that no value
   // falls 2^31 behind live.  Concurrent raisers are safe (each move is a
@@ -115,11 +164,22 @@ class AliasFilter {
   void sweep();
 
   // ---- counts
-  void add(uint64_t off, size_t n) { for_slots(off, n, count_up); }
+  // A wrap's counts: add marks the range's regions in `m` (counting the
+  // wrap in each region the first time) before it counts the slots; sub
+  // counts the slots down, and release(m), after the wrap's last sub,
+  // counts the wrap out of its regions.
+  void add(uint64_t off, size_t n, CoarseMarks& m) {
+    for_regions(off, n, [&](uint64_t* r) { mark_region(r, m); });
+    for_slots(off, n, count_up);
+  }
   void sub(uint64_t off, size_t n) { for_slots(off, n, count_down); }
   // The same for the naturally aligned word at w (one slot).
-  void add_word(uint64_t w) { count_up(slot_at(w)); }
+  void add_word(uint64_t w, CoarseMarks& m) {
+    mark_region(region_at(w), m);
+    count_up(slot_at(w));
+  }
   void sub_word(uint64_t w) { count_down(slot_at(w)); }
+  void release(CoarseMarks& m);
 
   // The value of the slot covering offset o (tests).
   uint32_t slot_of(uint64_t o) const {
@@ -129,6 +189,25 @@ class AliasFilter {
  private:
   // The slot of the byte at offset o.
   uint32_t* slot_at(uint64_t o) const { return &slots_[((base_ + o) >> shift_) & mask_]; }
+  // The region of the byte at offset o.
+  uint64_t* region_at(uint64_t o) const { return &regions_[((base_ + o) >> kCoarseShift) & (kCoarseSlots - 1)]; }
+  // Raises region *r to at least gen + 1 (a store's common case: one load
+  // and compare, the region is raised already in this generation).
+  static void raise_region(uint64_t* r, uint64_t gen) {
+    uint64_t cur = __atomic_load_n(r, __ATOMIC_RELAXED);
+    while (cur < gen + 1) {
+      if (__atomic_compare_exchange_n(r, &cur, gen + 1, false, __ATOMIC_RELEASE, __ATOMIC_RELAXED)) return;
+    }
+  }
+  // Counts the wrap of `m` in region *r, once.
+  void mark_region(uint64_t* r, CoarseMarks& m) const {
+    const uint64_t i = static_cast<uint64_t>(r - regions_);
+    uint64_t& bits = m.bits_[i / 64];
+    if (bits & (uint64_t{1} << (i % 64))) return;
+    bits |= uint64_t{1} << (i % 64);
+    m.any_ = true;
+    __atomic_fetch_add(r, 1, __ATOMIC_RELEASE);
+  }
   // Raises *s (whose value was cur) to at least gen + 1.
   void raise_slot(uint32_t* s, uint64_t gen, uint32_t cur) {
     const uint32_t v = static_cast<uint32_t>(gen + 1);
@@ -158,6 +237,13 @@ class AliasFilter {
     const uint64_t count = last - first + 1 > uint64_t{mask_} + 1 ? uint64_t{mask_} + 1 : last - first + 1;
     for (uint64_t i = 0; i < count; ++i) f(&slots_[(first + i) & mask_]);
   }
+  // f(region) once for each region [off, off+n) maps to.
+  template <class F>
+  void for_regions(uint64_t off, size_t n, F&& f) {
+    const uint64_t first = (base_ + off) >> kCoarseShift, last = (base_ + off + n - 1) >> kCoarseShift;
+    const uint64_t count = last - first + 1 > kCoarseSlots ? kCoarseSlots : last - first + 1;
+    for (uint64_t i = 0; i < count; ++i) f(&regions_[(first + i) & (kCoarseSlots - 1)]);
+  }
 
   // Read by every raise and check: a cache line of their own, which no
   // thread writes (the retirer's and the raisers' words below are in lines
@@ -167,6 +253,10 @@ class AliasFilter {
   uint32_t shift_;
   uint32_t mask_;
   uint32_t* live_;
+  // The regions (the pool's face's, or own_regions_): written by raisers
+  // and the publisher, in lines of their own.
+  uint64_t* regions_;
+  std::unique_ptr<uint64_t[]> own_regions_;
   alignas(64) uint32_t own_live_ = 1;
   uint64_t published_ = 0;  // the last oldest generation published (the retirer's)
   alignas(64) std::atomic<uint64_t> newest_{0};  // the raisers'

@@ -2,7 +2,9 @@
 // address, raising to a generation with a compare-and-swap to the larger
 // value, clearing by publishing the oldest live generation, the serial
 // comparison across 2^32 kept sound by the sweep, counts, the conservative
-// answer for long ranges, and the header's inline check agreeing with the
+// answer for long ranges, the regions (the coarse level: raised with
+// every slot, lowered when their newest raise retires or their last wrap
+// ends), and the header's inline check and views agreeing with the
 // filter's own.  The concurrent test holds the invariant the inline reads
 // rely on: a slot raised at a generation that is still live is never seen
 // clear, whatever the publisher and the sweep do meanwhile.
@@ -206,9 +208,10 @@ TEST(AliasFilter, TheSweepMovesClearedSlotsToJustBelowLive) {
 TEST(AliasFilter, CountsAddAndSubtractOncePerSlotEvenForRangesLongerThanTheFilter) {
   AliasFilter f(kBase, 64 * kGranule, kGranule, nullptr);  // live stays 1: a count >= 1 is raised
   const uint64_t filter_bytes = 64 * kGranule;
-  f.add(100, 10 * filter_bytes + 3);  // starts mid-slot, covers the filter ten times over
+  AliasFilter::CoarseMarks m, m2;
+  f.add(100, 10 * filter_bytes + 3, m);  // starts mid-slot, covers the filter ten times over
   for (uint64_t i = 0; i <= f.mask(); ++i) EXPECT_EQ(f.slots()[i], 1u) << "slot " << i << " counted once";
-  f.add(5000, 300);  // two slots
+  f.add(5000, 300, m);  // two slots
   EXPECT_EQ(f.slot_of(5000), 2u);
   EXPECT_EQ(f.slot_of(5299), 2u);
   EXPECT_EQ(f.slot_of(4863), 1u);
@@ -221,33 +224,110 @@ TEST(AliasFilter, CountsAddAndSubtractOncePerSlotEvenForRangesLongerThanTheFilte
   EXPECT_TRUE(f.clear(0, 63 * kGranule));
   // Two keys of one slot (two open wraps of softwrap-local): clear only
   // after both ended.
-  f.add(8, 8);
-  f.add(16, 8);
+  f.release(m);
+  for (uint64_t i = 0; i < AliasFilter::kCoarseSlots; ++i) EXPECT_EQ(f.coarse()[i], 0u) << "region " << i;
+  f.add(8, 8, m);
+  f.add(16, 8, m2);
   f.sub(8, 8);
+  f.release(m);
   EXPECT_FALSE(f.clear_word(8));
+  EXPECT_EQ(f.region_of(8), 1u) << "the other wrap still counts in the region";
   f.sub(16, 8);
+  f.release(m2);
   EXPECT_TRUE(f.clear_word(8));
+  EXPECT_EQ(f.region_of(8), 0u);
 }
 
-TEST(AliasFilter, ClearOfARangeChecksEverySlotAndCallsLongRangesNotClear) {
-  AliasFilter f(kBase, 1 << 20, kGranule, nullptr);  // 4096 slots, all clear
-  const uint64_t max_span = AliasFilter::kMaxCheckSlots * kGranule;
-  EXPECT_TRUE(f.clear(0, max_span)) << "kMaxCheckSlots slots are checked";
-  EXPECT_FALSE(f.clear(0, max_span + 1)) << "longer: conservatively not clear";
-  EXPECT_FALSE(f.clear(kGranule - 1, max_span - kGranule + 2)) << "kMaxCheckSlots + 1 slots, unaligned";
-  EXPECT_FALSE(f.clear(12345, 1 << 19));
-  EXPECT_TRUE(f.clear(kGranule - 1, 2));
-  f.raise_gen(kGranule, 1, 0);
-  EXPECT_FALSE(f.clear(kGranule - 1, 2)) << "the range's second slot is raised";
-  EXPECT_TRUE(f.clear(0, kGranule));
-  EXPECT_FALSE(f.clear(0, max_span)) << "a raised slot in the middle";
+// The regions (the coarse level): 2 MiB of address each, wrapping around
+// every kCoarseSlots of them, like the slots.
+TEST(AliasFilter, ARegionIsTwoMiBOfAddress) {
+  AliasFilter f(kBase, 1 << 30, kGranule, nullptr);
+  // Regions go by address: r0, the offset of a region's first byte.
+  const uint64_t mb2 = uint64_t{1} << AliasFilter::kCoarseShift;
+  ASSERT_EQ(mb2, 2u << 20);
+  const uint64_t r0 = 5 * mb2 + (mb2 - (reinterpret_cast<uintptr_t>(kBase) & (mb2 - 1))) % mb2;
+  f.raise_word(r0, 0);
+  EXPECT_NE(f.region_of(r0 + mb2 - 8), 0u) << "the same region";
+  EXPECT_EQ(f.region_of(r0 - 8), 0u) << "the one before";
+  EXPECT_EQ(f.region_of(r0 + mb2), 0u) << "the next one";
+  EXPECT_NE(f.region_of(r0 + AliasFilter::kCoarseSlots * mb2), 0u) << "a GiB on: wrapped around";
+}
+
+// Generations: a region holds 1 + the newest generation that raised it and
+// reads 0 again only once that generation is retired; an older raise never
+// lowers it.
+TEST(AliasFilter, ARegionIsLoweredOnlyWhenItsNewestRaiseIsRetired) {
+  AliasFilter f(kBase, 64 << 20, kGranule, nullptr);
+  const uint64_t r = uint64_t{1} << AliasFilter::kCoarseShift;
+  const uint64_t b = (r - (reinterpret_cast<uintptr_t>(kBase) & (r - 1))) % r;  // a region's first byte
+  f.raise_word(b, 3);
+  EXPECT_EQ(f.region_of(b), 4u);
+  f.raise_gen(b + 8, 16, 1);  // an older generation's raise (a raiser that read it late)
+  EXPECT_EQ(f.region_of(b), 4u) << "never lowered by a raise";
+  f.raise_word_was_clear(b + r + 64, 2);
+  f.raise_gen(b + 2 * r - 8, 16, 5);  // two regions
+  EXPECT_EQ(f.region_of(b + r), 6u);
+  EXPECT_EQ(f.region_of(b + 2 * r), 6u);
+  f.publish_oldest(3);  // 0..2 retired
+  EXPECT_EQ(f.region_of(b), 4u) << "generation 3 is live";
+  EXPECT_EQ(f.region_of(b + r), 6u);
+  EXPECT_TRUE(f.clear_word(b + r + 64)) << "its slot (generation 2) is clear";
+  f.publish_oldest(4);
+  EXPECT_EQ(f.region_of(b), 0u) << "generation 3 retired";
+  EXPECT_NE(f.region_of(b + r), 0u);
+  f.publish_oldest(6);
+  for (uint64_t i = 0; i < AliasFilter::kCoarseSlots; ++i) EXPECT_EQ(f.coarse()[i], 0u) << "region " << i;
+  // A region raised while a slot of it was raised before: both again.
+  f.raise_word(b, 6);
+  EXPECT_EQ(f.region_of(b), 7u);
+  EXPECT_FALSE(f.clear_word(b));
+}
+
+// Whatever raises a slot raises its region: after any mix of raises and
+// publishes, the region of every byte raised at a generation not yet
+// retired is not 0 (the inline check trusts a 0 region without reading
+// the slot), and its slot is raised.
+TEST(AliasFilter, ARaisedBytesRegionIsNeverClear) {
+  AliasFilter f(kBase, 4 << 20, 64, nullptr);  // 65536 slots of 64 bytes: they wrap every 4 MiB
+  std::mt19937_64 rng(5);
+  struct Raise {
+    uint64_t off, n, gen;
+  };
+  std::vector<Raise> raises;
+  uint64_t gen = 0, oldest = 0;
+  for (int it = 0; it < 5000 * kScale; ++it) {
+    const uint64_t off = rng() % (uint64_t{3} << 30), r = rng() % 16;  // the regions wrap every GiB
+    if (r < 6) {
+      f.raise_word(off & ~uint64_t{7}, gen);
+      raises.push_back({off & ~uint64_t{7}, 8, gen});
+    } else if (r < 9) {
+      f.raise_word_was_clear(off & ~uint64_t{7}, gen);
+      raises.push_back({off & ~uint64_t{7}, 8, gen});
+    } else if (r < 12) {
+      const uint64_t n = 1 + rng() % 20000;
+      f.raise_gen(off, n, gen);
+      raises.push_back({off, n, gen});
+    } else if (r < 14) {
+      ++gen;
+    } else if (oldest < gen) {
+      f.publish_oldest(oldest += 1 + rng() % (gen - oldest));
+      std::erase_if(raises, [&](const Raise& x) { return x.gen < oldest; });
+    }
+    for (const Raise& x : raises) {
+      for (uint64_t o : {x.off, x.off + x.n / 2, x.off + x.n - 1}) {
+        ASSERT_NE(f.region_of(o), 0u) << "offset " << o << " raised at " << x.gen << ", oldest " << oldest;
+        ASSERT_FALSE(f.clear_word(o & ~uint64_t{7})) << "offset " << o;
+      }
+    }
+  }
+  EXPECT_GT(oldest, 10u);
 }
 
 // The inline reads (softwrap.h) compute the slot and the comparison
 // themselves, from sw_pool_hot: they must agree with the filter.
 TEST(AliasFilter, TheHeadersInlineCheckAgreesWithTheFilter) {
   sw_pool_hot hot{};
-  AliasFilter f(kBase, 64 * kGranule, kGranule, &hot.live);
+  AliasFilter f(kBase, 64 * kGranule, kGranule, &hot.live, hot.regions);
   hot.filter = f.slots();
   hot.filter_mask = f.mask();
   hot.filter_shift = f.shift();
@@ -257,9 +337,14 @@ TEST(AliasFilter, TheHeadersInlineCheckAgreesWithTheFilter) {
   hot.version = SW_POOL_HOT_VERSION;
   auto* pool = reinterpret_cast<sw_pool*>(&hot);
   const uintptr_t base = reinterpret_cast<uintptr_t>(kBase);
+  const sw_view view = sw_view_of(pool);
   auto agree = [&](const std::string& when) {
     for (uint64_t off = 0; off < 2 * 64 * kGranule; off += kGranule / 2) {
-      ASSERT_EQ(sw_hot_clear(pool, base + off) != 0, f.clear_word(off & ~uint64_t{7})) << when << ", offset " << off;
+      // Clear where the region is 0 (a slot's raise may belong to a
+      // byte a filter's span away) or the slot is clear.
+      const bool clear = f.region_of(off) == 0 || f.clear_word(off & ~uint64_t{7});
+      ASSERT_EQ(sw_hot_clear(pool, base + off) != 0, clear) << when << ", offset " << off;
+      ASSERT_EQ(sw_view_clear(&view, base + off) != 0, clear) << when << ", offset " << off << " (the view)";
     }
   };
   agree("fresh");
@@ -268,6 +353,13 @@ TEST(AliasFilter, TheHeadersInlineCheckAgreesWithTheFilter) {
   f.raise_gen(9 * kGranule, 8, 3);
   agree("raised at 0 and 3");
   EXPECT_EQ(sw_hot_clear(pool, base + 5 * kGranule), 0);
+  // The same slot (the slots wrap every 16 KiB) in the next region, which
+  // no raise touched: clear by its region alone.
+  const uint64_t next = (((base + 5 * kGranule) >> SW_HOT_REGION_SHIFT) + 1) << SW_HOT_REGION_SHIFT;
+  const uint64_t same_slot = next + ((base + 5 * kGranule) & (64 * kGranule - 1));
+  ASSERT_FALSE(f.clear_word(same_slot - base)) << "the premise: its slot is raised";
+  EXPECT_NE(sw_hot_clear(pool, same_slot), 0) << "its region is 0: clear without the slot";
+  EXPECT_NE(sw_view_clear(&view, same_slot), 0) << "the view too";
   f.publish_oldest(oldest = 1);
   agree("oldest 1");
   EXPECT_NE(sw_hot_clear(pool, base + 5 * kGranule), 0) << "retired: clear inline too";
@@ -298,7 +390,7 @@ TEST(AliasFilter, TheHeadersInlineCheckAgreesWithTheFilter) {
 // publisher moves the active generation (also in large jumps, across sweep
 // boundaries and 2^32) and publishes the oldest one no raiser pins, and
 // sweeps.  While a raiser's generation is pinned, the slots it raised must
-// never read clear.
+// never read clear, nor their regions 0.
 TEST(AliasFilterConcurrency, ASlotRaisedAtALiveGenerationIsNeverSeenClear) {
   constexpr int kRaisers = 3;
   constexpr uint64_t kNoPin = ~uint64_t{0};
@@ -332,7 +424,8 @@ TEST(AliasFilterConcurrency, ASlotRaisedAtALiveGenerationIsNeverSeenClear) {
         f.raise_gen(off, n, g);
         for (int k = 0; k < 3; ++k) {
           checks.fetch_add(1, std::memory_order_relaxed);
-          if (f.clear(off, n) || f.clear_word((off + n - 1) & ~uint64_t{7})) {
+          if (f.clear(off, n) || f.clear_word((off + n - 1) & ~uint64_t{7}) || f.region_of(off) == 0 ||
+              f.region_of(off + n - 1) == 0) {
             if (violations.fetch_add(1) == 0) {
               first_bad_gen.store(g);
               first_bad_oldest.store(f.live() - 1);
@@ -377,7 +470,7 @@ TEST(AliasFilterConcurrency, ASlotRaisedAtALiveGenerationIsNeverSeenClear) {
   f.publish_oldest(active.load() + 1);
   for (uint64_t i = 0; i <= f.mask(); ++i) {
     EXPECT_FALSE(AliasFilter::raised(f.slots()[i], f.live())) << "slot " << i << " value " << f.slots()[i];
-  }
+  }  for (uint64_t i = 0; i < AliasFilter::kCoarseSlots; ++i) EXPECT_EQ(f.coarse()[i], 0u) << "region " << i;
 }
 
 }  // namespace

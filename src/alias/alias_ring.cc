@@ -25,11 +25,11 @@
 
 namespace softwrap {
 
-AliasRing::AliasRing(const ResolvedConfig& cfg, PoolFile* pool, Medium* medium, uint32_t* live)
+AliasRing::AliasRing(const ResolvedConfig& cfg, PoolFile* pool, Medium* medium, uint32_t* live, uint64_t* regions)
     : pool_(pool),
       medium_(medium),
       load_(medium),
-      filter_(pool->base(), pool->max_size(), cfg.filter_granule, live),
+      filter_(pool->base(), pool->max_size(), cfg.filter_granule, live, regions),
       limit_(std::min<uint32_t>(std::max<uint32_t>(cfg.max_alias_tables, 2), kMaxRing)),
       ring_(std::bit_ceil(limit_)),
       threshold_(std::max<uint32_t>(cfg.alias_entries / cfg.retire_divisor, 1)),

@@ -77,7 +77,8 @@ class AliasRing {
  public:
   // live: where the alias filter publishes its live word (the pool's
   // sw_pool_hot::live), or nullptr for a word of its own.
-  AliasRing(const ResolvedConfig& cfg, PoolFile* pool, Medium* medium, uint32_t* live = nullptr);
+  AliasRing(const ResolvedConfig& cfg, PoolFile* pool, Medium* medium, uint32_t* live = nullptr,
+            uint64_t* regions = nullptr);
   ~AliasRing();
 
   // ---- colours (lock-free: one fetch_add and a re-check)

@@ -548,6 +548,11 @@ void store_n(sw_pool* p, void* addr, T v) {
 // slot, always raised.
 constexpr uint32_t kNoAliases = 0;
 constexpr uint32_t kAlwaysRaised = 1;
+// Their regions are the face's own: 0 (no filter), or set to 1.
+static_assert(SW_HOT_REGION_SHIFT == AliasFilter::kCoarseShift && SW_HOT_REGIONS == AliasFilter::kCoarseSlots &&
+                  std::size(sw_pool_hot{}.regions) == SW_HOT_REGIONS,
+              "the header's inline check maps addresses to regions as the filter does");
+static_assert(offsetof(sw_pool_hot, regions) % 64 == 0, "the regions start a cache line");
 
 // Whether every access must call the library: where every check must stay
 // (strict mode), where every load is counted, and where the medium
@@ -571,18 +576,20 @@ void publish_hot(sw_pool* p) {
   }
   p->version = SW_POOL_HOT_VERSION;
   p->reserved = 0;
+  for (uint64_t& r : p->reserved2) r = 0;
   p->base = reinterpret_cast<char*>(p->file->base());
   p->heap = p->base + p->user_lo;
   // A filter of one slot, which every address maps to (live 1).
-  const auto one_slot = [p](const uint32_t* slot) {
+  const auto one_slot = [p](const uint32_t* slot, uint64_t region) {
     p->filter = slot;
     p->filter_shift = 8 * sizeof(uintptr_t) - 1;
     p->filter_mask = 0;
+    for (uint64_t& r : p->regions) __atomic_store_n(&r, region, __ATOMIC_RELEASE);
     __atomic_store_n(&p->live, 1u, __ATOMIC_RELEASE);
   };
   const AliasFilter* f = p->engine->filter();
   if (accesses_call_library(p)) {
-    one_slot(&kAlwaysRaised);
+    one_slot(&kAlwaysRaised, 1);
     return;  // span 0: no inline range read either
   }
   if (f) {
@@ -590,7 +597,7 @@ void publish_hot(sw_pool* p) {
     p->filter_shift = f->shift();
     p->filter_mask = f->mask();
   } else {
-    one_slot(&kNoAliases);
+    one_slot(&kNoAliases, 0);
   }
   p->file->mirror_size(&p->span, p->user_lo);  // span: the heap's size, followed by every growth
 }
@@ -675,7 +682,13 @@ sw_pool* assemble(std::unique_ptr<PoolFile> file, const ResolvedConfig& cfg) {
   p->lanes = std::make_unique<LaneSet>(p->file.get());
   EngineEnv env{&p->cfg, p->file.get(), p->medium.get(), p->lanes.get(), p->alloc.get(), nullptr};
   p->strict = (cfg.flags & SW_CONFIG_STRICT) != 0;  // accesses_call_library() asks
-  if (!accesses_call_library(p.get())) env.filter_live = &p->live;
+  // The face's regions start clear; an engine with a filter keeps its own
+  // there (it may raise them before publish_hot).
+  for (uint64_t& r : p->regions) __atomic_store_n(&r, 0, __ATOMIC_RELAXED);
+  if (!accesses_call_library(p.get())) {
+    env.filter_live = &p->live;
+    env.filter_regions = p->regions;
+  }
   p->engine = make_engine(env);
   if (!p->engine) return nullptr;
   p->fresh_in_place_min = p->medium->properties().syncs_pages ? kFreshInPlaceMin : 0;
@@ -714,6 +727,14 @@ sw_pool* assemble_pool(std::unique_ptr<PoolFile> file, const ResolvedConfig& cfg
 }  // namespace softwrap
 
 extern "C" {
+
+#define SW_ONES8 1, 1, 1, 1, 1, 1, 1, 1
+#define SW_ONES64 SW_ONES8, SW_ONES8, SW_ONES8, SW_ONES8, SW_ONES8, SW_ONES8, SW_ONES8, SW_ONES8
+const uint64_t sw_hot_raised_regions[SW_HOT_REGIONS] = {SW_ONES64, SW_ONES64, SW_ONES64, SW_ONES64,
+                                                        SW_ONES64, SW_ONES64, SW_ONES64, SW_ONES64};
+#undef SW_ONES64
+#undef SW_ONES8
+static_assert(SW_HOT_REGIONS == 512, "sw_hot_raised_regions: one initialiser per region");
 
 sw_pool* sw_pool_create(const char* path, size_t size, const sw_config* cfg) {
   if (!path) return set_error(SW_EINVAL, "path is NULL"), nullptr;

@@ -113,6 +113,7 @@ struct EngineEnv {
   // Where an engine with an alias filter publishes its live word (the
   // pool's sw_pool_hot::live); nullptr: a word of the filter's own.
   uint32_t* filter_live = nullptr;
+  uint64_t* filter_regions = nullptr;  // where the filter keeps its regions (sw_pool_hot::regions), or its own
 };
 
 class AliasFilter;

@@ -59,6 +59,7 @@ struct LocalThread {
   WclQueue queued;                     // ... and the stores awaiting their compare
   WclPolicy wcl;                       // ... and whether to compare
   std::vector<std::pair<uint64_t, size_t>> objects;  // ranges object_made counted in the filter
+  AliasFilter::CoarseMarks marks;                     // the filter's regions the wrap counts in
 };
 
 class LocalEngine final : public Engine {
@@ -67,7 +68,7 @@ class LocalEngine final : public Engine {
       : pool_(env.pool), medium_(env.medium), load_(env.medium), lanes_(env.lanes), alloc_(env.alloc), capacity_(env.cfg->alias_entries),
         page_size_(env.cfg->shadow_page_size), spill_bytes_(env.cfg->spill_bytes),
         wcl_((env.cfg->flags & SW_CONFIG_WCL) != 0), wcl_stores_(wcl_ && env.cfg->wcl_words),
-        filter_(env.pool->base(), env.pool->max_size(), env.cfg->filter_granule, env.filter_live),
+        filter_(env.pool->base(), env.pool->max_size(), env.cfg->filter_granule, env.filter_live, env.filter_regions),
         inflight_(new std::atomic<uint64_t>[env.lanes->count()]) {
     start_from_pool();
   }
@@ -97,13 +98,15 @@ class LocalEngine final : public Engine {
   // that its own loads of them reach the library; other threads' loads of
   // those slots then ask the library too, which reads home for them.
   void object_made(ThreadCtx& ctx, uint64_t off, size_t n) override {
-    filter_.add(off, n);
-    st(ctx)->objects.push_back({off, n});
+    LocalThread& t = *st(ctx);
+    filter_.add(off, n, t.marks);
+    t.objects.push_back({off, n});
   }
   void objects_ended(ThreadCtx& ctx) override {
     LocalThread& t = *st(ctx);
     for (const auto& [off, n] : t.objects) filter_.sub(off, n);
     t.objects.clear();
+    filter_.release(t.marks);  // after the slots (clear() left the regions to this)
   }
   // Every frame up to seq below the persisted watermark (values are home
   // at each commit; only replay could bring old ones back).  Moving the
@@ -228,7 +231,7 @@ class LocalEngine final : public Engine {
       if (size == 8) {
         // The wrap's own loads must find the queued store: they read home
         // only where the filter is clear.  Counted while it is queued.
-        filter_.add_word(w);
+        filter_.add_word(w, t.marks);
         return queue_word(t.queued, t.wcl, pool_->at(w), w, v, counters().stores, [&] { return drain_queue(ctx, t); });
       }
       if (!drain_queue(ctx, t)) return;  // a queued store failed: the wrap is rolled back
@@ -521,16 +524,16 @@ class LocalEngine final : public Engine {
       grow(t);
       e = t.table->find_or_insert(key, &inserted);
     }
-    if (inserted) count_key(key, true);
+    if (inserted) count_key(t, key, true);
     return e;
   }
   // A key's part of the filter counts: its word's slot, or the slots of
   // its shadow page.
-  void count_key(uint64_t key, bool add) {
+  void count_key(LocalThread& t, uint64_t key, bool add) {
     if (!(key & 1)) {
-      add ? filter_.add_word(key) : filter_.sub_word(key);
+      add ? filter_.add_word(key, t.marks) : filter_.sub_word(key);
     } else {
-      add ? filter_.add(key & ~uint64_t{1}, page_size_) : filter_.sub(key & ~uint64_t{1}, page_size_);
+      add ? filter_.add(key & ~uint64_t{1}, page_size_, t.marks) : filter_.sub(key & ~uint64_t{1}, page_size_);
     }
   }
 
@@ -572,7 +575,10 @@ class LocalEngine final : public Engine {
   // words stopped when the queue drained or was discarded), and the table
   // is emptied.
   void clear(LocalThread& t) {
-    t.table->for_each([&](AliasEntry& e) { count_key(e.key.load(std::memory_order_relaxed), false); });
+    t.table->for_each([&](AliasEntry& e) { count_key(t, e.key.load(std::memory_order_relaxed), false); });
+    // The wrap leaves its regions after its slots; with objects still
+    // counted (sw_modify copies), objects_ended() does.
+    if (t.objects.empty()) filter_.release(t.marks);
     if (t.table->capacity() > 4 * 4096 && uint64_t{t.table->count()} * 64 < t.table->capacity()) {
       t.table = std::make_unique<AliasTable>(4096, page_size_);  // shrink after an outsized wrap
     } else {

@@ -84,7 +84,7 @@ class SoftwrapEngine final : public Engine {
  public:
   explicit SoftwrapEngine(const EngineEnv& env)
       : pool_(env.pool), medium_(env.medium), load_(env.medium), lanes_(env.lanes), alloc_(env.alloc),
-        ring_(*env.cfg, env.pool, env.medium, env.filter_live), page_size_(env.cfg->shadow_page_size),
+        ring_(*env.cfg, env.pool, env.medium, env.filter_live, env.filter_regions), page_size_(env.cfg->shadow_page_size),
         spill_bytes_(env.cfg->spill_bytes), wcl_((env.cfg->flags & SW_CONFIG_WCL) != 0), wcl_stores_(wcl_ && env.cfg->wcl_words),
         help_control_(env.cfg->help_control) {
     reset_lanes();

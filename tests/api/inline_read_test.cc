@@ -216,14 +216,19 @@ static_assert(sizeof(void*) != 8 || (offsetof(sw_pool_hot, filter) == 0 && offse
                                      offsetof(sw_pool_hot, filter_shift) == 16 && offsetof(sw_pool_hot, live) == 20 &&
                                      offsetof(sw_pool_hot, heap) == 24 && offsetof(sw_pool_hot, span) == 32 &&
                                      offsetof(sw_pool_hot, base) == 40 && offsetof(sw_pool_hot, version) == 48 &&
-                                     offsetof(sw_pool_hot, reserved) == 52 && sizeof(sw_pool_hot) == 56),
+                                     offsetof(sw_pool_hot, reserved) == 52 && offsetof(sw_pool_hot, reserved2) == 56 &&
+                                     offsetof(sw_pool_hot, regions) == 128 &&
+                                     sizeof(sw_pool_hot) == 128 + 8 * SW_HOT_REGIONS),
               "sw_pool_hot's layout changed: bump SW_POOL_HOT_VERSION");
+static_assert(SW_POOL_HOT_VERSION == 2, "version 2 added the regions");
 
 TEST_P(InlineReadTest, ThePublicFaceDescribesThePool) {
   ASSERT_NO_FATAL_FAILURE(make());
   const sw_pool_hot& h = hot(pool_);
   EXPECT_EQ(h.version, SW_POOL_HOT_VERSION);
   EXPECT_EQ(h.reserved, 0u);
+  for (uint64_t r : h.reserved2) EXPECT_EQ(r, 0u);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(h.regions) % 64, 0u) << "the regions start a cache line";
   EXPECT_EQ(h.base, sw_pool_base(pool_));
   EXPECT_GT(h.heap, h.base);
   EXPECT_LE(h.heap, region_) << "the root lies in the heap";
@@ -237,6 +242,9 @@ TEST_P(InlineReadTest, ThePublicFaceDescribesThePool) {
     EXPECT_LE(h.filter_shift, 16u);
   } else {
     EXPECT_EQ(h.filter_mask, 0u) << "one slot";
+    for (uint64_t i = 0; i < SW_HOT_REGIONS; ++i) {
+      EXPECT_EQ(__atomic_load_n(&h.regions[i], __ATOMIC_ACQUIRE), 0u) << "region " << i << ": always clear";
+    }
     EXPECT_EQ(__atomic_load_n(&h.live, __ATOMIC_ACQUIRE), 1u);
     EXPECT_NE(sw_hot_clear(pool_, reinterpret_cast<uintptr_t>(region_)), 0) << "always clear";
   }
@@ -563,7 +571,10 @@ TEST_P(GlobalTableTest, AValueOnlyInTheAliasTableIsReadFromItThenFromHome) {
   std::memcpy(pair, q, 16);
   EXPECT_EQ(pair[0], v);
   EXPECT_EQ(pair[1], 0u);
-  EXPECT_EQ(library_loads(pool_) - loads0, 6u) << "each read found the slot raised and asked the library";
+  const sw_view view = sw_view_of(pool_);
+  EXPECT_EQ(sw_view_load64(&view, x), v);
+  EXPECT_EQ(sw_view_load16(&view, x), static_cast<uint16_t>(v));
+  EXPECT_EQ(library_loads(pool_) - loads0, 8u) << "each read found the slot raised and asked the library";
 
   ASSERT_TRUE(b.release());
   ASSERT_EQ(sw_pool_quiesce(pool_), 0);
@@ -575,7 +586,13 @@ TEST_P(GlobalTableTest, AValueOnlyInTheAliasTableIsReadFromItThenFromHome) {
   EXPECT_EQ(sw_read(pool_, pair, x, 16), 0);
   EXPECT_EQ(pair[0], v);
   EXPECT_EQ(sw_peek(pool_, x, 16, scratch), x);
+  EXPECT_EQ(sw_view_load64(&view, x), v);
+  EXPECT_EQ(sw_view_load8(&view, x), static_cast<uint8_t>(v));
   EXPECT_EQ(library_loads(pool_), loads1) << "retired: the slot is clear and the reads inline";
+  const sw_pool_hot& h = hot(pool_);
+  for (uint64_t i = 0; i < SW_HOT_REGIONS; ++i) {
+    EXPECT_EQ(__atomic_load_n(&h.regions[i], __ATOMIC_ACQUIRE), 0u) << "retired: region " << i << " is 0";
+  }
 }
 
 // A word store that raised its slot but left no entry in the table — under
@@ -696,21 +713,29 @@ TEST_P(LocalTableTest, TheCountsStayBoundedAndReturnToZero) {
     return __atomic_load_n(&h->filter[(reinterpret_cast<uintptr_t>(a) >> h->filter_shift) & h->filter_mask],
                            __ATOMIC_ACQUIRE);
   };
+  // A region counts the open wraps holding counts in it: one here.
+  auto region = [&](const void* a) {
+    return __atomic_load_n(&h->regions[(reinterpret_cast<uintptr_t>(a) >> SW_HOT_REGION_SHIFT) & (SW_HOT_REGIONS - 1)],
+                           __ATOMIC_ACQUIRE);
+  };
   uint64_t* x = slot(10);
   uint64_t* y = slot(11);
   for (const bool commit : {true, false}) {
     ASSERT_EQ(sw_wrap_open(pool_), 0);
     uint32_t most = 0;
+    uint64_t most_region = 0;
     for (uint64_t i = 1; i <= 100000; ++i) {
       sw_store64(pool_, x, new_value(10) + i);
       if (i % 1000 == 0) {
         sw_store64(pool_, y, new_value(11) + i);
         most = std::max(most, count(x));
+        most_region = std::max({most_region, region(x), region(y)});
         ASSERT_EQ(sw_load64(pool_, x), new_value(10) + i) << "the wrap sees its own store";
       }
     }
     EXPECT_GE(most, 1u) << "an open wrap's word is counted";
     EXPECT_LE(most, 64u) << "one word stored 100,000 times counts (at most) its queued stores, not every store";
+    EXPECT_EQ(most_region, 1u) << "a region counts the wrap once";
     sw_store64(pool_, x, new_value(10) + 100001);  // under WCL still queued when the wrap ends
     if (commit) {
       ASSERT_EQ(sw_wrap_close(pool_), 0) << sw_errormsg();
@@ -719,6 +744,8 @@ TEST_P(LocalTableTest, TheCountsStayBoundedAndReturnToZero) {
     }
     EXPECT_EQ(count(x), 0u) << (commit ? "after the commit" : "after the abort");
     EXPECT_EQ(count(y), 0u) << (commit ? "after the commit" : "after the abort");
+    EXPECT_EQ(region(x), 0u) << (commit ? "after the commit" : "after the abort");
+    EXPECT_EQ(region(y), 0u) << (commit ? "after the commit" : "after the abort");
     EXPECT_EQ(sw_load64(pool_, x), new_value(10) + 100001) << "the first wrap's value (the aborted one left none)";
   }
 }
@@ -867,8 +894,12 @@ TEST_P(LibraryPathTest, EveryInlineReadCallsTheLibraryAndCountsOneLoad) {
   EXPECT_EQ(h.filter_mask, 0u);
   EXPECT_EQ(__atomic_load_n(&h.span, __ATOMIC_RELAXED), 0u) << "no inline range read";
   EXPECT_EQ(sw_hot_clear(pool_, reinterpret_cast<uintptr_t>(slot(0))), 0) << "one slot, always raised";
+  for (uint64_t i = 0; i < SW_HOT_REGIONS; ++i) {
+    EXPECT_EQ(__atomic_load_n(&h.regions[i], __ATOMIC_ACQUIRE), 1u) << "region " << i << ": always raised";
+  }
   if (trace) g_trace.start(softwrap::TraceOptions{.loads = true});
   const uint64_t loads0 = library_loads(pool_);
+  const sw_view view = sw_view_of(pool_);
   unsigned char scratch[8];
   uint64_t n = 0;
   for (size_t i = 0; i < 16; ++i) {
@@ -884,7 +915,9 @@ TEST_P(LibraryPathTest, EveryInlineReadCallsTheLibraryAndCountsOneLoad) {
     const void* q = sw_peek(pool_, a, 8, scratch);
     ASSERT_NE(q, nullptr);
     EXPECT_EQ(std::memcmp(q, &v, 8), 0);
-    n += 6;
+    EXPECT_EQ(sw_view_load64(&view, a), v);
+    EXPECT_EQ(sw_view_load32(&view, a + 4), static_cast<uint32_t>(v >> 32));
+    n += 8;
   }
   EXPECT_EQ(library_loads(pool_) - loads0, n) << "every access counted by the library";
   if (trace) {
@@ -894,7 +927,7 @@ TEST_P(LibraryPathTest, EveryInlineReadCallsTheLibraryAndCountsOneLoad) {
     for (const softwrap::TraceEvent& e : g_trace.take_events()) {
       if (e.kind == softwrap::TraceKind::kLoad && e.off >= lo && e.off < lo + region_bytes_) ++recorded;
     }
-    EXPECT_GE(recorded, 16u * 5) << "the medium saw each word load and read";
+    EXPECT_GE(recorded, 16u * 7) << "the medium saw each word load and read";
   }
   if (!(c.flags & SW_CONFIG_STRICT)) {
     // The library's checks apply to the inline reads too.
@@ -903,7 +936,22 @@ TEST_P(LibraryPathTest, EveryInlineReadCallsTheLibraryAndCountsOneLoad) {
     EXPECT_EQ(sw_errno(), SW_ERANGE);
     EXPECT_EQ(sw_load64(pool_, reinterpret_cast<char*>(slot(0)) + 4), 0u);
     EXPECT_EQ(sw_errno(), SW_EINVAL);
+    EXPECT_EQ(sw_view_load64(&view, &on_stack), 0u) << "a view's loads are checked alike";
+    EXPECT_EQ(sw_errno(), SW_ERANGE);
   }
+}
+
+// A view of no pool calls the library, which refuses it as sw_load64 does.
+TEST(InlineReadView, AViewOfNoPoolFailsAsSwLoad64Does) {
+  uint64_t word = 7;
+  const sw_view none = sw_view_of(nullptr);
+  EXPECT_EQ(sw_load64(nullptr, &word), 0u);
+  const int want = sw_errno();
+  EXPECT_NE(want, 0);
+  EXPECT_EQ(sw_view_load64(&none, &word), 0u);
+  EXPECT_EQ(sw_errno(), want);
+  EXPECT_EQ(sw_view_load8(&none, &word), 0u);
+  EXPECT_EQ(sw_errno(), want);
 }
 
 const Param kLibraryPath[] = {

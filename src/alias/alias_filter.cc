@@ -38,8 +38,8 @@ void AliasFilter::publish_oldest(uint64_t oldest) {
 }
 
 void AliasFilter::release(CoarseMarks& m) {
-  if (!m.any_) return;
-  for (uint64_t w = 0; w < kCoarseSlots / 64; ++w) {
+  for (unsigned words = m.words_; words; words &= words - 1) {
+    const unsigned w = static_cast<unsigned>(std::countr_zero(words));
     for (uint64_t bits = m.bits_[w]; bits; bits &= bits - 1) {
       [[maybe_unused]] const uint64_t was =
           __atomic_fetch_sub(&regions_[w * 64 + static_cast<uint64_t>(std::countr_zero(bits))], 1, __ATOMIC_RELEASE);
@@ -47,7 +47,7 @@ void AliasFilter::release(CoarseMarks& m) {
     }
     m.bits_[w] = 0;
   }
-  m.any_ = false;
+  m.words_ = 0;
 }
 
 void AliasFilter::sweep() {

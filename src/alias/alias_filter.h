@@ -84,12 +84,13 @@ class AliasFilter {
   // release() subtracts and clears them).  One per thread's wrap.
   class CoarseMarks {
    public:
-    bool any() const { return any_; }
+    bool any() const { return words_ != 0; }
 
    private:
     friend class AliasFilter;
+    static_assert(kCoarseSlots / 64 <= 8, "words_ has a bit per word of bits_");
     uint64_t bits_[kCoarseSlots / 64] = {};
-    bool any_ = false;
+    uint8_t words_ = 0;  // which words of bits_ are not 0 (release() visits only those)
   };
 
   // A filter for the pool mapped at `base`, offsets below `span` (its
@@ -205,7 +206,7 @@ class AliasFilter {
     uint64_t& bits = m.bits_[i / 64];
     if (bits & (uint64_t{1} << (i % 64))) return;
     bits |= uint64_t{1} << (i % 64);
-    m.any_ = true;
+    m.words_ = static_cast<uint8_t>(m.words_ | (1u << (i / 64)));
     __atomic_fetch_add(r, 1, __ATOMIC_RELEASE);
   }
   // Raises *s (whose value was cur) to at least gen + 1.

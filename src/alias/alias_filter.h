@@ -35,10 +35,10 @@
 // header's inline check compiles in (SW_HOT_REGION_SHIFT, SW_HOT_REGIONS):
 // the check is then a shift, a mask and a compare of one cache-resident
 // word with 0 (no live word).  The regions live in the pool's public face
-// (sw_pool_hot::regions, a constant offset from the handle) where the
-// pool has one.  A region is 0 when no live alias touches
-// it; only a load of a nonzero region reads its fine slot.  Whatever raises a slot raises its region
-// first, and a region is lowered to 0 only when every slot raise it
+// (sw_pool_hot::regions, a constant offset from the handle) where the pool
+// has one.  A region is 0 when no live alias touches it; only a load of a
+// nonzero region reads its fine slot.  Whatever raises a slot raises its
+// region first, and a region is lowered to 0 only when every slot raise it
 // covers is over:
 //   generations: the region holds 1 + the newest generation that raised
 //   anything in it (64-bit: never wraps, no sweep); publish_oldest() sets
@@ -107,7 +107,7 @@ class AliasFilter {
   uint32_t shift() const { return shift_; }
   uint32_t mask() const { return mask_; }
   uint32_t live() const { return __atomic_load_n(live_, __ATOMIC_ACQUIRE); }
-  const uint64_t* coarse() const { return regions_; }
+  const uint64_t* regions() const { return regions_; }
   // The value of the region covering offset o (0: no live alias in it).
   uint64_t region_of(uint64_t o) const { return __atomic_load_n(region_at(o), __ATOMIC_ACQUIRE); }
 

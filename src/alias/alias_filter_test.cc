@@ -225,7 +225,7 @@ TEST(AliasFilter, CountsAddAndSubtractOncePerSlotEvenForRangesLongerThanTheFilte
   // Two keys of one slot (two open wraps of softwrap-local): clear only
   // after both ended.
   f.release(m);
-  for (uint64_t i = 0; i < AliasFilter::kCoarseSlots; ++i) EXPECT_EQ(f.coarse()[i], 0u) << "region " << i;
+  for (uint64_t i = 0; i < AliasFilter::kCoarseSlots; ++i) EXPECT_EQ(f.regions()[i], 0u) << "region " << i;
   f.add(8, 8, m);
   f.add(16, 8, m2);
   f.sub(8, 8);
@@ -276,7 +276,7 @@ TEST(AliasFilter, ARegionIsLoweredOnlyWhenItsNewestRaiseIsRetired) {
   EXPECT_EQ(f.region_of(b), 0u) << "generation 3 retired";
   EXPECT_NE(f.region_of(b + r), 0u);
   f.publish_oldest(6);
-  for (uint64_t i = 0; i < AliasFilter::kCoarseSlots; ++i) EXPECT_EQ(f.coarse()[i], 0u) << "region " << i;
+  for (uint64_t i = 0; i < AliasFilter::kCoarseSlots; ++i) EXPECT_EQ(f.regions()[i], 0u) << "region " << i;
   // A region raised while a slot of it was raised before: both again.
   f.raise_word(b, 6);
   EXPECT_EQ(f.region_of(b), 7u);
@@ -470,7 +470,7 @@ TEST(AliasFilterConcurrency, ASlotRaisedAtALiveGenerationIsNeverSeenClear) {
   f.publish_oldest(active.load() + 1);
   for (uint64_t i = 0; i <= f.mask(); ++i) {
     EXPECT_FALSE(AliasFilter::raised(f.slots()[i], f.live())) << "slot " << i << " value " << f.slots()[i];
-  }  for (uint64_t i = 0; i < AliasFilter::kCoarseSlots; ++i) EXPECT_EQ(f.coarse()[i], 0u) << "region " << i;
+  }  for (uint64_t i = 0; i < AliasFilter::kCoarseSlots; ++i) EXPECT_EQ(f.regions()[i], 0u) << "region " << i;
 }
 
 }  // namespace

@@ -115,11 +115,26 @@ __attribute__((noinline)) uint64_t plain_loads(const uint64_t* a, uint64_t mask,
   return sum;
 }
 
-__attribute__((noinline)) uint64_t api_loads(sw_pool* p, const uint64_t* a, uint64_t mask, uint64_t seed,
-                                             uint64_t n) {
+// The two ways through the API a kernel loads a word: sw_load64 of the
+// handle, and a view (softwrap.h, "Views"), made in the kernel (a local the
+// compiler keeps in registers).
+struct ApiLoad {
+  explicit ApiLoad(sw_pool* pool) : p(pool) {}
+  uint64_t operator()(const uint64_t* w) const { return sw_load64(p, w); }
+  sw_pool* p;
+};
+struct ViewLoad {
+  explicit ViewLoad(sw_pool* pool) : v(sw_view_of(pool)) {}
+  uint64_t operator()(const uint64_t* w) const { return sw_view_load64(&v, w); }
+  sw_view v;
+};
+
+template <class Load>
+__attribute__((noinline)) uint64_t api_loads(sw_pool* p, const uint64_t* a, uint64_t mask, uint64_t seed, uint64_t n) {
+  const Load load(p);
   Xorshift s{seed};
   uint64_t sum = 0;
-  for (uint64_t i = 0; i < n; ++i) sum += sw_load64(p, a + (s.next() & mask));
+  for (uint64_t i = 0; i < n; ++i) sum += load(a + (s.next() & mask));
   return sum;
 }
 
@@ -147,35 +162,15 @@ __attribute__((noinline)) uint64_t api_chase(sw_pool* p, const uint64_t* a, uint
   return sum;
 }
 
-__attribute__((noinline)) uint64_t view_loads(sw_pool* p, const uint64_t* a, uint64_t mask, uint64_t seed,
-                                              uint64_t n) {
-  const sw_view v = sw_view_of(p);
-  Xorshift s{seed};
-  uint64_t sum = 0;
-  for (uint64_t i = 0; i < n; ++i) sum += sw_view_load64(&v, a + (s.next() & mask));
-  return sum;
-}
-
-__attribute__((noinline)) uint64_t view_loads_ro_wraps(sw_pool* p, const uint64_t* a, uint64_t mask, uint64_t seed,
-                                                       uint64_t n) {
-  const sw_view v = sw_view_of(p);
-  Xorshift s{seed};
-  uint64_t sum = 0;
-  for (uint64_t w = 0; w < n / kLoadsPerWrap; ++w) {
-    if (sw_wrap_open(p) != 0) fail_sw("sw_wrap_open");
-    for (uint64_t i = 0; i < kLoadsPerWrap; ++i) sum += sw_view_load64(&v, a + (s.next() & mask));
-    if (sw_wrap_close(p) != 0) fail_sw("sw_wrap_close");
-  }
-  return sum;
-}
-
+template <class Load>
 __attribute__((noinline)) uint64_t api_loads_ro_wraps(sw_pool* p, const uint64_t* a, uint64_t mask, uint64_t seed,
                                                       uint64_t n) {
+  const Load load(p);
   Xorshift s{seed};
   uint64_t sum = 0;
   for (uint64_t w = 0; w < n / kLoadsPerWrap; ++w) {
     if (sw_wrap_open(p) != 0) fail_sw("sw_wrap_open");
-    for (uint64_t i = 0; i < kLoadsPerWrap; ++i) sum += sw_load64(p, a + (s.next() & mask));
+    for (uint64_t i = 0; i < kLoadsPerWrap; ++i) sum += load(a + (s.next() & mask));
     if (sw_wrap_close(p) != 0) fail_sw("sw_wrap_close");
   }
   return sum;
@@ -183,9 +178,11 @@ __attribute__((noinline)) uint64_t api_loads_ro_wraps(sw_pool* p, const uint64_t
 
 // Wraps of kStoresPerLoadWrap stores to the store region, then
 // `loads_per_wrap` loads (none: the stores alone).
+template <class Load>
 __attribute__((noinline)) uint64_t api_store_wraps(sw_pool* p, const uint64_t* a, uint64_t mask, uint64_t seed,
                                                    uint64_t wraps, uint64_t loads_per_wrap, uint64_t* st,
                                                    uint64_t smask, uint64_t sseed) {
+  const Load load(p);
   Xorshift s{seed}, ss{sseed};
   uint64_t sum = 0;
   for (uint64_t w = 0; w < wraps; ++w) {
@@ -194,24 +191,7 @@ __attribute__((noinline)) uint64_t api_store_wraps(sw_pool* p, const uint64_t* a
       const uint64_t x = ss.next();
       sw_store64(p, st + (x & smask), x);
     }
-    for (uint64_t i = 0; i < loads_per_wrap; ++i) sum += sw_load64(p, a + (s.next() & mask));
-    if (sw_wrap_close(p) != 0) fail_sw("sw_wrap_close");
-  }
-  return sum;
-}
-
-__attribute__((noinline)) uint64_t view_store_wraps(sw_pool* p, const uint64_t* a, uint64_t mask, uint64_t seed,
-                                                    uint64_t wraps, uint64_t* st, uint64_t smask, uint64_t sseed) {
-  const sw_view v = sw_view_of(p);
-  Xorshift s{seed}, ss{sseed};
-  uint64_t sum = 0;
-  for (uint64_t w = 0; w < wraps; ++w) {
-    if (sw_wrap_open(p) != 0) fail_sw("sw_wrap_open");
-    for (uint64_t j = 0; j < kStoresPerLoadWrap; ++j) {
-      const uint64_t x = ss.next();
-      sw_store64(p, st + (x & smask), x);
-    }
-    for (uint64_t i = 0; i < kLoadsPerWrap; ++i) sum += sw_view_load64(&v, a + (s.next() & mask));
+    for (uint64_t i = 0; i < loads_per_wrap; ++i) sum += load(a + (s.next() & mask));
     if (sw_wrap_close(p) != 0) fail_sw("sw_wrap_close");
   }
   return sum;
@@ -436,19 +416,19 @@ void loads(Context& ctx, std::vector<LoadPool>& pools, bool big, const Sizes& z,
       const Stopwatch sw;
       switch (c.v) {
         case kPlain: sum = plain_loads(a, mask, seed, n); break;
-        case kLoad: sum = api_loads(lp.p, a, mask, seed, n); break;
-        case kLoadRoWrap: sum = api_loads_ro_wraps(lp.p, a, mask, seed, n); break;
-        case kView: sum = view_loads(lp.p, a, mask, seed, n); break;
-        case kViewRoWrap: sum = view_loads_ro_wraps(lp.p, a, mask, seed, n); break;
+        case kLoad: sum = api_loads<ApiLoad>(lp.p, a, mask, seed, n); break;
+        case kLoadRoWrap: sum = api_loads_ro_wraps<ApiLoad>(lp.p, a, mask, seed, n); break;
+        case kView: sum = api_loads<ViewLoad>(lp.p, a, mask, seed, n); break;
+        case kViewRoWrap: sum = api_loads_ro_wraps<ViewLoad>(lp.p, a, mask, seed, n); break;
         case kPlainChase: sum = plain_chase(a, mask, seed, nchase); break;
         case kLoadChase: sum = api_chase(lp.p, a, mask, seed, nchase); break;
         case kStoreWrapLoads:
-          sum = api_store_wraps(lp.p, a, mask, seed, wraps, kLoadsPerWrap, lp.store, smask, sseed);
+          sum = api_store_wraps<ApiLoad>(lp.p, a, mask, seed, wraps, kLoadsPerWrap, lp.store, smask, sseed);
           break;
         case kViewStoreWrapLoads:
-          sum = view_store_wraps(lp.p, a, mask, seed, wraps, lp.store, smask, sseed);
+          sum = api_store_wraps<ViewLoad>(lp.p, a, mask, seed, wraps, kLoadsPerWrap, lp.store, smask, sseed);
           break;
-        case kStoreWrapOnly: api_store_wraps(lp.p, a, mask, seed, wraps, 0, lp.store, smask, sseed); break;
+        case kStoreWrapOnly: api_store_wraps<ApiLoad>(lp.p, a, mask, seed, wraps, 0, lp.store, smask, sseed); break;
         default: break;
       }
       const auto secs = sw.read();

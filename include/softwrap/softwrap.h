@@ -505,6 +505,28 @@ SW_API int sw_pool_recovery_report(sw_pool *pool, sw_recovery_report *out);
 SW_API const char *sw_pool_engine_name(sw_pool *pool);
 SW_API const char *sw_pool_medium_name(sw_pool *pool);
 
+/* What the platform promises for an open pool, and how softwrap makes its
+ * stores durable there (docs/media.md, "Persistence domains").  The strings
+ * belong to the pool and live until it is closed; fields are only ever
+ * appended in later versions.
+ *
+ * persistence_domain is read at open from the nd region behind the pool's
+ * file (regionN/persistence_domain in sysfs) or given by the user in
+ * SOFTWRAP_PERSISTENCE=auto|cpu-cache|memory-controller|none (a bad value
+ * fails open and create with SW_EINVAL).  In this release it is reported
+ * only: every medium flushes as flush_insn says whatever the domain is. */
+typedef struct sw_pool_platform_info {
+  const char *medium;              /* "x86", "msync", "scm-emu", "trace" */
+  const char *flush_insn;          /* "clwb", "clflushopt", "clflush", "msync", "none" */
+  const char *persistence_domain;  /* "cpu-cache", "memory-controller", "none", "unknown" */
+  const char *domain_source;       /* the sysfs file read, "SOFTWRAP_PERSISTENCE", or "not found" */
+  const char *domain_detail;       /* why not found ("" otherwise) */
+  int synchronous;                 /* 1: MAP_SYNC (DAX file) or device DAX: no msync needed */
+  size_t page_size;                /* the kernel's page size of the mapping (KernelPageSize in
+                                      /proc/self/smaps; 2 MiB where DAX gave huge pages), bytes */
+} sw_pool_platform_info;
+SW_API int sw_pool_platform(sw_pool *pool, sw_pool_platform_info *out);
+
 /* Write-combined logging by medium.  The compare reads each stored word's
  * current value (often a cache miss) and classifies it; what it saves is
  * log (and for an unchanged word its alias entry and home write).  Where a

@@ -322,6 +322,12 @@ class pool {
   }
   [[nodiscard]] std::string engine_name() const { return sw_pool_engine_name(checked()); }
   [[nodiscard]] std::string medium_name() const { return sw_pool_medium_name(checked()); }
+  // What the platform promises and how stores are made durable (sw_pool_platform).
+  [[nodiscard]] sw_pool_platform_info platform() const {
+    sw_pool_platform_info r{};
+    detail::check(sw_pool_platform(checked(), &r));
+    return r;
+  }
   // What wraps compare (write-combined logging: 1 everything, 2 ranges of
   // a page or more, 0 nothing) and what decided it (softwrap.h,
   // sw_pool_wcl).

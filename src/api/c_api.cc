@@ -653,6 +653,12 @@ sw_pool* assemble(std::unique_ptr<PoolFile> file, const ResolvedConfig& cfg) {
   p->id = g_next_pool_id.fetch_add(1);
   p->cfg = cfg;
   p->file = std::move(file);
+  {
+    std::string err;
+    if (!resolve_persistence_domain(p->file->fd(), &p->domain, &err)) {
+      return set_error(SW_EINVAL, "%s", err.c_str()), nullptr;
+    }
+  }
   MediumOptions mo;
   mo.kind = cfg.medium;
   mo.is_dax = p->file->is_dax();
@@ -743,6 +749,15 @@ sw_pool* sw_pool_create(const char* path, size_t size, const sw_config* cfg) {
   if (rc.flags & SW_CONFIG_READONLY) {
     return set_error(SW_EINVAL, "sw_pool_create: SW_CONFIG_READONLY is for sw_pool_open (a new pool must be "
                      "written)"), nullptr;
+  }
+  {
+    // A bad SOFTWRAP_PERSISTENCE is refused before any file is touched
+    // (assemble() reads it again, for open and attach too).
+    PersistenceOverride ov;
+    std::string err;
+    if (!parse_persistence_override(getenv("SOFTWRAP_PERSISTENCE"), &ov, &err)) {
+      return set_error(SW_EINVAL, "%s", err.c_str()), nullptr;
+    }
   }
   auto file = PoolFile::create(path, size, rc);
   if (!file) return nullptr;
@@ -968,6 +983,50 @@ int sw_pool_recovery_report(sw_pool* p, sw_recovery_report* out) {
 
 const char* sw_pool_engine_name(sw_pool* p) { return p ? p->engine->name() : ""; }
 const char* sw_pool_medium_name(sw_pool* p) { return p ? p->medium->properties().name : ""; }
+
+namespace {
+
+// The kernel's page size for the mapping that holds addr (KernelPageSize in
+// /proc/self/smaps: 2 MiB where a DAX mapping got huge pages), 0 if not found.
+size_t mapping_page_size(const void* addr) {
+  FILE* f = std::fopen("/proc/self/smaps", "re");
+  if (!f) return 0;
+  const auto a = reinterpret_cast<uintptr_t>(addr);
+  char line[512];
+  bool inside = false;
+  unsigned long kb = 0;
+  while (std::fgets(line, sizeof line, f)) {
+    unsigned long lo, hi;
+    if (std::sscanf(line, "%lx-%lx ", &lo, &hi) == 2 && std::strchr(line, '-') < std::strchr(line, ' ')) {
+      inside = a >= lo && a < hi;
+      continue;
+    }
+    unsigned long v;
+    if (inside && std::sscanf(line, "KernelPageSize: %lu kB", &v) == 1) {
+      kb = v;
+      break;
+    }
+  }
+  std::fclose(f);
+  return static_cast<size_t>(kb) * 1024;
+}
+
+}  // namespace
+
+int sw_pool_platform(sw_pool* p, sw_pool_platform_info* out) {
+  if (!p || !out) return misuse(p ? p->strict : process_strict(), SW_EINVAL, "sw_pool_platform: NULL argument");
+  const MediumProperties& props = p->medium->properties();
+  *out = sw_pool_platform_info{};
+  out->medium = props.name;
+  out->flush_insn = std::string_view(props.name) == "msync" ? "msync" : *props.flush_insn ? props.flush_insn : "none";
+  out->persistence_domain = persistence_domain_name(p->domain.domain);
+  out->domain_source = p->domain.source.c_str();
+  out->domain_detail = p->domain.detail.c_str();
+  out->synchronous = p->file->is_dax() ? 1 : 0;
+  const size_t page = mapping_page_size(p->file->base());
+  out->page_size = page ? page : kPageSize;
+  return 0;
+}
 
 int sw_pool_wcl(sw_pool* p, const char** why) {
   if (why) *why = p ? p->wcl_why : "";

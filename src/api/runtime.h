@@ -19,6 +19,7 @@
 #include "engine/engine.h"
 #include "log/lanes.h"
 #include "medium/medium.h"
+#include "medium/persistence_domain.h"
 #include "pool/allocator.h"
 #include "pool/pool.h"
 #include "softwrap/softwrap.h"
@@ -38,6 +39,8 @@ struct alignas(64) sw_pool : sw_pool_hot {
   uint64_t fresh_in_place_min = 0;
   // What set write-combined logging on or off (sw_pool_wcl; wcl_policy()).
   const char* wcl_why = "";
+  // The persistence domain read or given at open (sw_pool_platform).
+  softwrap::DomainReport domain;
   std::unique_ptr<softwrap::LaneSet> lanes;
   std::unique_ptr<softwrap::Allocator> alloc;  // before engine: outlives it (log extents)
   std::unique_ptr<softwrap::Engine> engine;

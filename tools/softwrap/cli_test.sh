@@ -54,7 +54,19 @@ expect 0 "info" "$SW" pool info "$P"
 contains "uuid" "info shows uuid"
 contains "4 x 256 KiB" "info shows lanes"
 contains "retired seq" "info shows retired seq"
+contains "flushes .*issued on every platform in this release" "info shows the flushes"
+contains "persistence .*(SOFTWRAP_PERSISTENCE\\|not found\\|persistence_domain)" "info shows the persistence domain and its source"
+contains "mapping .*4 KiB pages" "info shows the mapping"
 expect 0 "info --raw" "$SW" pool info "$P" --raw
+contains "not chosen (--raw)" "info --raw chooses no medium"
+contains "persistence " "info --raw still shows the domain"
+# SOFTWRAP_PERSISTENCE: the user's promise, reported as given; a bad value is refused.
+expect 0 "info under the override" env SOFTWRAP_PERSISTENCE=cpu-cache "$SW" pool info "$P"
+contains "persistence      cpu-cache (SOFTWRAP_PERSISTENCE)" "info reports the override"
+expect 1 "info under a bad override" env SOFTWRAP_PERSISTENCE=eadr "$SW" pool info "$P"
+contains "SOFTWRAP_PERSISTENCE='eadr' is not one of auto, cpu-cache, memory-controller, none" "a bad override is named"
+expect 1 "create under a bad override" env SOFTWRAP_PERSISTENCE=bogus "$SW" pool create "$DIR/bad.pool" --size 16M
+contains "SOFTWRAP_PERSISTENCE='bogus'" "create names the bad override"
 expect 0 "check" "$SW" pool check "$P"
 contains "consistent" "check verdict"
 expect 0 "recover" "$SW" pool recover "$P" --engine undo

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "cli.h"
+#include "medium/persistence_domain.h"
 #include "pool/allocator.h"
 #include "pool/pool.h"
 #include "pool/pool_format.h"
@@ -72,9 +73,25 @@ void print_report(const sw_recovery_report& r) {
 
 // Opens (recovery), quiesces and closes the pool; prints the report if
 // asked.  0 or the exit code of the failure.
-int recover_and_close(const std::string& path, const sw_config& cfg, bool print) {
+// sw_pool_platform's answer, copied out of the pool before it is closed.
+struct PlatformText {
+  std::string medium, flush_insn, domain, source, detail;
+  bool synchronous = false;
+  size_t page_size = 0;
+};
+
+int recover_and_close(const std::string& path, const sw_config& cfg, bool print, PlatformText* platform = nullptr) {
   sw_pool* p = sw_pool_open(path.c_str(), &cfg);
   if (!p) return report_failure("cannot open '" + path + "'");
+  if (platform != nullptr) {
+    sw_pool_platform_info pi{};
+    if (sw_pool_platform(p, &pi) != 0) {
+      sw_pool_close(p);
+      return report_failure("cannot read the pool's platform");
+    }
+    *platform = PlatformText{pi.medium, pi.flush_insn, pi.persistence_domain, pi.domain_source,
+                             pi.domain_detail, pi.synchronous != 0, pi.page_size};
+  }
   sw_recovery_report rep{};
   if (sw_pool_recovery_report(p, &rep) != 0) {
     sw_pool_close(p);
@@ -195,11 +212,21 @@ int pool_info(const std::vector<std::string>& args) {
   if (!apply_engine_medium(opts, &cfg)) return kExitUsage;
   const std::string& path = opts.positional()[0];
   const bool raw = opts.has("raw");
+  PlatformText plat;
   if (!raw) {
-    if (int rc = recover_and_close(path, cfg, false)) return rc;
+    if (int rc = recover_and_close(path, cfg, false, &plat)) return rc;
   }
   std::unique_ptr<PoolFile> pf = PoolFile::open(path);
   if (!pf) return report_failure("cannot open '" + path + "'");
+  if (raw) {
+    // Not opened through the library: no medium is chosen, but the domain
+    // and the mapping are the file's.
+    DomainReport d;
+    std::string derr;
+    if (!resolve_persistence_domain(pf->fd(), &d, &derr)) return report_failure(derr);
+    plat = PlatformText{"not chosen (--raw)", "not chosen (--raw)", persistence_domain_name(d.domain), d.source,
+                        d.detail, pf->is_dax(), 4096};
+  }
   const PoolHeader& h = pf->header();
   const PoolMeta* m = pf->meta();
   printf("pool %s%s\n", path.c_str(), raw ? " (raw: recovery not run)" : "");
@@ -210,6 +237,14 @@ int pool_info(const std::vector<std::string>& args) {
   printf("  maximum          %s\n", limit >= SW_POOL_SIZE_UNLIMITED ? "unlimited (as far as the file system goes)"
                                    : limit <= pf->size() ? ("the pool's size (" + format_bytes(limit) + "): it does not grow").c_str()
                                                          : format_bytes(limit).c_str());
+  printf("  medium           %s\n", plat.medium.c_str());
+  printf("  flushes          %s%s\n", plat.flush_insn.c_str(),
+         raw ? "" : " (issued on every platform in this release)");
+  printf("  persistence      %s (%s%s%s)\n", plat.domain.c_str(), plat.source.c_str(),
+         plat.detail.empty() ? "" : ": ", plat.detail.c_str());
+  printf("  mapping          %s, %s pages\n",
+         plat.synchronous ? "synchronous (MAP_SYNC)" : "not synchronous (no MAP_SYNC: page-cache write-back)",
+         format_bytes(plat.page_size).c_str());
   printf("  uuid             %s\n", format_uuid(h.uuid).c_str());
   printf("  created          %s\n", format_time_ns(h.create_time_ns).c_str());
   printf("  lanes            %u x %s (log at offset %" PRIu64 ", %s)\n", h.lanes, format_bytes(h.lane_size).c_str(),

@@ -1,0 +1,201 @@
+// platform_info_test.cc — sw_pool_platform (softwrap.h): what an open pool
+// reports about its medium, flushes, persistence domain and mapping, for a
+// pool in /dev/shm (tmpfs), on an ext4 (or other non-DAX) file, under
+// SOFTWRAP_PERSISTENCE, from a fake sysfs tree (SOFTWRAP_SYSFS_ROOT), and
+// that a bad SOFTWRAP_PERSISTENCE fails create and open with a clear error.
+#include <gtest/gtest.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/vfs.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "softwrap/softwrap.h"
+#include "softwrap/softwrap.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr size_t kPoolSize = 16u << 20;
+constexpr long kExt4Magic = 0xEF53;
+
+class PlatformInfoTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    unsetenv("SOFTWRAP_PERSISTENCE");
+    unsetenv("SOFTWRAP_SYSFS_ROOT");
+    unsetenv("SOFTWRAP_MEDIUM");
+  }
+  void TearDown() override {
+    unsetenv("SOFTWRAP_PERSISTENCE");
+    unsetenv("SOFTWRAP_SYSFS_ROOT");
+    for (const std::string& f : files_) fs::remove(f);
+    std::error_code ec;
+    if (!tree_.empty()) fs::remove_all(tree_, ec);
+  }
+  std::string file_in(const std::string& dir) {
+    files_.push_back(dir + "/sw_platform_" + std::to_string(getpid()) + "_" + std::to_string(files_.size()) + ".pool");
+    return files_.back();
+  }
+  sw_pool* create(const std::string& path) {
+    sw_config cfg{};
+    cfg.flags = SW_CONFIG_OVERWRITE;
+    return sw_pool_create(path.c_str(), kPoolSize, &cfg);
+  }
+  std::vector<std::string> files_;
+  std::string tree_;
+};
+
+TEST_F(PlatformInfoTest, NullArgumentsRefused) {
+  sw_pool_platform_info pi{};
+  EXPECT_NE(sw_pool_platform(nullptr, &pi), 0);
+  const std::string path = file_in("/dev/shm");
+  sw_pool* p = create(path);
+  ASSERT_NE(p, nullptr) << sw_errormsg();
+  EXPECT_NE(sw_pool_platform(p, nullptr), 0);
+  EXPECT_NE(std::strstr(sw_errormsg(), "sw_pool_platform"), nullptr) << sw_errormsg();
+  EXPECT_EQ(sw_pool_close(p), 0);
+}
+
+TEST_F(PlatformInfoTest, DevShmIsMsyncWithNoDomain) {
+  const std::string path = file_in("/dev/shm");
+  sw_pool* p = create(path);
+  ASSERT_NE(p, nullptr) << sw_errormsg();
+  sw_pool_platform_info pi{};
+  ASSERT_EQ(sw_pool_platform(p, &pi), 0);
+  EXPECT_STREQ(pi.medium, "msync");
+  EXPECT_STREQ(pi.flush_insn, "msync");
+  EXPECT_STREQ(pi.persistence_domain, "unknown");
+  EXPECT_STREQ(pi.domain_source, "not found");
+  EXPECT_GT(std::strlen(pi.domain_detail), 0u);
+  EXPECT_EQ(pi.synchronous, 0);
+  EXPECT_EQ(pi.page_size, 4096u);
+  EXPECT_EQ(sw_pool_close(p), 0);
+}
+
+TEST_F(PlatformInfoTest, Ext4FileIsMsyncWithNoDomain) {
+  struct statfs sf;
+  ASSERT_EQ(statfs("/var/tmp", &sf), 0);
+  if (sf.f_type != kExt4Magic) GTEST_SKIP() << "/var/tmp is not on ext4 here";
+  const std::string path = file_in("/var/tmp");
+  sw_pool* p = create(path);
+  ASSERT_NE(p, nullptr) << sw_errormsg();
+  sw_pool_platform_info pi{};
+  ASSERT_EQ(sw_pool_platform(p, &pi), 0);
+  EXPECT_STREQ(pi.medium, "msync");
+  EXPECT_STREQ(pi.flush_insn, "msync");
+  // ext4 on a disk (not mounted -o dax on pmem): no nd region above it.
+  EXPECT_STREQ(pi.persistence_domain, "unknown");
+  EXPECT_STREQ(pi.domain_source, "not found");
+  EXPECT_EQ(pi.synchronous, 0);
+  EXPECT_EQ(sw_pool_close(p), 0);
+}
+
+TEST_F(PlatformInfoTest, OverrideIsReportedForEachValue) {
+  struct Case { const char* env; const char* want; };
+  for (const Case c : {Case{"cpu-cache", "cpu-cache"}, Case{"memory-controller", "memory-controller"},
+                       Case{"none", "none"}}) {
+    setenv("SOFTWRAP_PERSISTENCE", c.env, 1);
+    const std::string path = file_in("/dev/shm");
+    sw_pool* p = create(path);
+    ASSERT_NE(p, nullptr) << c.env << ": " << sw_errormsg();
+    sw_pool_platform_info pi{};
+    ASSERT_EQ(sw_pool_platform(p, &pi), 0);
+    EXPECT_STREQ(pi.persistence_domain, c.want);
+    EXPECT_STREQ(pi.domain_source, "SOFTWRAP_PERSISTENCE");
+    // Reported only: the medium and its flushes are unchanged.
+    EXPECT_STREQ(pi.medium, "msync");
+    EXPECT_STREQ(pi.flush_insn, "msync");
+    EXPECT_EQ(sw_pool_close(p), 0);
+    // And on reopen.
+    sw_config cfg{};
+    p = sw_pool_open(path.c_str(), &cfg);
+    ASSERT_NE(p, nullptr) << sw_errormsg();
+    ASSERT_EQ(sw_pool_platform(p, &pi), 0);
+    EXPECT_STREQ(pi.persistence_domain, c.want);
+    EXPECT_EQ(sw_pool_close(p), 0);
+  }
+  setenv("SOFTWRAP_PERSISTENCE", "auto", 1);
+  const std::string path = file_in("/dev/shm");
+  sw_pool* p = create(path);
+  ASSERT_NE(p, nullptr) << sw_errormsg();
+  sw_pool_platform_info pi{};
+  ASSERT_EQ(sw_pool_platform(p, &pi), 0);
+  EXPECT_STREQ(pi.persistence_domain, "unknown");
+  EXPECT_STREQ(pi.domain_source, "not found");
+  EXPECT_EQ(sw_pool_close(p), 0);
+}
+
+TEST_F(PlatformInfoTest, BadOverrideFailsCreateAndOpen) {
+  const std::string path = file_in("/dev/shm");
+  sw_pool* p = create(path);
+  ASSERT_NE(p, nullptr) << sw_errormsg();
+  ASSERT_EQ(sw_pool_close(p), 0);
+  setenv("SOFTWRAP_PERSISTENCE", "eadr", 1);
+  sw_config cfg{};
+  EXPECT_EQ(sw_pool_open(path.c_str(), &cfg), nullptr);
+  EXPECT_EQ(sw_errno(), SW_EINVAL);
+  EXPECT_NE(std::strstr(sw_errormsg(), "SOFTWRAP_PERSISTENCE='eadr'"), nullptr) << sw_errormsg();
+  EXPECT_NE(std::strstr(sw_errormsg(), "auto, cpu-cache, memory-controller, none"), nullptr) << sw_errormsg();
+  const std::string fresh = file_in("/dev/shm");
+  EXPECT_EQ(create(fresh), nullptr);
+  EXPECT_EQ(sw_errno(), SW_EINVAL);
+  EXPECT_NE(std::strstr(sw_errormsg(), "SOFTWRAP_PERSISTENCE='eadr'"), nullptr) << sw_errormsg();
+  EXPECT_FALSE(fs::exists(fresh));  // refused before any file is made
+  // Create over an existing pool: refused before the pool is overwritten.
+  EXPECT_EQ(create(path), nullptr);
+  unsetenv("SOFTWRAP_PERSISTENCE");
+  p = sw_pool_open(path.c_str(), &cfg);
+  EXPECT_NE(p, nullptr) << "the old pool must be intact: " << sw_errormsg();
+  if (p != nullptr) EXPECT_EQ(sw_pool_close(p), 0);
+}
+
+TEST_F(PlatformInfoTest, FakeSysfsDomainIsReported) {
+  // The pool file's own st_dev, placed under a fake nd region.
+  const std::string path = file_in("/dev/shm");
+  {
+    std::ofstream(path) << "";
+  }
+  struct stat st;
+  ASSERT_EQ(stat(path.c_str(), &st), 0);
+  fs::remove(path);
+  char tmpl[] = "/tmp/sw_platform_sysfs_XXXXXX";
+  ASSERT_NE(mkdtemp(tmpl), nullptr);
+  tree_ = tmpl;
+  const std::string region = tree_ + "/sys/devices/platform/e820_pmem/ndbus0/region0";
+  fs::create_directories(region + "/namespace0.0/block/pmem0");
+  std::ofstream(region + "/persistence_domain") << "cpu_cache\n";
+  fs::create_directories(tree_ + "/sys/dev/block");
+  fs::create_directory_symlink("../../devices/platform/e820_pmem/ndbus0/region0/namespace0.0/block/pmem0",
+                               tree_ + "/sys/dev/block/" + std::to_string(major(st.st_dev)) + ":" +
+                                   std::to_string(minor(st.st_dev)));
+  setenv("SOFTWRAP_SYSFS_ROOT", tree_.c_str(), 1);
+  sw_pool* p = create(path);
+  ASSERT_NE(p, nullptr) << sw_errormsg();
+  sw_pool_platform_info pi{};
+  ASSERT_EQ(sw_pool_platform(p, &pi), 0);
+  EXPECT_STREQ(pi.persistence_domain, "cpu-cache");
+  EXPECT_EQ(std::string(pi.domain_source).rfind(tree_, 0), 0u) << pi.domain_source;
+  EXPECT_NE(std::strstr(pi.domain_source, "region0/persistence_domain"), nullptr) << pi.domain_source;
+  EXPECT_STREQ(pi.flush_insn, "msync");  // reported only
+  EXPECT_EQ(sw_pool_close(p), 0);
+}
+
+TEST_F(PlatformInfoTest, CppWrapper) {
+  const std::string path = file_in("/dev/shm");
+  setenv("SOFTWRAP_PERSISTENCE", "memory-controller", 1);
+  sw_config cfg{};
+  cfg.flags = SW_CONFIG_OVERWRITE;
+  softwrap::pool pool = softwrap::pool::create(path, kPoolSize, cfg);
+  const sw_pool_platform_info pi = pool.platform();
+  EXPECT_STREQ(pi.persistence_domain, "memory-controller");
+  EXPECT_STREQ(pi.domain_source, "SOFTWRAP_PERSISTENCE");
+}
+
+}  // namespace

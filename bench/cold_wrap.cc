@@ -32,35 +32,19 @@
 #include <string>
 #include <vector>
 
+#include "random_words.h"
 #include "softwrap/softwrap.h"
 
 namespace {
 
 constexpr uint64_t kWords = (64u << 20) / 8;
 
-struct Stream {
-  uint64_t s = 0x9E3779B97F4A7C15ull;
-  uint64_t next() {
-    s ^= s << 13;
-    s ^= s >> 7;
-    s ^= s << 17;
-    return s & (kWords - 1);
-  }
-};
+using Stream = softwrap::bench::WordStream<kWords>;
+using softwrap::bench::engine_of;
 
 int fail(const char* what) {
   std::fprintf(stderr, "sw_bench_cold_wrap: %s\n", what);
   return 2;
-}
-
-bool engine_of(const std::string& s, sw_engine_kind* e) {
-  if (s == "softwrap") *e = SW_ENGINE_SOFTWRAP;
-  else if (s == "softwrap-local") *e = SW_ENGINE_SOFTWRAP_LOCAL;
-  else if (s == "undo") *e = SW_ENGINE_UNDO;
-  else if (s == "undo-themis") *e = SW_ENGINE_UNDO_THEMIS;
-  else if (s == "nonatomic") *e = SW_ENGINE_NONATOMIC;
-  else return false;
-  return true;
 }
 
 // Touches every line of buf (a read and a write each): the simulated

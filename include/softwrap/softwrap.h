@@ -513,8 +513,15 @@ SW_API const char *sw_pool_medium_name(sw_pool *pool);
  * persistence_domain is read at open from the nd region behind the pool's
  * file (regionN/persistence_domain in sysfs) or given by the user in
  * SOFTWRAP_PERSISTENCE=auto|cpu-cache|memory-controller|none (a bad value
- * fails open and create with SW_EINVAL).  In this release it is reported
- * only: every medium flushes as flush_insn says whatever the domain is. */
+ * fails open and create with SW_EINVAL).  Where it is cpu-cache (eADR, a
+ * CXL host's global persistent flush) the x86 medium runs in its cpu-cache
+ * form: flush_insn "none" (no line is written back), the ordering fences
+ * that x86-TSO makes unneeded not issued (counted in fences_elided), the
+ * commit fences kept; SOFTWRAP_CPU_CACHE_STREAMS=temporal (default) or
+ * non-temporal chooses how logs are written there, and
+ * SOFTWRAP_CPU_CACHE_FENCES=keep issues the ordering fences anyway (bad
+ * values fail open and create with SW_EINVAL).  The msync medium (a file
+ * in a page cache) and scm-emu (an emulated ADR device) flush as before. */
 typedef struct sw_pool_platform_info {
   const char *medium;              /* "x86", "msync", "scm-emu", "trace" */
   const char *flush_insn;          /* "clwb", "clflushopt", "clflush", "msync", "none" */
@@ -1099,7 +1106,9 @@ typedef struct sw_stats {
   uint64_t fences_other;   /* ... pool metadata, abort, recovery, close */
   uint64_t fences_elided;  /* non-temporal -> temporal fences that
                               SW_ENGINE_UNDO_THEMIS skipped (undo would have
-                              issued exactly these) */
+                              issued exactly these), and ordering fences the
+                              x86 medium's cpu-cache form did not issue
+                              (sw_pool_platform_info) */
   /* Distance between consecutive removable (non-temporal -> temporal) fence
    * points of a thread (where undo fences and undo-themis elides), the
    * Themis paper's Fig. 10: histograms over SW_GAP_BUCKETS buckets (see

@@ -53,7 +53,7 @@ std::unique_ptr<Medium> make_medium(const MediumOptions& opts, void* base, size_
   if (kind == SW_MEDIUM_AUTO) kind = opts.is_dax ? SW_MEDIUM_X86 : SW_MEDIUM_MSYNC;
   switch (kind) {
     case SW_MEDIUM_X86:
-      return std::make_unique<X86Medium>(cpu.flush, cpu.avx);
+      return std::make_unique<X86Medium>(cpu.flush, cpu.avx, opts.cpu_cache);
     case SW_MEDIUM_MSYNC:
       if (base == nullptr || len == 0) {
         set_error(SW_EINVAL, "msync medium needs a mapping (base %p, length %zu)", base, len);
@@ -86,6 +86,38 @@ std::unique_ptr<Medium> make_medium(const MediumOptions& opts, void* base, size_
                 static_cast<int>(opts.kind));
       return nullptr;
   }
+}
+
+const char* stream_form_name(StreamForm f) {
+  return f == StreamForm::kTemporal ? "temporal" : "non-temporal";
+}
+
+bool parse_stream_form(const char* value, StreamForm* out, std::string* err) {
+  if (value == nullptr || *value == 0) {
+    *out = kDefaultCpuCacheStreams;
+    return true;
+  }
+  for (StreamForm f : {StreamForm::kTemporal, StreamForm::kNonTemporal}) {
+    if (std::strcmp(value, stream_form_name(f)) == 0) {
+      *out = f;
+      return true;
+    }
+  }
+  *err = std::string("SOFTWRAP_CPU_CACHE_STREAMS=") + value + ": expected temporal or non-temporal";
+  return false;
+}
+
+bool parse_cpu_cache_fences(const char* value, bool* keep, std::string* err) {
+  if (value == nullptr || *value == 0 || std::strcmp(value, "elide") == 0) {
+    *keep = false;
+    return true;
+  }
+  if (std::strcmp(value, "keep") == 0) {
+    *keep = true;
+    return true;
+  }
+  *err = std::string("SOFTWRAP_CPU_CACHE_FENCES=") + value + ": expected elide or keep";
+  return false;
 }
 
 bool parse_medium_kind(const std::string& s, sw_medium_kind* out) {

@@ -105,8 +105,64 @@ struct MediumProperties {
 // docs/results.md, "Write-combined logging").  Not tuned by a sweep.
 inline constexpr uint32_t kWclMinLineNs = 200;
 
+// The cpu-cache form of a medium (docs/media.md, "Persistence domains"):
+// the platform's persistence domain includes the CPU caches (eADR, CXL
+// global persistent flush), so a store is durable once it is globally
+// visible, and x86-TSO makes a thread's temporal stores visible in program
+// order.  Then:
+//   flush()   issues nothing (a write-back would be wasted work);
+//   stream()  writes with temporal stores (kTemporal: they stay in the
+//             cache domain and are ordered with every other store of the
+//             thread) or non-temporal ones (kNonTemporal: through
+//             write-combining buffers, which x86 orders against earlier
+//             and later stores only by a fence);
+//   fence()   kCommit and kOther are always issued: they take a commit's
+//             (or pool metadata's) stores out of the store buffer, so it
+//             is durable before the call returns.  The ordering fences
+//             (kLogOrder, kDataOrder, kRetire) order one store before
+//             another: with temporal streams TSO already does, so they
+//             are not issued (counted in fences_elided); with
+//             non-temporal streams a streamed word can pass an earlier
+//             store or be passed by a later one, so they are issued.
+enum class StreamForm : uint8_t { kNonTemporal, kTemporal };
+
+// "temporal" | "non-temporal".
+const char* stream_form_name(StreamForm f);
+// The cpu-cache form's default: the faster on the machines measured
+// (docs/results.md, "The cpu-cache form").
+inline constexpr StreamForm kDefaultCpuCacheStreams = StreamForm::kTemporal;
+// Parses SOFTWRAP_CPU_CACHE_STREAMS (nullptr or "": the default): "temporal"
+// or "non-temporal".  False with *err set for anything else.
+bool parse_stream_form(const char* value, StreamForm* out, std::string* err);
+// Parses SOFTWRAP_CPU_CACHE_FENCES (nullptr or "": "elide"): "elide" (the
+// rules above) or "keep" (issue the ordering fences TSO makes unneeded, as
+// on an ADR platform: for measurement, or for a platform whose order one
+// does not trust).  False with *err set for anything else.
+bool parse_cpu_cache_fences(const char* value, bool* keep, std::string* err);
+
+struct CpuCacheForm {
+  bool on = false;
+  StreamForm streams = kDefaultCpuCacheStreams;
+  bool keep_ordering_fences = false;  // SOFTWRAP_CPU_CACHE_FENCES=keep
+  // Control variant for the crash simulator only (the trace medium): the
+  // ordering fences dropped with non-temporal streams too, which the rules
+  // above say must not be done.
+  bool drop_needed_fences = false;
+
+  // Whether a fence of `kind` is issued.
+  bool issues(FenceKind kind) const {
+    if (!on || kind == FenceKind::kOther || kind == FenceKind::kCommit || keep_ordering_fences) return true;
+    return streams == StreamForm::kNonTemporal && !drop_needed_fences;
+  }
+};
+
 struct MediumOptions {
   sw_medium_kind kind = SW_MEDIUM_AUTO;
+  // The x86 medium's cpu-cache form (the pool's persistence domain is
+  // cpu-cache, detected or SOFTWRAP_PERSISTENCE's promise).  The msync and
+  // scm-emu media ignore it: a page cache is not made persistent by the
+  // CPU's caches being so, and scm-emu emulates an ADR device.
+  CpuCacheForm cpu_cache;
   bool is_dax = false;            // mapping has MAP_SYNC: x86 is safe
   int fd = -1;                    // the mapped file (msync: sync_file_range)
   uint32_t scm_write_ns = 1000;   // Tw

@@ -341,6 +341,135 @@ TEST(MediumCountersTest, FlushesStreamsAndFencesAreCountedByKind) {
   EXPECT_EQ(fence_count(c, FenceKind::kOther), 1u);
 }
 
+// The cpu-cache form (persistent caches: eADR, CXL): no flush is issued or
+// counted, streams write the same bytes, and only the fences its rules keep
+// are issued; the others are counted as elided.  Each expectation below
+// fails if its rule in CpuCacheForm::issues or X86Medium is removed.
+TEST(MediumCountersTest, CpuCacheFormIssuesNoFlushesAndOnlyTheFencesItNeeds) {
+  for (StreamForm f : {StreamForm::kTemporal, StreamForm::kNonTemporal}) {
+    SCOPED_TRACE(stream_form_name(f));
+    Counters c;
+    CountersScope scope(&c);
+    CpuCacheForm cc;
+    cc.on = true;
+    cc.streams = f;
+    cc.drop_needed_fences = true;  // ignored by a real medium
+    X86Medium m(cpu_features().flush, cpu_features().avx, cc);
+    EXPECT_STREQ(m.properties().flush_insn, "none");
+    EXPECT_TRUE(m.properties().auto_flush);
+    EXPECT_EQ(m.properties().themis_rule, f == StreamForm::kTemporal);
+    EXPECT_FALSE(m.cpu_cache().drop_needed_fences);
+    Arena a;
+    auto src = pattern(sizeof a.bytes, 5);
+    m.flush(a.bytes, 256);
+    m.write_flush(a.bytes, src.data(), 100);
+    EXPECT_EQ(c.flushes.get(), 0u);
+    m.stream(a.bytes + 3, src.data(), 300);
+    EXPECT_EQ(std::memcmp(a.bytes + 3, src.data(), 300), 0);
+    EXPECT_EQ(c.streamed_lines.get(), 5u);
+    const bool nt = f == StreamForm::kNonTemporal;
+    for (FenceKind k : {FenceKind::kLogOrder, FenceKind::kDataOrder, FenceKind::kRetire}) {
+      m.fence(k);
+      EXPECT_EQ(fence_count(c, k), nt ? 1u : 0u);
+    }
+    EXPECT_EQ(c.fences_elided.get(), nt ? 0u : 3u);
+    m.fence(FenceKind::kCommit);
+    m.fence(FenceKind::kOther);
+    m.drain();
+    EXPECT_EQ(fence_count(c, FenceKind::kCommit), 1u);
+    EXPECT_EQ(fence_count(c, FenceKind::kOther), 2u);
+  }
+  // The crash simulator's control drops the ordering fences the
+  // non-temporal form needs (not kCommit or kOther).
+  CpuCacheForm drop;
+  drop.on = true;
+  drop.streams = StreamForm::kNonTemporal;
+  drop.drop_needed_fences = true;
+  EXPECT_TRUE(drop.issues(FenceKind::kCommit));
+  EXPECT_FALSE(drop.issues(FenceKind::kLogOrder));
+  EXPECT_FALSE(drop.issues(FenceKind::kDataOrder));
+  EXPECT_TRUE(drop.issues(FenceKind::kOther));
+  // Kept on request (SOFTWRAP_CPU_CACHE_FENCES=keep).
+  CpuCacheForm keep;
+  keep.on = true;
+  keep.keep_ordering_fences = true;
+  EXPECT_TRUE(keep.issues(FenceKind::kLogOrder));
+  EXPECT_TRUE(keep.issues(FenceKind::kRetire));
+  bool k = true;
+  std::string err;
+  EXPECT_TRUE(parse_cpu_cache_fences(nullptr, &k, &err));
+  EXPECT_FALSE(k);
+  EXPECT_TRUE(parse_cpu_cache_fences("keep", &k, &err));
+  EXPECT_TRUE(k);
+  EXPECT_TRUE(parse_cpu_cache_fences("elide", &k, &err));
+  EXPECT_FALSE(k);
+  EXPECT_FALSE(parse_cpu_cache_fences("some", &k, &err));
+  EXPECT_NE(err.find("SOFTWRAP_CPU_CACHE_FENCES"), std::string::npos) << err;
+  // Off: every fence.
+  CpuCacheForm off;
+  for (int k = 0; k < static_cast<int>(FenceKind::kCount); ++k) EXPECT_TRUE(off.issues(static_cast<FenceKind>(k)));
+}
+
+TEST(MediumFactoryTest, CpuCacheFormOnlyOnX86AndStreamFormsParse) {
+  alignas(64) static char region[4096];
+  MediumOptions o;
+  o.kind = SW_MEDIUM_X86;
+  o.cpu_cache.on = true;
+  auto m = make_medium(o, region, sizeof region);
+  ASSERT_NE(m, nullptr);
+  EXPECT_STREQ(m->properties().flush_insn, "none");
+  EXPECT_TRUE(m->properties().auto_flush);
+  o.kind = SW_MEDIUM_MSYNC;  // a page cache is not persistent because the caches are
+  auto ms = make_medium(o, region, sizeof region);
+  ASSERT_NE(ms, nullptr);
+  EXPECT_FALSE(ms->properties().auto_flush);
+  o.kind = SW_MEDIUM_SCM_EMU;  // emulates an ADR device
+  auto emu = make_medium(o, region, sizeof region);
+  ASSERT_NE(emu, nullptr);
+  EXPECT_FALSE(emu->properties().auto_flush);
+
+  StreamForm f = StreamForm::kNonTemporal;
+  std::string err;
+  EXPECT_TRUE(parse_stream_form(nullptr, &f, &err));
+  EXPECT_EQ(f, kDefaultCpuCacheStreams);
+  EXPECT_TRUE(parse_stream_form("non-temporal", &f, &err));
+  EXPECT_EQ(f, StreamForm::kNonTemporal);
+  EXPECT_TRUE(parse_stream_form("temporal", &f, &err));
+  EXPECT_EQ(f, StreamForm::kTemporal);
+  EXPECT_FALSE(parse_stream_form("nt", &f, &err));
+  EXPECT_NE(err.find("SOFTWRAP_CPU_CACHE_STREAMS"), std::string::npos) << err;
+  EXPECT_STREQ(stream_form_name(StreamForm::kNonTemporal), "non-temporal");
+}
+
+// The trace medium's cpu-cache form records what the x86 one issues: no
+// flushes, temporal streams as stores, and no elided fence.
+TEST(TraceMediumTest, CpuCacheFormRecordsWhatItIssues) {
+  for (StreamForm f : {StreamForm::kTemporal, StreamForm::kNonTemporal}) {
+    alignas(64) static unsigned char img[512];
+    Trace t;
+    TraceMedium m(img, sizeof img, &t, nullptr);
+    CpuCacheForm cc;
+    cc.on = true;
+    cc.streams = f;
+    m.set_cpu_cache(cc);
+    const uint64_t v[2] = {1, 2};
+    t.start();
+    m.stream(img + 64, v, 16);
+    m.flush(img + 64, 16);
+    m.fence(FenceKind::kLogOrder);
+    m.fence(FenceKind::kCommit);
+    t.stop();
+    const auto& ev = t.events();
+    const bool nt = f == StreamForm::kNonTemporal;
+    ASSERT_EQ(ev.size(), nt ? 4u : 3u);
+    EXPECT_EQ(ev[0].kind, nt ? TraceKind::kStream : TraceKind::kStore);
+    EXPECT_EQ(ev[1].kind, nt ? TraceKind::kStream : TraceKind::kStore);
+    EXPECT_EQ(ev[2].kind, TraceKind::kFence);
+    EXPECT_EQ(ev.back().kind, TraceKind::kFence);
+    EXPECT_EQ(ev.back().aux, static_cast<uint32_t>(FenceKind::kCommit));
+  }
+}
+
 TEST(MediumCountersTest, DerivedMediaCountLikeX86) {
   void* map = mmap(nullptr, 1 << 14, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
   ASSERT_NE(map, MAP_FAILED);

@@ -15,8 +15,9 @@
 // SOFTWRAP_PERSISTENCE=auto|cpu-cache|memory-controller|none overrides the
 // detection: the user's promise about the platform.
 //
-// In this release the result is detected and reported only; no medium
-// changes what it flushes because of it (issue 42 items 3-4 are later).
+// A cpu-cache domain puts the x86 medium in its cpu-cache form (medium.h:
+// no flushes, the ordering fences TSO makes unneeded elided); the msync
+// and scm-emu media ignore the domain.
 #pragma once
 
 #include <sys/types.h>

@@ -202,6 +202,14 @@ TraceMedium::TraceMedium(void* base, size_t len, Trace* trace, WriteJournal* jou
   records_loads_ = trace != nullptr;
 }
 
+void TraceMedium::set_cpu_cache(const CpuCacheForm& cc) {
+  cc_ = cc;
+  props_.auto_flush = cc.on;
+  // Under the cpu-cache form the rule is the eADR model's to decide as
+  // well; without it, as before.
+  props_.themis_rule = true;
+}
+
 // Brackets one medium operation for the work measurement (trace_medium.h).
 class TraceMedium::SpanGuard {
  public:
@@ -296,7 +304,7 @@ void TraceMedium::store(void* dst, uint64_t v, unsigned size) {
 }
 
 void TraceMedium::flush(const void* addr, size_t n) {
-  if (n == 0) return;
+  if (n == 0 || cc_.on) return;
   SpanGuard span(trace_);
   const auto a = reinterpret_cast<uintptr_t>(addr);
   const uintptr_t first = line_down(a), end = line_up(a + n);
@@ -314,6 +322,10 @@ void TraceMedium::stream(void* dst, const void* src, size_t n) {
   const auto* s = static_cast<const unsigned char*>(src);
   const uintptr_t e = d + n, a = (d + 7) & ~uintptr_t{7}, b = e & ~uintptr_t{7};
   counters().streamed_lines.add((line_up(e) - line_down(d)) / kCacheLine);
+  if (cc_.on && cc_.streams == StreamForm::kTemporal) {
+    temporal(dst, src, n);
+    return;
+  }
   if (a >= b) {  // no aligned word: temporal stores and a flush, as on x86
     temporal(dst, src, n);
     flush(dst, n);
@@ -338,6 +350,10 @@ void TraceMedium::stream(void* dst, const void* src, size_t n) {
 
 void TraceMedium::fence(FenceKind kind) {
   SpanGuard span(trace_);
+  if (!cc_.issues(kind)) {
+    counters().fences_elided.add();
+    return;
+  }
   counters().fences[static_cast<int>(kind)].add();
   if (trace_ && trace_->recording()) trace_->add(TraceKind::kFence, 0, 0, 0, static_cast<uint32_t>(kind));
 }

@@ -170,6 +170,12 @@ class TraceMedium final : public Medium {
   void close_in_place(const void* dst, size_t n) override;
   // Declare MediumProperties::home_runs (the page-cache model's runs).
   void set_home_runs(bool on) { props_.home_runs = on; }
+  // The cpu-cache form (medium.h), as the x86 medium has it: flushes are
+  // not recorded, streams are recorded as temporal stores (kTemporal) or
+  // streamed words, and fences the form does not issue are not recorded.
+  // cc.drop_needed_fences drops the fences the form's rules keep (a
+  // control).  Set before the first operation.
+  void set_cpu_cache(const CpuCacheForm& cc);
 
  protected:
   void on_load(const void* addr, size_t n) override;
@@ -181,6 +187,7 @@ class TraceMedium final : public Medium {
   void temporal(void* dst, const void* src, size_t n);
 
   MediumProperties props_;
+  CpuCacheForm cc_;
   char* base_;
   std::atomic<size_t> len_;  // grows with the pool (extend)
   Trace* trace_;

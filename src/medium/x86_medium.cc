@@ -108,6 +108,17 @@ X86Medium::X86Medium() : X86Medium(cpu_features().flush, cpu_features().avx) {}
 
 X86Medium::X86Medium(FlushInsn insn, bool use_avx) : X86Medium(insn, use_avx, "x86", false) {}
 
+X86Medium::X86Medium(FlushInsn insn, bool use_avx, const CpuCacheForm& cc) : X86Medium(insn, use_avx) {
+  if (!cc.on) return;
+  cc_ = cc;
+  cc_.drop_needed_fences = false;
+  props_.flush_insn = "none";
+  props_.auto_flush = true;
+  // Temporal "streams" persist in program order with every later store of
+  // the thread: the Themis rule holds (undo-themis is crash-safe here).
+  props_.themis_rule = cc_.streams == StreamForm::kTemporal;
+}
+
 X86Medium::X86Medium(FlushInsn insn, bool use_avx, const char* name, bool emulated_timing)
     : insn_(insn), avx_(use_avx) {
   props_.name = name;
@@ -149,6 +160,7 @@ void X86Medium::store(void* dst, uint64_t v, unsigned size) {
 }
 
 void X86Medium::flush_lines(uintptr_t first, uintptr_t end) const {
+  if (cc_.on) return;  // the caches are persistent: nothing to write back
   switch (insn_) {
     case FlushInsn::kClwb: flush_clwb(first, end); break;
     case FlushInsn::kClflushopt: flush_clflushopt(first, end); break;
@@ -157,7 +169,7 @@ void X86Medium::flush_lines(uintptr_t first, uintptr_t end) const {
 }
 
 void X86Medium::flush(const void* addr, size_t n) {
-  if (n == 0) return;
+  if (n == 0 || cc_.on) return;
   auto a = reinterpret_cast<uintptr_t>(addr);
   uintptr_t first = line_down(a), end = line_up(a + n);
   flush_lines(first, end);
@@ -200,13 +212,23 @@ void X86Medium::stream_raw(void* dst, const void* src, size_t n) const {
 
 void X86Medium::stream(void* dst, const void* src, size_t n) {
   if (n == 0) return;
-  stream_raw(dst, src, n);
+  if (!cc_.on) {
+    stream_raw(dst, src, n);
+  } else if (cc_.streams == StreamForm::kTemporal) {
+    relaxed_copy(dst, src, n);
+  } else {
+    stream_raw(dst, src, n);  // its unaligned head and tail: temporal, their flush a no-op
+  }
   counters().nvram_words.add(words_touched(dst, n));
   auto d = reinterpret_cast<uintptr_t>(dst);
   counters().streamed_lines.add((line_up(d + n) - line_down(d)) / kCacheLine);
 }
 
 void X86Medium::fence(FenceKind kind) {
+  if (!cc_.issues(kind)) {
+    counters().fences_elided.add();
+    return;
+  }
   sfence();
   counters().fences[static_cast<int>(kind)].add();
 }

@@ -9,9 +9,14 @@
 // add their own persistence (msync) or timing (the emulated device) on top,
 // calling the counted X86Medium operations first.
 //
+// Its cpu-cache form (MediumOptions::cpu_cache, medium.h): flush() issues
+// nothing, stream() writes with temporal or non-temporal stores as the form
+// says, and fence() issues an sfence only where the form's rules keep one.
+//
 // Counting (into softwrap::counters() of the calling thread): `flushes` +1
-// per line flushed, `streamed_lines` +1 per distinct line a stream touches,
-// `fences[kind]` +1 per fence; drain() counts as one fence of kind kOther.
+// per line flushed (none in the cpu-cache form), `streamed_lines` +1 per distinct line a stream touches,
+// `fences[kind]` +1 per fence issued, `fences_elided` +1 per fence the
+// cpu-cache form did not issue; drain() counts as one fence of kind kOther.
 // Writes are not counted (the engines count home writes).
 #ifndef SOFTWRAP_MEDIUM_X86_MEDIUM_H_
 #define SOFTWRAP_MEDIUM_X86_MEDIUM_H_
@@ -32,6 +37,9 @@ class X86Medium : public Medium {
   // Explicit choice (tests, benchmarks).  REQUIRES: the CPU supports
   // `insn`, and AVX if `use_avx`.
   X86Medium(FlushInsn insn, bool use_avx);
+  // The cpu-cache form when cc.on (cc.drop_needed_fences is ignored: it is
+  // the crash simulator's control, never a real medium's).
+  X86Medium(FlushInsn insn, bool use_avx, const CpuCacheForm& cc);
 
   const MediumProperties& properties() const override { return props_; }
 
@@ -45,6 +53,7 @@ class X86Medium : public Medium {
 
   FlushInsn flush_insn() const { return insn_; }
   bool uses_avx() const { return avx_; }
+  const CpuCacheForm& cpu_cache() const { return cc_; }
 
  protected:
   X86Medium(FlushInsn insn, bool use_avx, const char* name, bool emulated_timing);
@@ -60,6 +69,7 @@ class X86Medium : public Medium {
  private:
   FlushInsn insn_;
   bool avx_;
+  CpuCacheForm cc_;  // off for the derived media
 };
 
 }  // namespace softwrap

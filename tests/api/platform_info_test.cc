@@ -31,9 +31,14 @@ class PlatformInfoTest : public ::testing::Test {
     unsetenv("SOFTWRAP_PERSISTENCE");
     unsetenv("SOFTWRAP_SYSFS_ROOT");
     unsetenv("SOFTWRAP_MEDIUM");
+    unsetenv("SOFTWRAP_CPU_CACHE_STREAMS");
+    unsetenv("SOFTWRAP_CPU_CACHE_FENCES");
   }
   void TearDown() override {
     unsetenv("SOFTWRAP_PERSISTENCE");
+    unsetenv("SOFTWRAP_MEDIUM");
+    unsetenv("SOFTWRAP_CPU_CACHE_STREAMS");
+    unsetenv("SOFTWRAP_CPU_CACHE_FENCES");
     unsetenv("SOFTWRAP_SYSFS_ROOT");
     for (const std::string& f : files_) fs::remove(f);
     std::error_code ec;
@@ -109,7 +114,7 @@ TEST_F(PlatformInfoTest, OverrideIsReportedForEachValue) {
     ASSERT_EQ(sw_pool_platform(p, &pi), 0);
     EXPECT_STREQ(pi.persistence_domain, c.want);
     EXPECT_STREQ(pi.domain_source, "SOFTWRAP_PERSISTENCE");
-    // Reported only: the medium and its flushes are unchanged.
+    // A page cache is not made persistent by the caches: msync as before.
     EXPECT_STREQ(pi.medium, "msync");
     EXPECT_STREQ(pi.flush_insn, "msync");
     EXPECT_EQ(sw_pool_close(p), 0);
@@ -183,8 +188,75 @@ TEST_F(PlatformInfoTest, FakeSysfsDomainIsReported) {
   EXPECT_STREQ(pi.persistence_domain, "cpu-cache");
   EXPECT_EQ(std::string(pi.domain_source).rfind(tree_, 0), 0u) << pi.domain_source;
   EXPECT_NE(std::strstr(pi.domain_source, "region0/persistence_domain"), nullptr) << pi.domain_source;
-  EXPECT_STREQ(pi.flush_insn, "msync");  // reported only
+  EXPECT_STREQ(pi.flush_insn, "msync");  // the msync medium: a page cache still needs msync
   EXPECT_EQ(sw_pool_close(p), 0);
+}
+
+// On the x86 medium a cpu-cache domain selects its cpu-cache form: no
+// flushes, ordering fences elided (fences_elided), the commit fence kept;
+// committed data survives a reopen.  memory-controller keeps the flushes.
+TEST_F(PlatformInfoTest, CpuCacheDomainDropsFlushesOnX86) {
+  setenv("SOFTWRAP_MEDIUM", "x86", 1);
+  struct Case { const char* domain; const char* streams; const char* fences; const char* flush; bool elided; };
+  for (const Case c : {Case{"cpu-cache", nullptr, nullptr, "none", true},
+                       Case{"cpu-cache", "non-temporal", nullptr, "none", false},
+                       Case{"cpu-cache", "temporal", "keep", "none", false},
+                       Case{"memory-controller", nullptr, nullptr, nullptr, false}}) {
+    SCOPED_TRACE(std::string(c.domain) + " " + (c.streams ? c.streams : "-") + " " + (c.fences ? c.fences : "-"));
+    setenv("SOFTWRAP_PERSISTENCE", c.domain, 1);
+    if (c.streams) setenv("SOFTWRAP_CPU_CACHE_STREAMS", c.streams, 1); else unsetenv("SOFTWRAP_CPU_CACHE_STREAMS");
+    if (c.fences) setenv("SOFTWRAP_CPU_CACHE_FENCES", c.fences, 1); else unsetenv("SOFTWRAP_CPU_CACHE_FENCES");
+    for (sw_engine_kind e : {SW_ENGINE_SOFTWRAP, SW_ENGINE_UNDO}) {
+      const std::string path = file_in("/dev/shm");
+      sw_config cfg{};
+      cfg.flags = SW_CONFIG_OVERWRITE;
+      cfg.engine = e;
+      sw_pool* p = sw_pool_create(path.c_str(), kPoolSize, &cfg);
+      ASSERT_NE(p, nullptr) << sw_errormsg();
+      sw_pool_platform_info pi{};
+      ASSERT_EQ(sw_pool_platform(p, &pi), 0);
+      EXPECT_STREQ(pi.medium, "x86");
+      if (c.flush) {
+        EXPECT_STREQ(pi.flush_insn, c.flush);
+      } else {
+        EXPECT_STRNE(pi.flush_insn, "none");
+      }
+      auto* words = static_cast<uint64_t*>(sw_pool_root(p, 64));
+      ASSERT_NE(words, nullptr) << sw_errormsg();
+      ASSERT_EQ(sw_pool_stats_reset(p), 0);
+      for (int i = 0; i < 8; ++i) {
+        ASSERT_EQ(sw_wrap_open(p), 0) << sw_errormsg();
+        for (int w = 0; w < 4; ++w) sw_store64(p, &words[w], uint64_t(i * 10 + w));
+        ASSERT_EQ(sw_wrap_close(p), 0) << sw_errormsg();
+      }
+      sw_stats st{};
+      ASSERT_EQ(sw_pool_stats(p, &st), 0);
+      if (c.flush) EXPECT_EQ(st.flushes, 0u);
+      // Undo's log-order fence per record (softwrap's ordering fences are
+      // retirement's, on its own thread).
+      if (e == SW_ENGINE_UNDO) EXPECT_EQ(st.fences_elided >= 32, c.elided) << st.fences_elided;
+      if (e == SW_ENGINE_UNDO) EXPECT_EQ(st.fences_log == 0, c.elided) << st.fences_log;
+      EXPECT_GE(st.fences_commit, 8u);
+      EXPECT_EQ(sw_pool_close(p), 0);
+      p = sw_pool_open(path.c_str(), &cfg);
+      ASSERT_NE(p, nullptr) << sw_errormsg();
+      words = static_cast<uint64_t*>(sw_pool_root(p, 64));
+      ASSERT_NE(words, nullptr) << sw_errormsg();
+      for (int w = 0; w < 4; ++w) EXPECT_EQ(sw_load64(p, &words[w]), uint64_t(70 + w));
+      EXPECT_EQ(sw_pool_close(p), 0);
+    }
+  }
+  setenv("SOFTWRAP_PERSISTENCE", "cpu-cache", 1);
+  for (const char* var : {"SOFTWRAP_CPU_CACHE_STREAMS", "SOFTWRAP_CPU_CACHE_FENCES"}) {
+    unsetenv("SOFTWRAP_CPU_CACHE_STREAMS");
+    unsetenv("SOFTWRAP_CPU_CACHE_FENCES");
+    setenv(var, "bogus", 1);
+    const std::string fresh = file_in("/dev/shm");
+    EXPECT_EQ(create(fresh), nullptr);
+    EXPECT_EQ(sw_errno(), SW_EINVAL);
+    EXPECT_NE(std::strstr(sw_errormsg(), var), nullptr) << sw_errormsg();
+    EXPECT_FALSE(fs::exists(fresh));
+  }
 }
 
 TEST_F(PlatformInfoTest, CppWrapper) {

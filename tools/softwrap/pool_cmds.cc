@@ -238,8 +238,15 @@ int pool_info(const std::vector<std::string>& args) {
                                    : limit <= pf->size() ? ("the pool's size (" + format_bytes(limit) + "): it does not grow").c_str()
                                                          : format_bytes(limit).c_str());
   printf("  medium           %s\n", plat.medium.c_str());
-  printf("  flushes          %s%s\n", plat.flush_insn.c_str(),
-         raw ? "" : " (issued on every platform in this release)");
+  const char* why = "";
+  if (!raw && plat.flush_insn == "none") {
+    why = " (the CPU caches persist: no line is written back, the commit fences stay; docs/media.md)";
+  } else if (!raw && plat.domain == "cpu-cache") {
+    why = " (a page cache needs its write-back whatever the caches promise)";
+  } else if (!raw && plat.medium == "x86") {
+    why = " (then a fence: the caches are not promised to persist)";
+  }
+  printf("  flushes          %s%s\n", plat.flush_insn.c_str(), why);
   printf("  persistence      %s (%s%s%s)\n", plat.domain.c_str(), plat.source.c_str(),
          plat.detail.empty() ? "" : ": ", plat.detail.c_str());
   printf("  mapping          %s, %s pages\n",

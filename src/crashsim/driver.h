@@ -66,6 +66,7 @@ struct Marker {
 struct Recording {
   Trace trace;
   bool home_runs = false;  // the trace medium declares home_runs (page-cache model)
+  CpuCacheForm cpu_cache;  // the trace medium's cpu-cache form (SimOptions::cpu_cache)
   std::vector<Golden> goldens;
   std::vector<Marker> markers;
   std::vector<uint32_t> initial;  // per owner: golden at trace start

@@ -1,4 +1,4 @@
-// model.cc — the x86, Themis and page cache persistency models, choices and
+// model.cc — the x86, Themis, page cache and eADR persistency models, choices and
 // enumeration.
 //
 // Replay keeps pending stores per line in a vector with a moving head, so
@@ -22,13 +22,14 @@ const char* persistency_name(Persistency p) {
   switch (p) {
     case Persistency::kThemis: return "themis";
     case Persistency::kPageCache: return "page-cache";
+    case Persistency::kEadr: return "eadr";
     case Persistency::kX86: break;
   }
   return "x86";
 }
 
 bool parse_persistency(const std::string& name, Persistency* out) {
-  for (Persistency p : {Persistency::kX86, Persistency::kThemis, Persistency::kPageCache}) {
+  for (Persistency p : {Persistency::kX86, Persistency::kThemis, Persistency::kPageCache, Persistency::kEadr}) {
     if (name == persistency_name(p)) {
       *out = p;
       return true;
@@ -329,7 +330,31 @@ void Model::note_page(uint8_t t, uint64_t off) {
   if (fl.empty() || fl.back().line != page) fl.push_back({page, kAll});
 }
 
+void Model::eadr_visible() {
+  for (const Unit& u : visible_) persist(u);
+  visible_.clear();
+}
+
 void Model::step(const TraceEvent& e, uint64_t seq) {
+  if (eadr()) {
+    switch (e.kind) {
+      case TraceKind::kStore:
+        visible_.push_back(Unit{e.off, e.mask, e.val, seq, e.label, e.thread});
+        return;
+      case TraceKind::kFlush:
+      case TraceKind::kLoad:
+        return;
+      case TraceKind::kMark:  // a crash point: checked before this step
+        eadr_visible();
+        return;
+      case TraceKind::kFence:
+      case TraceKind::kDrain:
+        eadr_visible();
+        break;  // and the streams, as on x86
+      case TraceKind::kStream:
+        break;
+    }
+  }
   switch (e.kind) {
     case TraceKind::kStore: {
       const uint64_t line = e.off & ~(unit_ - 1);
@@ -380,6 +405,26 @@ void Model::snapshot(CrashState* out) {
   out->line_off.clear();
   out->line_units.clear();
   out->streams.clear();
+  if (eadr()) {
+    // One dimension: a prefix of the visible stores, if any would change
+    // the image.
+    bool matters = false;
+    for (const Unit& u : visible_) {
+      if ((load_word(base_, u.word) & u.mask) != (u.val & u.mask)) {
+        matters = true;
+        break;
+      }
+    }
+    if (matters) {
+      out->line_off.push_back(visible_.front().word);
+      out->line_units.push_back(visible_);
+    }
+    for (const auto& s : streams_) {
+      for (const Unit& u : s) out->streams.push_back(u);
+    }
+    std::sort(out->streams.begin(), out->streams.end(), [](const Unit& a, const Unit& b) { return a.seq < b.seq; });
+    return;
+  }
   // Drop lines with nothing pending from the list.
   size_t keep = 0;
   for (uint64_t line : listed_) {

@@ -31,6 +31,21 @@
 //     far — stores after the flush too.  Another thread's fence does not.
 //     A streamed word is a store into its unit, nothing more; drain()
 //     (msync of the whole mapping) makes every unit durable.
+//   * eADR (the persistence domain includes the CPU caches: Intel eADR,
+//     CXL global persistent flush): a temporal store is durable once it is
+//     globally visible, and x86-TSO makes stores visible in one total order
+//     that keeps each thread's program order; the trace's global order is
+//     taken as that order.  So what persists of the temporal stores is a
+//     prefix of the trace's stores: the model keeps the stores since the
+//     last crash point (every fence, drain and marker is one) as one
+//     ordered pending list, a crash image persists a prefix of it, and
+//     after the crash point all of it is durable.  Flushes do nothing.
+//     Non-temporal stores leave the cache domain for write-combining
+//     buffers, which are ordered by nothing but a fence: each streamed word
+//     is pending, independently, until its thread's next fence, as on x86.
+//     (A string instruction may make its stores visible out of order; the
+//     engines store through the medium word by word, which the trace
+//     records in order.)
 // At a crash point the pending state is a CrashState: per pending line its
 // ordered pending stores, and the pending streamed words.  A Choice picks,
 // per line, how many of them persisted (a prefix) and, per streamed word,
@@ -69,8 +84,8 @@
 
 namespace softwrap::crashsim {
 
-enum class Persistency { kX86, kThemis, kPageCache };
-// "x86", "themis", "page-cache".
+enum class Persistency { kX86, kThemis, kPageCache, kEadr };
+// "x86", "themis", "page-cache", "eadr".
 const char* persistency_name(Persistency p);
 // The inverse of persistency_name; false if `name` is none of them.
 bool parse_persistency(const std::string& name, Persistency* out);
@@ -232,6 +247,10 @@ class Model {
   // Page cache: thread t's flush or stream touched the page holding `off`.
   void note_page(uint8_t t, uint64_t off);
   bool page_cache() const { return p_ == Persistency::kPageCache; }
+  bool eadr() const { return p_ == Persistency::kEadr; }
+  // eADR: every temporal store pending since the last crash point made
+  // durable (in order).
+  void eadr_visible();
   void themis_streams_before(const Unit& cause);
   void ensure_thread(uint8_t t);
 
@@ -245,6 +264,7 @@ class Model {
   std::vector<uint64_t> listed_;
   std::vector<std::vector<Flush>> flushes_;  // per thread
   std::vector<std::vector<Unit>> streams_;   // per thread, issue order
+  std::vector<Unit> visible_;                // eADR: temporal stores since the last crash point
   uint64_t mixed_ = 0;
   std::unordered_map<uint64_t, uint32_t> scratch_count_;
   std::vector<uint64_t> scratch_words_;  // one line's words (snapshot)

@@ -598,5 +598,95 @@ TEST(PageCacheModelTest, APageOfManyStoresIsSampledAsPrefixes) {
   EXPECT_TRUE(saw_partial);
 }
 
+// ------------------------------------------------------------ eADR
+
+// Stores on different lines, of two threads, unflushed: what persists is a
+// prefix of the trace's order (one dimension), never a later store without
+// an earlier one; a fence makes all of them durable, flushes do nothing.
+TEST(ModelTest, EadrPersistsAPrefixOfTheVisibleStoresInTraceOrder) {
+  Fixture f;
+  f.store(0, 0, 1);
+  f.store(1, 128, 2);
+  f.store(0, 256, 3);
+  Model m(f.mem.data(), kSize, Persistency::kEadr, 0, nullptr);
+  CrashState cs = f.run(m);
+  ASSERT_EQ(cs.line_units.size(), 1u);
+  EXPECT_EQ(cs.line_off[0], 0u);
+  ASSERT_EQ(cs.line_units[0].size(), 3u);
+  EXPECT_EQ(cs.line_units[0][1].word, 128u);
+  EXPECT_TRUE(cs.streams.empty());
+  EXPECT_EQ(count_images(cs, Persistency::kEadr), 4u);  // 0..3 of them, not 2^3
+  EXPECT_EQ(f.word(0), 0u);
+  // The same stores under x86: every line independently.
+  Fixture g;
+  g.store(0, 0, 1);
+  g.store(1, 128, 2);
+  g.store(0, 256, 3);
+  Model x(g.mem.data(), kSize, Persistency::kX86, 0, nullptr);
+  EXPECT_EQ(count_images(g.run(x), Persistency::kX86), 8u);
+}
+
+TEST(ModelTest, EadrFlushesAreNoOpsAndAFenceOfAnyThreadMakesVisibleStoresDurable) {
+  Fixture f;
+  f.store(0, 0, 1);
+  f.flush(0, 0);
+  Model m(f.mem.data(), kSize, Persistency::kEadr, 0, nullptr);
+  CrashState cs = f.run(m);
+  EXPECT_EQ(f.word(0), 0u);  // the flush did not make it durable
+  EXPECT_EQ(cs.line_units.size(), 1u);
+  Fixture g;
+  g.store(0, 0, 1);
+  g.store(0, 64, 2);
+  g.fence(1);  // visible stores are durable whoever fences (the next crash point)
+  g.store(0, 8, 3);
+  Model m2(g.mem.data(), kSize, Persistency::kEadr, 0, nullptr);
+  CrashState cs2 = g.run(m2);
+  EXPECT_EQ(g.word(0), 1u);
+  EXPECT_EQ(g.word(64), 2u);
+  EXPECT_EQ(g.word(8), 0u);
+  ASSERT_EQ(cs2.line_units.size(), 1u);
+  ASSERT_EQ(cs2.line_units[0].size(), 1u);
+  EXPECT_EQ(cs2.line_units[0][0].word, 8u);
+}
+
+// Non-temporal stores leave the cache domain: each is pending on its own
+// until its thread's fence, unordered against later temporal stores.
+TEST(ModelTest, EadrStreamsStayPendingPerWordUntilTheirThreadsFence) {
+  Fixture f;
+  f.stream(0, 0, 5);
+  f.store(0, 64, 6);  // visible after the stream: may persist without it
+  f.fence(1);         // another thread's fence: the stream is still pending
+  Model m(f.mem.data(), kSize, Persistency::kEadr, 0, nullptr);
+  CrashState cs = f.run(m);
+  EXPECT_EQ(f.word(64), 6u);
+  EXPECT_EQ(f.word(0), 0u);
+  ASSERT_EQ(cs.streams.size(), 1u);
+  EXPECT_TRUE(cs.line_units.empty());
+  Fixture g;
+  g.stream(0, 0, 5);
+  g.fence(0);
+  Model m2(g.mem.data(), kSize, Persistency::kEadr, 0, nullptr);
+  CrashState cs2 = g.run(m2);
+  EXPECT_EQ(g.word(0), 5u);
+  EXPECT_TRUE(cs2.streams.empty());
+}
+
+// Visible stores that would not change the image make no dimension.
+TEST(ModelTest, EadrVisibleStoresOfUnchangedValuesAreNoDimension) {
+  Fixture f;
+  f.store(0, 0, 0);
+  Model m(f.mem.data(), kSize, Persistency::kEadr, 0, nullptr);
+  CrashState cs = f.run(m);
+  EXPECT_TRUE(cs.line_units.empty());
+  EXPECT_EQ(choice_count(cs), 1u);
+}
+
+TEST(ModelTest, EadrHasAName) {
+  Persistency p;
+  ASSERT_TRUE(parse_persistency("eadr", &p));
+  EXPECT_EQ(p, Persistency::kEadr);
+  EXPECT_STREQ(persistency_name(Persistency::kEadr), "eadr");
+}
+
 }  // namespace
 }  // namespace softwrap::crashsim

@@ -57,6 +57,7 @@ std::unique_ptr<Medium> trace_factory(const MediumOptions&, void* base, size_t l
   auto* rec = static_cast<Recording*>(ctx);
   auto m = std::make_unique<TraceMedium>(base, len, &rec->trace, nullptr);
   m->set_home_runs(rec->home_runs);
+  if (rec->cpu_cache.on) m->set_cpu_cache(rec->cpu_cache);
   return m;
 }
 
@@ -319,6 +320,7 @@ struct Simulator::Impl {
   bool page_cache() const { return opt.model == Persistency::kPageCache; }
   // What the model's line is called in reports.
   const char* line_name() const {
+    if (opt.model == Persistency::kEadr) return "visible stores from";
     if (!page_cache()) return "line";
     return opt.writeback_unit == kSyncPage ? "page" : "writeback unit";
   }
@@ -326,6 +328,7 @@ struct Simulator::Impl {
   std::string model_args() const {
     std::string s = std::string("--model ") + persistency_name(opt.model);
     if (page_cache() && opt.writeback_unit != kSyncPage) s += " --writeback-unit " + std::to_string(opt.writeback_unit);
+    if (opt.cpu_cache.on) s += std::string(" --cpu-cache ") + stream_form_name(opt.cpu_cache.streams);
     return s;
   }
 
@@ -333,6 +336,7 @@ struct Simulator::Impl {
     std::ostringstream s;
     s << "FAILURE engine=" << engine_kind_name(opt.engine) << " model=" << persistency_name(opt.model);
     if (page_cache() && opt.writeback_unit != kSyncPage) s << " writeback-unit=" << opt.writeback_unit;
+    if (opt.cpu_cache.on) s << " medium=cpu-cache/" << stream_form_name(opt.cpu_cache.streams);
     s << " workload=" << w->name << " seed=" << seed << " size=" << size;
     if (opt.redo_skip_commit_validation) s << " variant=redo-skip-commit-validation";
     if (opt.wcl_misread_pairs) s << " variant=wcl-misread-pairs";
@@ -342,6 +346,7 @@ struct Simulator::Impl {
     if (opt.objects_unlogged) s << " variant=objects-unlogged";
     if (opt.alloc_unlogged) s << " variant=alloc-unlogged";
     if (opt.share_skip_quiesce) s << " variant=share-skip-quiesce";
+    if (opt.cpu_cache.on && opt.cpu_cache.drop_needed_fences) s << " variant=cpu-cache-nt-ordering-fences-dropped";
     s << "\n  crash point: event " << at.event << " of " << at.events << ", " << at.what << " \"" << at.label
       << "\"";
     if (at.thread >= 0) s << " (thread " << at.thread << ")";
@@ -401,6 +406,7 @@ struct Simulator::Impl {
     if (!attach_image(&why)) return;  // cannot be: the oracle passed this image
     {
       TraceMedium med(dur.p, kCapacity, &t, &nj);
+      if (opt.cpu_cache.on) med.set_cpu_cache(opt.cpu_cache);  // recovery runs on the same platform
       RecoveryOptions ro;
       ro.redo_skip_commit_validation = opt.redo_skip_commit_validation;
       ro.fresh_skip_check = opt.fresh_control == FreshControl::kSkipVouchCheck;
@@ -555,6 +561,7 @@ void Simulator::run(const Workload& w, uint64_t seed, uint32_t size, SimResult* 
   // does on a file: retirement's writes then reach the trace in the order
   // they take there (sorted runs at each batch's end).
   rec.home_runs = I.opt.model == Persistency::kPageCache;
+  rec.cpu_cache = I.opt.cpu_cache;
   set_medium_factory(trace_factory, &rec);
   sw_pool* p = open_attached(I.vol.p, kCapacity, cfg, true, uuid, kPoolSize);
   // More handles on the same image (Workload::handles): other "processes".

@@ -58,6 +58,12 @@ namespace softwrap::crashsim {
 struct SimOptions {
   sw_engine_kind engine = SW_ENGINE_SOFTWRAP;
   Persistency model = Persistency::kX86;
+  // The trace medium's cpu-cache form (medium.h): flushes not issued,
+  // streams temporal or non-temporal, the ordering fences between temporal
+  // stores elided.  The suite runs it under the eADR model (and, as a
+  // control, under x86, where it must fail); drop_needed_fences is the
+  // control that must fail under eADR.
+  CpuCacheForm cpu_cache;
   uint32_t writeback_unit = kSyncPage;  // page-cache model only (model.h: valid_writeback_unit)
   EnumOptions en;
   EnumOptions nested_en{64, 6, 4, 6};

@@ -138,6 +138,50 @@ TEST(CrashSuiteTest, PageCacheSuitePasses) {
   EXPECT_TRUE(r.passed()) << r.summary();
 }
 
+// The eADR model (persistent caches): every engine in the medium's
+// cpu-cache form, both stream forms, one round of the default workloads,
+// with its controls (the 34 above and 8 of its own).
+TEST(CrashSuiteTest, EadrSuitePasses) {
+  SuiteOptions o;
+  o.models = {Persistency::kEadr};
+  o.min_rounds = 1;
+  o.max_rounds = 1;
+  const SuiteResult r = run_suite(o);
+  EXPECT_GE(r.images, 100000u);
+  EXPECT_GT(r.nested_images, 0u);
+  EXPECT_EQ(r.failures, 0u) << (r.reports.empty() ? "" : r.reports[0]);
+  size_t eadr_controls = 0;
+  for (const ControlResult& c : r.controls) {
+    if (c.name.find("eadr") == std::string::npos && c.name.find("cpu-cache form") == std::string::npos) continue;
+    ++eadr_controls;
+    EXPECT_TRUE(c.caught) << c.name << "\n" << c.detail;
+  }
+  EXPECT_EQ(eadr_controls, 8u);
+  EXPECT_EQ(r.controls.size(), 34u + 8u);
+  EXPECT_TRUE(r.passed()) << r.summary();
+}
+
+// A failure report under the eADR model names the visible stores' prefix
+// and reproduces with the model and the stream form.
+TEST(CrashControlTest, EadrReportsNameTheVisibleStoresAndTheForm) {
+  SimOptions o;
+  o.engine = SW_ENGINE_NONATOMIC;
+  o.model = Persistency::kEadr;
+  o.cpu_cache.on = true;
+  o.cpu_cache.streams = StreamForm::kTemporal;
+  o.en.max_exhaustive = 256;
+  o.stop_after_failures = 1;
+  Simulator sim(o);
+  SimResult r;
+  sim.run(*find_workload("bank"), 1, 6, &r);
+  EXPECT_GT(r.failures, 0u);
+  ASSERT_FALSE(r.reports.empty());
+  const std::string& rep = r.reports[0];
+  EXPECT_NE(rep.find("model=eadr medium=cpu-cache/temporal"), std::string::npos) << rep;
+  EXPECT_NE(rep.find("visible stores from 0x"), std::string::npos) << rep;
+  EXPECT_NE(rep.find("--model eadr --cpu-cache temporal --workload bank"), std::string::npos) << rep;
+}
+
 // Sectors as the unit of writeback: a page write may tear on power loss.
 // One round, no controls (the failures they show are the page's).
 TEST(CrashSuiteTest, SectorWritebackSuitePasses) {

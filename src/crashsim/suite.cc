@@ -38,6 +38,7 @@ struct ControlSpec {
   bool home_runs_late = false;
   bool objects_unlogged = false;
   bool alloc_unlogged = false;
+  CpuCacheForm cpu_cache;
   // Caught only by a failing crash image, not by a run that failed as a
   // whole (the workload seeing the API misbehave).
   bool by_images = false;
@@ -58,6 +59,7 @@ ControlResult run_control(const ControlSpec& c, const SuiteOptions& so, uint32_t
   o.home_runs_late = c.home_runs_late;
   o.objects_unlogged = c.objects_unlogged;
   o.alloc_unlogged = c.alloc_unlogged;
+  o.cpu_cache = c.cpu_cache;
   o.max_reports = c.by_images ? 4 : 1;
   o.stop_after_failures = c.must_fail ? 1 : 0;
   Simulator sim(o);
@@ -95,8 +97,6 @@ SuiteResult run_suite(const SuiteOptions& so) {
   }
   // One simulator per (engine, model): buffers are reused across runs.
   struct Cell {
-    sw_engine_kind engine;
-    Persistency model;
     std::unique_ptr<Simulator> sim;
     SimResult r;
   };
@@ -113,7 +113,15 @@ SuiteResult run_suite(const SuiteOptions& so) {
         o.en.flips = 48;
         o.nested_per_point = 2;
       }
-      cells.push_back({e, m, std::make_unique<Simulator>(o), {}});
+      if (m != Persistency::kEadr && !so.cpu_cache_all_models) {
+        cells.push_back({std::make_unique<Simulator>(o), {}});
+        continue;
+      }
+      o.cpu_cache.on = true;
+      for (StreamForm f : so.eadr_streams) {
+        o.cpu_cache.streams = f;
+        cells.push_back({std::make_unique<Simulator>(o), {}});
+      }
     }
   }
   uint64_t images = 0;
@@ -265,6 +273,31 @@ SuiteResult run_suite(const SuiteOptions& so) {
       ControlSpec late{"", SW_ENGINE_SOFTWRAP, {}, false, true, {"switch", "write", "stores"}};
       late.home_runs_late = true;
       page("retirement's home runs written after its fence", late);
+    }
+  }
+  // The eADR model: the cpu-cache forms pass it and not x86; without the
+  // fences the form keeps, or without atomicity, they fail it.
+  if (so.controls && std::find(so.models.begin(), so.models.end(), Persistency::kEadr) != so.models.end()) {
+    auto eadr = [&](std::string name, ControlSpec c, StreamForm f) {
+      c.cpu_cache.on = true;
+      c.cpu_cache.streams = f;
+      c.by_images = c.must_fail;  // by a crash image, not a run the workload saw fail
+      res.controls.push_back(run_control(c, so, size, &res));
+      res.controls.back().name = std::move(name);
+    };
+    const StreamForm kT = StreamForm::kTemporal, kNt = StreamForm::kNonTemporal;
+    eadr("undo-themis passes (eadr, temporal)",
+         {"", SW_ENGINE_UNDO_THEMIS, Persistency::kEadr, false, false, {"stores", "nested", "alloc", "write", "threads"}},
+         kT);
+    eadr("nonatomic caught (eadr)", {"", SW_ENGINE_NONATOMIC, Persistency::kEadr, false, true, {"stores", "bank"}}, kT);
+    for (sw_engine_kind e : {SW_ENGINE_SOFTWRAP, SW_ENGINE_UNDO}) {
+      for (StreamForm f : {kT, kNt}) {
+        eadr(std::string("cpu-cache form caught (x86, ") + engine_kind_name(e) + ", " + stream_form_name(f) + ")",
+             {"", e, Persistency::kX86, false, true, {"stores", "bank"}}, f);
+      }
+      ControlSpec c{"", e, Persistency::kEadr, false, true, {"stores", "fresh_alloc", "spill"}};
+      c.cpu_cache.drop_needed_fences = true;
+      eadr(std::string("non-temporal streams without their ordering fences caught (eadr, ") + engine_kind_name(e) + ")", c, kNt);
     }
   }
   res.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

@@ -21,7 +21,11 @@
 // others in docs/crash-simulator.md.  When the page-cache model is among
 // the models, the controls about persistence ordering run under it too
 // (nonatomic, undo-themis, fresh blocks unflushed, ...): they must fail
-// there as well.
+// there as well.  When the eADR model is among them: undo-themis in the
+// temporal cpu-cache form must pass it; the cpu-cache forms of softwrap and
+// undo must fail the x86 model (they issue no flushes: the model tells the
+// platforms apart); nonatomic, and the non-temporal form with its ordering
+// fences dropped (CpuCacheForm::drop_needed_fences), must fail eADR.
 #ifndef SOFTWRAP_CRASHSIM_SUITE_H_
 #define SOFTWRAP_CRASHSIM_SUITE_H_
 
@@ -42,6 +46,12 @@ struct SuiteOptions {
   std::vector<sw_engine_kind> engines{SW_ENGINE_SOFTWRAP, SW_ENGINE_SOFTWRAP_LOCAL, SW_ENGINE_UNDO};
   std::vector<Persistency> models{Persistency::kX86, Persistency::kThemis};
   uint32_t writeback_unit = kSyncPage;  // of the page-cache model (model.h)
+  // Under the eADR model every engine runs in the medium's cpu-cache form
+  // (medium.h), once per stream form listed here.
+  std::vector<StreamForm> eadr_streams{StreamForm::kTemporal, StreamForm::kNonTemporal};
+  // Run the other models' cells in those cpu-cache forms too (the CLI's
+  // --cpu-cache with --model x86: a control's reproduction).
+  bool cpu_cache_all_models = false;
   std::vector<const Workload*> workloads;  // empty: workloads(), and with full the share workloads too
   uint64_t seed = 1;
   uint64_t max_exhaustive = uint64_t{1} << 14;

@@ -24,13 +24,13 @@ namespace softwrap::cli {
 
 void crashtest_usage(FILE* out) {
   fprintf(out,
-          "Usage: softwrap crashtest [--quick|--full] [--engine E] [--model x86|themis|page-cache]\n"
-          "                          [--writeback-unit N] [--seed S] [--max-exhaustive N]\n"
+          "Usage: softwrap crashtest [--quick|--full] [--engine E] [--model x86|themis|page-cache|eadr]\n"
+          "                          [--cpu-cache temporal|non-temporal] [--writeback-unit N] [--seed S] [--max-exhaustive N]\n"
           "                          [--workload W] [--size N] [--images N] [--no-controls] [--progress]\n"
           "\n"
           "Simulates power failures at every fence and wrap boundary of seeded workloads,\n"
-          "enumerates the persisted images the x86 (ADR), Themis or page cache persistency\n"
-          "model allows, and checks that recovery (also when itself interrupted) yields the\n"
+          "enumerates the persisted images the x86 (ADR), Themis, page cache or eADR\n"
+          "persistency model allows, and checks that recovery (also when itself interrupted) yields the\n"
           "state before or after the interrupted wrap.\n"
           "\n"
           "  --quick            at least 100,000 images (default)\n"
@@ -38,10 +38,17 @@ void crashtest_usage(FILE* out) {
           "  --engine E         softwrap, softwrap-local or undo (default: all three);\n"
           "                     undo-themis must pass under --model themis and fail under\n"
           "                     x86 (its undo records are not fenced); nonatomic fails\n"
-          "  --model M          x86, themis or page-cache (default: x86 and themis).\n"
+          "  --model M          x86, themis, page-cache or eadr (default: x86 and themis).\n"
           "                     page-cache: an ordinary file under the msync medium; any\n"
           "                     dirty page may be written back at any time, a fence syncs\n"
-          "                     the pages its thread flushed or streamed; its controls run\n"
+          "                     the pages its thread flushed or streamed; its controls run.\n"
+          "                     eadr: the CPU caches persist (eADR, CXL): a store is durable\n"
+          "                     once visible, in x86-TSO order; the engines run in the\n"
+          "                     medium's cpu-cache form (no flushes, ordering fences\n"
+          "                     elided; docs/media.md), both stream forms; its controls run\n"
+          "  --cpu-cache F      the cpu-cache form with temporal or non-temporal streams\n"
+          "                     only (default under eadr: both); with another model, the\n"
+          "                     engines run in that form under it (they must fail x86)\n"
           "  --writeback-unit N the page cache's unit of writeback in bytes, a power of two\n"
           "                     from 512 (a sector: page writes tear) to 4096 (default)\n"
           "  --seed S           first seed (default 1); round r uses S + r\n"
@@ -76,7 +83,7 @@ void crashtest_usage(FILE* out) {
 }
 
 int crashtest_command(const std::vector<std::string>& args) {
-  Options opts({"engine", "model", "writeback-unit", "seed", "max-exhaustive", "workload", "size", "images"},
+  Options opts({"engine", "model", "cpu-cache", "writeback-unit", "seed", "max-exhaustive", "workload", "size", "images"},
                {"quick", "full", "no-controls", "progress"});
   std::string err;
   if (!opts.parse(args, &err)) return usage_error(err, "crashtest");
@@ -100,9 +107,18 @@ int crashtest_command(const std::vector<std::string>& args) {
   if (opts.has("model")) {
     crashsim::Persistency p;
     if (!crashsim::parse_persistency(opts.get("model"), &p)) {
-      return usage_error("unknown model '" + opts.get("model") + "' (x86, themis or page-cache)", "crashtest");
+      return usage_error("unknown model '" + opts.get("model") + "' (x86, themis, page-cache or eadr)", "crashtest");
     }
     so.models = {p};
+  }
+  if (opts.has("cpu-cache")) {
+    StreamForm f;
+    std::string why;
+    if (!parse_stream_form(opts.get("cpu-cache").c_str(), &f, &why) || opts.get("cpu-cache").empty()) {
+      return usage_error("bad --cpu-cache (temporal or non-temporal)", "crashtest");
+    }
+    so.eadr_streams = {f};
+    so.cpu_cache_all_models = true;
   }
   if (opts.has("writeback-unit")) {
     uint64_t u;

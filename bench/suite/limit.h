@@ -42,6 +42,16 @@ inline constexpr EngineSpec kEngines[] = {{SW_ENGINE_SOFTWRAP, "softwrap"},
                                           {SW_ENGINE_UNDO_THEMIS, "undo-themis"},
                                           {SW_ENGINE_NONATOMIC, "nonatomic"}};
 
+// --cpu-cache (`softwrap bench limit --cpu-cache`): the run measures the
+// x86 medium's cpu-cache form, as on an eADR or CXL platform (DRAM's caches
+// behave like theirs here): SOFTWRAP_PERSISTENCE=cpu-cache for every
+// engine, PMDK with PMEM_NO_FLUSH=1 (its own switch for such platforms),
+// and three more contenders: softwrap and undo with non-temporal streams
+// (SOFTWRAP_CPU_CACHE_STREAMS=non-temporal) and undo with its ordering
+// fences kept (SOFTWRAP_CPU_CACHE_FENCES=keep).  Set by main before any
+// pool is opened.
+extern bool g_cpu_cache;
+
 // One workload on one access, set up and ready to run.
 class Contender {
  public:
@@ -55,6 +65,9 @@ class Contender {
   virtual Rate run(uint64_t n) = 0;
   // Verifies the structure (fail() on a wrong one) and releases the pool.
   virtual void verify_and_close() = 0;
+  // The transactions and counters of its recorded slices (an engine's),
+  // or nullptr.
+  virtual const WorkloadCell* cell() const { return nullptr; }
 
  private:
   std::string label_;

@@ -2,8 +2,10 @@
 // limit`'s program (limit.h).
 //
 //   sw_bench_limit [--quick] [--out DIR] [--pool-dir DIR] [--no-pin]
-//                  [--time-scale X] [--only workloads|loads]
+//                  [--time-scale X] [--only workloads|loads] [--cpu-cache]
 //
+// --cpu-cache: the x86 medium's cpu-cache form against PMDK with
+// PMEM_NO_FLUSH=1, and the other forms of softwrap and undo (limit.h).
 // Writes limit.csv, limit_rounds.csv, limit_loads.csv, limit_stores.csv,
 // limit_loads_rounds.csv and limit_meta.csv (notes and the bars' checks)
 // into DIR.  SOFTWRAP_LIMIT_WORKLOADS=a,b runs only those workloads.
@@ -46,7 +48,7 @@ std::vector<const wl::Info*> chosen_workloads() {
 int usage() {
   std::fprintf(stderr,
                "usage: sw_bench_limit [--quick] [--out DIR] [--pool-dir DIR] [--no-pin] [--time-scale X]\n"
-               "                      [--only workloads|loads]\n");
+               "                      [--only workloads|loads] [--cpu-cache]\n");
   return 2;
 }
 
@@ -68,6 +70,8 @@ int run(int argc, char** argv) {
       char* end = nullptr;
       o.time_scale = std::strtod(argv[++i], &end);
       if (*end != '\0' || !(o.time_scale > 0 && o.time_scale <= 100)) return usage();
+    } else if (a == "--cpu-cache") {
+      g_cpu_cache = true;  // main set the environment
     } else if (a == "--only" && i + 1 < argc) {
       const std::string part = argv[++i];
       if (part != "workloads" && part != "loads") return usage();
@@ -91,18 +95,31 @@ int run(int argc, char** argv) {
 }  // namespace softwrap::bench::limit
 
 int main(int argc, char** argv) {
+  bool cpu_cache = false;
+  for (int i = 1; i < argc; ++i) cpu_cache |= std::strcmp(argv[i], "--cpu-cache") == 0;
   if (softwrap::bench::limit::have_pmdk()) {
+    // libpmem reads both when it is loaded: PMEM_NO_FLUSH=1 is PMDK's own
+    // switch for a platform whose caches persist (--cpu-cache).
     const char* force = std::getenv("PMEM_IS_PMEM_FORCE");
-    if (!force || std::strcmp(force, "1") != 0) {
+    const char* no_flush = std::getenv("PMEM_NO_FLUSH");
+    const bool flush_ok = cpu_cache ? no_flush && std::strcmp(no_flush, "1") == 0 : !no_flush;
+    if (!force || std::strcmp(force, "1") != 0 || !flush_ok) {
       setenv("PMEM_IS_PMEM_FORCE", "1", 1);
+      if (cpu_cache) {
+        setenv("PMEM_NO_FLUSH", "1", 1);
+      } else {
+        unsetenv("PMEM_NO_FLUSH");
+      }
       execv("/proc/self/exe", argv);
       std::perror("sw_bench_limit: re-exec with PMEM_IS_PMEM_FORCE=1");
       return 2;
     }
   }
-  for (const char* v : {"SOFTWRAP_ENGINE", "SOFTWRAP_MEDIUM", "SOFTWRAP_SCM_WRITE_NS", "SOFTWRAP_SCM_SERIAL_NS"}) {
+  for (const char* v : {"SOFTWRAP_ENGINE", "SOFTWRAP_MEDIUM", "SOFTWRAP_SCM_WRITE_NS", "SOFTWRAP_SCM_SERIAL_NS",
+                        "SOFTWRAP_PERSISTENCE", "SOFTWRAP_CPU_CACHE_STREAMS", "SOFTWRAP_CPU_CACHE_FENCES"}) {
     unsetenv(v);
   }
+  if (cpu_cache) setenv("SOFTWRAP_PERSISTENCE", "cpu-cache", 1);
   try {
     return softwrap::bench::limit::run(argc, argv);
   } catch (const softwrap::bench::BenchFailure& f) {

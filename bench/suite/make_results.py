@@ -25,6 +25,7 @@ import paper  # noqa: E402
 import results_durable  # noqa: E402
 import results_fill  # noqa: E402
 import results_kv  # noqa: E402
+import results_eadr  # noqa: E402
 import results_limit  # noqa: E402
 import results_store_cost  # noqa: E402
 import results_themis  # noqa: E402
@@ -185,7 +186,8 @@ def header():
     w()
     loads = []
     for exp in ("fig4", "table2", "fig6", "fig7", "fig8", "fig9", "fig10", "fig11", "fig12", "workshop", "pmdk",
-                "btree", "kv", "fill", "durable", "fig16", "speedtest1", "themis", "themis-sim", "wcl", "limit"):
+                "btree", "kv", "fill", "durable", "fig16", "speedtest1", "themis", "themis-sim", "wcl", "limit",
+                "eadr"):
         mm = meta(exp)
         if "loadavg_start" in mm:
             loads.append(f"{exp} {mm['loadavg_start'].split()[0]}")
@@ -241,7 +243,7 @@ def checks():
     table(["check", "result"], rows)
     times = []
     for exp in ("fig4", "table2", "fig6", "fig7", "fig8", "fig9", "fig10", "fig11", "fig12", "workshop", "pmdk",
-                "themis", "themis-sim", "wcl", "limit"):
+                "themis", "themis-sim", "wcl", "limit", "eadr"):
         s = meta(exp).get("seconds")
         if s:
             times.append(float(s))
@@ -1628,7 +1630,7 @@ def main():
                fig16, speedtest1,
                lambda: results_themis.themis(me), lambda: results_themis_sim.themis_sim(me),
                lambda: results_wcl.wcl(me), lambda: results_limit.limit(me),
-               lambda: results_store_cost.store_cost(me)):
+               lambda: results_store_cost.store_cost(me), lambda: results_eadr.eadr(me)):
         try:
             fn()
         except Exception:

@@ -857,6 +857,50 @@ def limit(d):
     save(fig, d, "limit")
 
 
+def eadr(d):
+    """`softwrap bench eadr`: each workload's time per transaction over
+    PMDK's with PMEM_NO_FLUSH=1, for every engine in the x86 medium's
+    cpu-cache form and the other forms of softwrap and undo (log scale;
+    error bars: the rounds' min and max): eadr.png."""
+    path = os.path.join(d, "limit.csv")
+    if not os.path.exists(path):
+        return
+    wd = read(path)
+    names = []
+    for r in wd:
+        if r["workload"] not in names:
+            names.append(r["workload"])
+    contenders = [c for c in ("softwrap", "softwrap/nt", "softwrap-local", "undo", "undo/nt", "undo/fenced",
+                              "undo-themis", "nonatomic") if any(r["access"] == c for r in wd)]
+    if not any(r.get("vs_pmdk") for r in wd):
+        return
+    fig, ax = plt.subplots(figsize=(19, 5.2))
+    fig.suptitle("A platform whose caches persist (eADR, CXL): cpu-cache form vs PMDK with PMEM_NO_FLUSH=1 "
+                 "(one thread, x86, medians of alternated rounds)")
+    w = 0.8 / max(1, len(contenders))
+    cmap = plt.get_cmap("tab10")
+    for i, c in enumerate(contenders):
+        xs, ys, lo, hi = [], [], [], []
+        for j, name in enumerate(names):
+            sel = rows(wd, workload=name, access=c)
+            if not sel or not sel[0].get("vs_pmdk"):
+                continue
+            y = num(sel[0], "vs_pmdk")
+            xs.append(j + (i - (len(contenders) - 1) / 2) * w)
+            ys.append(y)
+            lo.append(y - num(sel[0], "vs_pmdk_min"))
+            hi.append(num(sel[0], "vs_pmdk_max") - y)
+        ax.bar(xs, ys, w, yerr=[lo, hi], color=COLORS.get(c, cmap(i % 10)), capsize=1.5, label=c,
+               hatch="//" if "/" in c else None, edgecolor="white")
+    ax.axhline(1, color="black", linewidth=0.8, label="PMDK, PMEM_NO_FLUSH=1")
+    ax.set_yscale("log")
+    ax.set_xticks(range(len(names)))
+    ax.set_xticklabels(names, rotation=45, fontsize=8)
+    ax.set_ylabel("time per transaction / PMDK's")
+    ax.legend(fontsize=7, ncol=3)
+    save(fig, d, "eadr")
+
+
 def main():
     if len(sys.argv) != 2:
         sys.exit("usage: plot.py RESULTS/<experiment>")

@@ -51,6 +51,7 @@ void run_themis(Context& ctx);
 void run_themis_sim(Context& ctx);
 void run_wcl(Context& ctx);
 void run_limit(Context& ctx);
+void run_limit_cpu_cache(Context& ctx);
 
 }  // namespace softwrap::bench
 

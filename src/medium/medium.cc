@@ -53,7 +53,8 @@ std::unique_ptr<Medium> make_medium(const MediumOptions& opts, void* base, size_
   if (kind == SW_MEDIUM_AUTO) kind = opts.is_dax ? SW_MEDIUM_X86 : SW_MEDIUM_MSYNC;
   switch (kind) {
     case SW_MEDIUM_X86:
-      return std::make_unique<X86Medium>(cpu.flush, cpu.avx, opts.cpu_cache);
+      if (opts.cpu_cache.on) return std::make_unique<X86CpuCacheMedium>(cpu.flush, cpu.avx, opts.cpu_cache);
+      return std::make_unique<X86Medium>(cpu.flush, cpu.avx);
     case SW_MEDIUM_MSYNC:
       if (base == nullptr || len == 0) {
         set_error(SW_EINVAL, "msync medium needs a mapping (base %p, length %zu)", base, len);

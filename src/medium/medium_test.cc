@@ -354,7 +354,7 @@ TEST(MediumCountersTest, CpuCacheFormIssuesNoFlushesAndOnlyTheFencesItNeeds) {
     cc.on = true;
     cc.streams = f;
     cc.drop_needed_fences = true;  // ignored by a real medium
-    X86Medium m(cpu_features().flush, cpu_features().avx, cc);
+    X86CpuCacheMedium m(cpu_features().flush, cpu_features().avx, cc);
     EXPECT_STREQ(m.properties().flush_insn, "none");
     EXPECT_TRUE(m.properties().auto_flush);
     EXPECT_EQ(m.properties().themis_rule, f == StreamForm::kTemporal);

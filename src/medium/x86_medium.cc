@@ -108,17 +108,6 @@ X86Medium::X86Medium() : X86Medium(cpu_features().flush, cpu_features().avx) {}
 
 X86Medium::X86Medium(FlushInsn insn, bool use_avx) : X86Medium(insn, use_avx, "x86", false) {}
 
-X86Medium::X86Medium(FlushInsn insn, bool use_avx, const CpuCacheForm& cc) : X86Medium(insn, use_avx) {
-  if (!cc.on) return;
-  cc_ = cc;
-  cc_.drop_needed_fences = false;
-  props_.flush_insn = "none";
-  props_.auto_flush = true;
-  // Temporal "streams" persist in program order with every later store of
-  // the thread: the Themis rule holds (undo-themis is crash-safe here).
-  props_.themis_rule = cc_.streams == StreamForm::kTemporal;
-}
-
 X86Medium::X86Medium(FlushInsn insn, bool use_avx, const char* name, bool emulated_timing)
     : insn_(insn), avx_(use_avx) {
   props_.name = name;
@@ -160,7 +149,6 @@ void X86Medium::store(void* dst, uint64_t v, unsigned size) {
 }
 
 void X86Medium::flush_lines(uintptr_t first, uintptr_t end) const {
-  if (cc_.on) return;  // the caches are persistent: nothing to write back
   switch (insn_) {
     case FlushInsn::kClwb: flush_clwb(first, end); break;
     case FlushInsn::kClflushopt: flush_clflushopt(first, end); break;
@@ -169,13 +157,14 @@ void X86Medium::flush_lines(uintptr_t first, uintptr_t end) const {
 }
 
 void X86Medium::flush(const void* addr, size_t n) {
-  if (n == 0 || cc_.on) return;
+  if (n == 0) return;
   auto a = reinterpret_cast<uintptr_t>(addr);
   uintptr_t first = line_down(a), end = line_up(a + n);
   flush_lines(first, end);
   counters().flushes.add((end - first) / kCacheLine);
 }
 
+template <bool kFlushEdges>
 void X86Medium::stream_raw(void* dst, const void* src, size_t n) const {
   if (n == 0) return;
   auto d = reinterpret_cast<uintptr_t>(dst);
@@ -185,17 +174,17 @@ void X86Medium::stream_raw(void* dst, const void* src, size_t n) const {
   uintptr_t b = e & ~uintptr_t{7};        // end of the last aligned word
   if (a >= b) {  // no whole aligned word inside: all temporal
     memcpy(dst, src, n);
-    flush_lines(line_down(d), line_up(e));
+    if (kFlushEdges) flush_lines(line_down(d), line_up(e));
     return;
   }
   if (a != d) {
     memcpy(dst, s, a - d);
-    flush_lines(line_down(d), line_down(d) + kCacheLine);
+    if (kFlushEdges) flush_lines(line_down(d), line_down(d) + kCacheLine);
   }
   if (b != e) {
     memcpy(reinterpret_cast<void*>(b), s + (b - d), e - b);
     uintptr_t tail_line = line_down(b);
-    if (a == d || tail_line != line_down(d)) flush_lines(tail_line, tail_line + kCacheLine);
+    if (kFlushEdges && (a == d || tail_line != line_down(d))) flush_lines(tail_line, tail_line + kCacheLine);
   }
   s += a - d;
   size_t body = b - a;
@@ -212,23 +201,13 @@ void X86Medium::stream_raw(void* dst, const void* src, size_t n) const {
 
 void X86Medium::stream(void* dst, const void* src, size_t n) {
   if (n == 0) return;
-  if (!cc_.on) {
-    stream_raw(dst, src, n);
-  } else if (cc_.streams == StreamForm::kTemporal) {
-    relaxed_copy(dst, src, n);
-  } else {
-    stream_raw(dst, src, n);  // its unaligned head and tail: temporal, their flush a no-op
-  }
+  stream_raw(dst, src, n);
   counters().nvram_words.add(words_touched(dst, n));
   auto d = reinterpret_cast<uintptr_t>(dst);
   counters().streamed_lines.add((line_up(d + n) - line_down(d)) / kCacheLine);
 }
 
 void X86Medium::fence(FenceKind kind) {
-  if (!cc_.issues(kind)) {
-    counters().fences_elided.add();
-    return;
-  }
   sfence();
   counters().fences[static_cast<int>(kind)].add();
 }
@@ -236,6 +215,39 @@ void X86Medium::fence(FenceKind kind) {
 void X86Medium::drain() {
   sfence();
   counters().fences[static_cast<int>(FenceKind::kOther)].add();
+}
+
+// ------------------------------------------------------------ cpu-cache form
+
+X86CpuCacheMedium::X86CpuCacheMedium(FlushInsn insn, bool use_avx, const CpuCacheForm& cc)
+    : X86Medium(insn, use_avx), cc_(cc) {
+  cc_.on = true;
+  cc_.drop_needed_fences = false;
+  props_.flush_insn = "none";
+  props_.auto_flush = true;
+  // Temporal "streams" persist in program order with every later store of
+  // the thread: the Themis rule holds (undo-themis is crash-safe here).
+  props_.themis_rule = cc_.streams == StreamForm::kTemporal;
+}
+
+void X86CpuCacheMedium::stream(void* dst, const void* src, size_t n) {
+  if (n == 0) return;
+  if (cc_.streams == StreamForm::kTemporal) {
+    relaxed_copy(dst, src, n);
+  } else {
+    stream_raw<false>(dst, src, n);  // the unaligned head and tail: temporal, not written back
+  }
+  counters().nvram_words.add(words_touched(dst, n));
+  auto d = reinterpret_cast<uintptr_t>(dst);
+  counters().streamed_lines.add((line_up(d + n) - line_down(d)) / kCacheLine);
+}
+
+void X86CpuCacheMedium::fence(FenceKind kind) {
+  if (!cc_.issues(kind)) {
+    counters().fences_elided.add();
+    return;
+  }
+  X86Medium::fence(kind);
 }
 
 }  // namespace softwrap

@@ -9,9 +9,11 @@
 // add their own persistence (msync) or timing (the emulated device) on top,
 // calling the counted X86Medium operations first.
 //
-// Its cpu-cache form (MediumOptions::cpu_cache, medium.h): flush() issues
-// nothing, stream() writes with temporal or non-temporal stores as the form
-// says, and fence() issues an sfence only where the form's rules keep one.
+// X86CpuCacheMedium is its cpu-cache form (MediumOptions::cpu_cache,
+// medium.h): flush() issues nothing, stream() writes with temporal or
+// non-temporal stores as the form says, and fence() issues an sfence only
+// where the form's rules keep one.  A class of its own, so that the ADR
+// form's operations carry no test of the form.
 //
 // Counting (into softwrap::counters() of the calling thread): `flushes` +1
 // per line flushed (none in the cpu-cache form), `streamed_lines` +1 per distinct line a stream touches,
@@ -37,9 +39,6 @@ class X86Medium : public Medium {
   // Explicit choice (tests, benchmarks).  REQUIRES: the CPU supports
   // `insn`, and AVX if `use_avx`.
   X86Medium(FlushInsn insn, bool use_avx);
-  // The cpu-cache form when cc.on (cc.drop_needed_fences is ignored: it is
-  // the crash simulator's control, never a real medium's).
-  X86Medium(FlushInsn insn, bool use_avx, const CpuCacheForm& cc);
 
   const MediumProperties& properties() const override { return props_; }
 
@@ -53,14 +52,16 @@ class X86Medium : public Medium {
 
   FlushInsn flush_insn() const { return insn_; }
   bool uses_avx() const { return avx_; }
-  const CpuCacheForm& cpu_cache() const { return cc_; }
 
  protected:
   X86Medium(FlushInsn insn, bool use_avx, const char* name, bool emulated_timing);
 
   // Uncounted primitives.  flush_lines writes back lines [first, end)
-  // (both 64-byte aligned); stream_raw is stream() without counting.
+  // (both 64-byte aligned); stream_raw is stream() without counting
+  // (kFlushEdges false: the unaligned head and tail, stored temporally, are
+  // not flushed — the cpu-cache form).
   void flush_lines(uintptr_t first, uintptr_t end) const;
+  template <bool kFlushEdges = true>
   void stream_raw(void* dst, const void* src, size_t n) const;
   static void sfence() { __asm__ volatile("sfence" ::: "memory"); }
 
@@ -69,7 +70,22 @@ class X86Medium : public Medium {
  private:
   FlushInsn insn_;
   bool avx_;
-  CpuCacheForm cc_;  // off for the derived media
+};
+
+class X86CpuCacheMedium final : public X86Medium {
+ public:
+  // REQUIRES: cc.on.  cc.drop_needed_fences is ignored (it is the crash
+  // simulator's control, never a real medium's).
+  X86CpuCacheMedium(FlushInsn insn, bool use_avx, const CpuCacheForm& cc);
+
+  void flush(const void*, size_t) override {}  // the caches are persistent
+  void stream(void* dst, const void* src, size_t n) override;
+  void fence(FenceKind kind) override;
+
+  const CpuCacheForm& cpu_cache() const { return cc_; }
+
+ private:
+  CpuCacheForm cc_;
 };
 
 }  // namespace softwrap

@@ -284,7 +284,17 @@ typedef struct sw_pool sw_pool;
  * each growth doubles the pool (adding at most 1 GiB, at least what the
  * request needs) up to max_size.  A crash during a growth leaves a pool
  * that opens, with every committed wrap.  Growth is not part of a wrap: an
- * aborted wrap leaves the pool grown. */
+ * aborted wrap leaves the pool grown.
+ *
+ * Device DAX: `path` may be a device-DAX character device (/dev/daxX.Y, as
+ * NVDIMM and CXL namespaces often appear; size and alignment read from
+ * sysfs).  The pool then takes the whole device (size 0) or `size` bytes of
+ * it (SW_ENOSPC if it does not fit), does not grow (max_size must be 0 or
+ * size: SW_EINVAL), is made durable with CPU flushes (x86 medium; no
+ * msync), and replaces a pool the device already holds only with
+ * SW_CONFIG_OVERWRITE (SW_EEXIST otherwise); a device is never removed.
+ * sw_pool_open opens it the same way (not SW_CONFIG_READONLY: device DAX
+ * has no copy-on-write mappings). */
 SW_API sw_pool *sw_pool_create(const char *path, size_t size, const sw_config *cfg);
 
 /* Opens an existing pool and runs recovery.  Refuses (NULL) files that are

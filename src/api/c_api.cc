@@ -773,8 +773,9 @@ sw_pool* sw_pool_create(const char* path, size_t size, const sw_config* cfg) {
   }
   auto file = PoolFile::create(path, size, rc);
   if (!file) return nullptr;
+  const bool device = file->on_device();
   sw_pool* p = assemble(std::move(file), rc);
-  if (!p) unlink(path);  // the new, empty file is ours: leave nothing behind
+  if (!p && !device) unlink(path);  // the new, empty file is ours: leave nothing behind (a device stays)
   return p;
 }
 

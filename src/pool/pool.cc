@@ -40,6 +40,7 @@
 #include "common/error.h"
 #include "common/hash.h"
 #include "medium/medium.h"
+#include "medium/x86_medium.h"
 
 namespace softwrap {
 namespace {
@@ -591,7 +592,40 @@ int PoolFile::setup(uint64_t initial, const PoolMeta& m, const ResolvedConfig& c
   return 0;
 }
 
+namespace {
+
+// Bytes of a device read at open: the header's page and PoolMeta's,
+// rounded up to whole alignment units (a device holds at least 8 MiB).
+uint64_t device_head_bytes(const DevDax& dd) { return (2 * kPageSize + dd.align - 1) / dd.align * dd.align; }
+
+// The device's first device_head_bytes() copied out through a mapping
+// (read() does not work on device DAX).
+int read_device_head(int fd, const DevDax& dd, char* out, const std::string& path) {
+  const uint64_t n = device_head_bytes(dd);
+  void* r = mmap(nullptr, n + dd.align, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (r == MAP_FAILED) return set_error_errno(SW_ENOMEM, "cannot reserve address space to read '%s'", path.c_str());
+  const auto raw = reinterpret_cast<uintptr_t>(r);
+  void* at = reinterpret_cast<void*>((raw + dd.align - 1) & ~uintptr_t{dd.align - 1});
+  void* p = mmap(at, n, PROT_READ, MAP_SHARED | MAP_FIXED, fd, 0);
+  if (p == MAP_FAILED) {
+    munmap(r, n + dd.align);
+    return set_error_errno(SW_EIO, "cannot map device '%s' to read its header", path.c_str());
+  }
+  std::memcpy(out, p, n);
+  munmap(r, n + dd.align);
+  return 0;
+}
+
+}  // namespace
+
 std::unique_ptr<PoolFile> PoolFile::create(const std::string& path, size_t size, const ResolvedConfig& cfg) {
+  {
+    struct stat pre{};
+    DevDax dd;
+    const int dev = ::stat(path.c_str(), &pre) == 0 ? probe_devdax(pre, path, &dd) : 0;
+    if (dev < 0) return nullptr;
+    if (dev > 0) return create_on_device(path, size, cfg, dd);
+  }
   if (size < kMinPoolSize) {
     set_error(SW_EINVAL, "pool size %zu is below the minimum of %" PRIu64 " bytes (8 MiB)", size, kMinPoolSize);
     return nullptr;
@@ -679,7 +713,7 @@ std::unique_ptr<PoolFile> PoolFile::create(const std::string& path, size_t size,
   auto* meta = reinterpret_cast<PoolMeta*>(pf->base_ + h.meta_offset);
   meta->pool_size = size;
   meta->max_size = limit;
-  if (sync_range(pf->base_, size, path) != 0) return nullptr;
+  if (pf->sync_bytes(pf->base_, size) != 0) return nullptr;
 
   std::memcpy(h.magic, kPoolMagic, sizeof h.magic);
   h.layout_version = kLayoutVersion;
@@ -691,7 +725,7 @@ std::unique_ptr<PoolFile> PoolFile::create(const std::string& path, size_t size,
   h.create_time_ns = realtime_ns();
   h.checksum = hash64(&h, kChecksummedBytes);
   std::memcpy(pf->base_, &h, sizeof h);
-  if (sync_range(pf->base_, kPageSize, path) != 0) return nullptr;
+  if (pf->sync_bytes(pf->base_, kPageSize) != 0) return nullptr;
   if (validate_header(pf->base_, size) != 0 || pf->load_zones() != 0) return nullptr;  // self-check; cannot fail
 
   // Make the new directory entry durable too (best effort).
@@ -740,21 +774,52 @@ std::unique_ptr<PoolFile> PoolFile::open(const std::string& path, const Resolved
     set_error_errno(SW_EIO, "cannot stat pool file '%s'", path.c_str());
     return nullptr;
   }
-  if (!S_ISREG(st.st_mode)) {
-    set_error(SW_EFOREIGN, "not a softwrap pool: '%s' is not a regular file", path.c_str());
+  DevDax dd;
+  const int dev = probe_devdax(st, path, &dd);
+  if (dev < 0) return nullptr;
+  if (dev == 0 && !S_ISREG(st.st_mode)) {
+    set_error(SW_EFOREIGN, "not a softwrap pool: '%s' is not a regular file or a device-DAX device", path.c_str());
     return nullptr;
   }
-  const auto file_size = static_cast<size_t>(st.st_size);
+  if (dev > 0 && pf->read_only_) {
+    set_error(SW_EINVAL, "device DAX '%s' cannot be opened SW_CONFIG_READONLY: it has no copy-on-write mappings",
+              path.c_str());
+    return nullptr;
+  }
+  const auto file_size = dev > 0 ? static_cast<size_t>(dd.size) : static_cast<size_t>(st.st_size);
   // Validate read-only copies of the header and PoolMeta before mapping.
   PoolHeader h{};
-  size_t got = 0;
-  if (pread_all(pf->fd_, &h, std::min(file_size, sizeof h), 0, &got, path) != 0) return nullptr;
-  if (validate_header(&h, got < sizeof h ? got : file_size, &pf->upgrade_) != 0) return nullptr;
   PoolMeta m{};
-  if (pread_all(pf->fd_, &m, sizeof m, h.meta_offset, &got, path) != 0) return nullptr;
-  if (got != sizeof m) {
-    set_error(SW_EIO, "short read of the metadata of '%s'", path.c_str());
-    return nullptr;
+  if (dev > 0) {
+    // The header's page and PoolMeta's (compute_layout puts it at the
+    // second page), read through a mapping.
+    const uint64_t n = device_head_bytes(dd);
+    std::unique_ptr<char[]> head(new char[n]);
+    if (read_device_head(pf->fd_, dd, head.get(), path) != 0) return nullptr;
+    std::memcpy(&h, head.get(), sizeof h);
+    if (validate_header(&h, file_size, &pf->upgrade_) != 0) return nullptr;
+    if (h.meta_offset + sizeof m > n) {
+      set_error(SW_ECORRUPT, "pool on '%s': metadata at offset %" PRIu64 " past the device's first %" PRIu64 " bytes",
+                path.c_str(), h.meta_offset, n);
+      return nullptr;
+    }
+    std::memcpy(&m, head.get() + h.meta_offset, sizeof m);
+    if (cfg.max_size != 0 && cfg.max_size != m.max_size) {
+      set_error(SW_EINVAL, "a pool on device DAX '%s' does not grow: sw_config.max_size must be 0 or %" PRIu64,
+                path.c_str(), m.max_size);
+      return nullptr;
+    }
+    pf->devdax_ = true;
+    pf->map_align_ = dd.align;
+  } else {
+    size_t got = 0;
+    if (pread_all(pf->fd_, &h, std::min(file_size, sizeof h), 0, &got, path) != 0) return nullptr;
+    if (validate_header(&h, got < sizeof h ? got : file_size, &pf->upgrade_) != 0) return nullptr;
+    if (pread_all(pf->fd_, &m, sizeof m, h.meta_offset, &got, path) != 0) return nullptr;
+    if (got != sizeof m) {
+      set_error(SW_EIO, "short read of the metadata of '%s'", path.c_str());
+      return nullptr;
+    }
   }
   pf->file_size_ = file_size;
   if (pf->setup(h.pool_size, m, cfg, file_size) != 0) return nullptr;
@@ -774,7 +839,89 @@ std::unique_ptr<PoolFile> PoolFile::open(const std::string& path, const Resolved
   return pf;
 }
 
-int PoolFile::sync_all() { return attached_ ? 0 : sync_range(base_, size(), path_); }
+int PoolFile::sync_all() { return attached_ ? 0 : sync_bytes(base_, size()); }
+
+int PoolFile::sync_bytes(void* addr, size_t n) const {
+  if (!devdax_) return sync_range(addr, n, path_);
+  // Device DAX has no page cache for msync to write back: the bytes are in
+  // the CPU's caches, so they are written back from there.
+  X86Medium m;
+  m.flush(addr, n);
+  m.fence(FenceKind::kOther);
+  return 0;
+}
+
+std::unique_ptr<PoolFile> PoolFile::create_on_device(const std::string& path, size_t size, const ResolvedConfig& cfg,
+                                                     const DevDax& dd) {
+  if (size == 0) size = dd.size;  // the whole device
+  if (size > dd.size) {
+    set_error(SW_ENOSPC, "device '%s' holds %" PRIu64 " bytes; a pool of %zu does not fit", path.c_str(), dd.size,
+              size);
+    return nullptr;
+  }
+  if (size < kMinPoolSize) {
+    set_error(SW_EINVAL, "pool size %zu is below the minimum of %" PRIu64 " bytes (8 MiB)", size, kMinPoolSize);
+    return nullptr;
+  }
+  if (cfg.max_size != 0 && cfg.max_size != size) {
+    set_error(SW_EINVAL, "a pool on device DAX '%s' does not grow: sw_config.max_size must be 0 or its size %zu",
+              path.c_str(), size);
+    return nullptr;
+  }
+  if (cfg.lanes < 1 || cfg.lanes > kMaxLanes ||
+      (cfg.lane_size != 0 && (cfg.lane_size % kPageSize != 0 || cfg.lane_size < kMinLaneSize))) {
+    set_error(SW_EINVAL, "bad pool geometry: %u lanes of %" PRIu64 " bytes", cfg.lanes, cfg.lane_size);
+    return nullptr;
+  }
+  PoolHeader h{};
+  if (compute_layout(size, cfg.lanes, cfg.lane_size, &h) != 0) return nullptr;
+  std::unique_ptr<PoolFile> pf(new PoolFile());
+  pf->path_ = path;
+  pf->devdax_ = true;
+  pf->map_align_ = dd.align;
+  pf->fd_ = ::open(path.c_str(), O_RDWR | O_CLOEXEC);
+  if (pf->fd_ < 0) {
+    set_error_errno(SW_EIO, "cannot open device '%s'", path.c_str());
+    return nullptr;
+  }
+  if (lock_open(pf->fd_, path, false) != 0) return nullptr;
+  pf->shared_ = (cfg.flags & SW_CONFIG_SHARED) != 0;
+  pf->file_size_ = dd.size;
+  pf->size_.store(size, std::memory_order_relaxed);
+  pf->limit_ = size;
+  pf->skip_zone_fence_ = cfg.grow_skip_zone_fence;
+  pf->created_zeroed_ = false;  // the heap holds whatever the device held
+  if (pf->reserve_and_map(cfg.reserve_limit) != 0) return nullptr;
+  // A device is not created: it already exists and may hold a pool.
+  if (std::memcmp(pf->base_, kPoolMagic, sizeof h.magic) == 0 && (cfg.flags & SW_CONFIG_OVERWRITE) == 0) {
+    set_error(SW_EEXIST, "device '%s' already holds a softwrap pool (set SW_CONFIG_OVERWRITE to replace it)",
+              path.c_str());
+    return nullptr;
+  }
+  // Make the old header invalid first, so that a crash below leaves a
+  // device open() refuses; then zero everything before the heap (header,
+  // lanes, log, chunk table: all chunks free) and write the sizes.
+  std::memset(pf->base_, 0, kPageSize);
+  if (pf->sync_bytes(pf->base_, kPageSize) != 0) return nullptr;
+  std::memset(pf->base_, 0, h.heap_offset);
+  auto* meta = reinterpret_cast<PoolMeta*>(pf->base_ + h.meta_offset);
+  meta->pool_size = size;
+  meta->max_size = size;
+  if (pf->sync_bytes(pf->base_, h.heap_offset) != 0) return nullptr;
+  std::memcpy(h.magic, kPoolMagic, sizeof h.magic);
+  h.layout_version = kLayoutVersion;
+  h.header_size = sizeof(PoolHeader);
+  h.pool_size = size;
+  if (random_bytes(h.uuid, sizeof h.uuid) != 0) return nullptr;
+  h.uuid[6] = static_cast<uint8_t>((h.uuid[6] & 0x0F) | 0x40);
+  h.uuid[8] = static_cast<uint8_t>((h.uuid[8] & 0x3F) | 0x80);
+  h.create_time_ns = realtime_ns();
+  h.checksum = hash64(&h, kChecksummedBytes);
+  std::memcpy(pf->base_, &h, sizeof h);
+  if (pf->sync_bytes(pf->base_, kPageSize) != 0) return nullptr;
+  if (validate_header(pf->base_, size) != 0 || pf->load_zones() != 0) return nullptr;  // self-check; cannot fail
+  return pf;
+}
 
 std::unique_ptr<PoolFile> PoolFile::attach(void* base, size_t capacity, const ResolvedConfig& cfg) {
   if (base == nullptr || reinterpret_cast<uintptr_t>(base) % kPageSize != 0) {

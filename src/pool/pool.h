@@ -24,6 +24,7 @@
 #include <mutex>
 #include <string>
 
+#include "pool/devdax.h"
 #include "pool/pool_format.h"
 #include "softwrap/softwrap.h"
 
@@ -241,6 +242,10 @@ class PoolFile {
   // The maximum recorded in the pool (kUnlimitedPoolSize or bytes).
   uint64_t size_limit() const { return limit_; }
   bool is_dax() const { return is_dax_; }
+  // The pool is a device-DAX character device (devdax.h): mapped in pieces
+  // of its alignment, never resized, made durable by CPU flushes (msync
+  // does nothing there).
+  bool on_device() const { return devdax_; }
   // Opened with SW_CONFIG_READONLY (the file is never written).
   bool read_only() const { return read_only_; }
   // Whether the heap's chunks are known to hold zeros at open: the pool was
@@ -347,6 +352,12 @@ class PoolFile {
   PoolFile() = default;
   int setup(uint64_t initial, const PoolMeta& m, const ResolvedConfig& cfg, uint64_t room);
   int reserve_and_map(uint64_t reserve_limit);
+  // create() and open() on a device-DAX character device (devdax.h).
+  static std::unique_ptr<PoolFile> create_on_device(const std::string& path, size_t size, const ResolvedConfig& cfg,
+                                                    const DevDax& dd);
+  // Makes [addr, addr + n) of the mapping durable: msync, or on a device
+  // CPU flushes and a fence.  0 or SW_EIO.
+  int sync_bytes(void* addr, size_t n) const;
   int load_zones();
   // An attached shared pool joins (or leaves) its image's lock table.
   void note_attached_open(bool open);
@@ -368,6 +379,8 @@ class PoolFile {
   uint64_t limit_ = 0;      // recorded (or newly requested) maximum
   uint64_t max_size_ = 0;   // min(limit_, reserved_), page-aligned
   bool is_dax_ = false;
+  bool devdax_ = false;         // on_device()
+  uint64_t map_align_ = 4096;   // mappings start and end on it (a device's alignment)
   bool attached_ = false;   // memory is the caller's: no munmap
   bool read_only_ = false;  // SW_CONFIG_READONLY: a read-only file, mapped copy-on-write
   bool shared_ = false;     // SW_CONFIG_SHARED

@@ -80,8 +80,11 @@ uint64_t chunks_in(uint64_t bytes) {
 // ------------------------------------------------------------ reservation
 
 int PoolFile::reserve_and_map(uint64_t reserve_limit) {
-  const uint64_t size = this->size();
+  // A device maps whole alignment units (it has room past the pool: its
+  // size is a multiple of them); a file, whole pages.
+  const uint64_t size = devdax_ ? (this->size() + map_align_ - 1) / map_align_ * map_align_ : this->size();
   const uint64_t mapped = round_up_page(size);
+  const uint64_t align = std::max(kReserveAlign, map_align_);
   uint64_t want = limit_;
   if (limit_ == kUnlimitedPoolSize) {
     want = reserve_limit;
@@ -93,7 +96,7 @@ int PoolFile::reserve_and_map(uint64_t reserve_limit) {
   want = std::max(mapped, std::min(want, kMaxReserve) / kPageSize * kPageSize);
   void* r = MAP_FAILED;
   for (;;) {
-    r = mmap(nullptr, want + kReserveAlign, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    r = mmap(nullptr, want + align, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (r != MAP_FAILED || want == mapped) break;
     want = std::max(mapped, want / 2 / kPageSize * kPageSize);  // no room for that much address space
   }
@@ -102,9 +105,9 @@ int PoolFile::reserve_and_map(uint64_t reserve_limit) {
                            path_.c_str());
   }
   const auto raw = reinterpret_cast<uintptr_t>(r);
-  const uintptr_t aligned = (raw + kReserveAlign - 1) & ~uintptr_t{kReserveAlign - 1};
+  const uintptr_t aligned = (raw + align - 1) & ~uintptr_t{align - 1};
   if (aligned > raw) munmap(r, aligned - raw);
-  if (raw + kReserveAlign > aligned) munmap(reinterpret_cast<void*>(aligned + want), raw + kReserveAlign - aligned);
+  if (raw + align > aligned) munmap(reinterpret_cast<void*>(aligned + want), raw + align - aligned);
   base_ = reinterpret_cast<char*>(aligned);
   reserved_ = want;
   // MAP_SYNC only succeeds on DAX: then CPU cache flushes make data durable.
@@ -117,6 +120,9 @@ int PoolFile::reserve_and_map(uint64_t reserve_limit) {
     p = mmap(base_, size, PROT_READ | PROT_WRITE, map_flags(true) | MAP_FIXED, fd_, 0);
     is_dax_ = p != MAP_FAILED;
     if (!is_dax_) p = mmap(base_, size, PROT_READ | PROT_WRITE, map_flags(false) | MAP_FIXED, fd_, 0);
+    // Device DAX is synchronous whether or not this kernel takes MAP_SYNC
+    // for it: no page cache stands between the mapping and the device.
+    if (devdax_) is_dax_ = true;
   }
   if (p == MAP_FAILED) {
     set_error_errno(SW_EIO, "cannot map pool '%s' (%" PRIu64 " bytes)", path_.c_str(), size);
@@ -291,7 +297,7 @@ int PoolFile::bind(Medium* medium) {
   }
   // A tail past the durable size is what an interrupted growth left (a
   // read-only pool leaves it: the mapping covers only the durable size).
-  if (!attached_ && !read_only_ && (!shared_ || write_locked_) && file_size_ > size()) {
+  if (!attached_ && !devdax_ && !read_only_ && (!shared_ || write_locked_) && file_size_ > size()) {
     if (ftruncate(fd_, static_cast<off_t>(size())) != 0) {
       return set_error_errno(SW_EIO, "cannot trim pool file '%s' to its durable size %zu", path_.c_str(), size());
     }

@@ -75,6 +75,19 @@ expect 1 "info under a bad override" env SOFTWRAP_PERSISTENCE=eadr "$SW" pool in
 contains "SOFTWRAP_PERSISTENCE='eadr' is not one of auto, cpu-cache, memory-controller, none" "a bad override is named"
 expect 1 "create under a bad override" env SOFTWRAP_PERSISTENCE=bogus "$SW" pool create "$DIR/bad.pool" --size 16M
 contains "SOFTWRAP_PERSISTENCE='bogus'" "create names the bad override"
+# Device DAX: /dev/zero described as one by a fake sysfs tree (its shared
+# mapping lives only while it is mapped): create takes the whole device.
+ZERO=$(printf '%d:%d' "0x$(stat -c %t /dev/zero)" "0x$(stat -c %T /dev/zero)")
+FAKE="$DIR/sysfs"
+mkdir -p "$FAKE/sys/devices/virtual/dax/dax9.0" "$FAKE/sys/class/dax" "$FAKE/sys/dev/char"
+ln -s "$FAKE/sys/class/dax" "$FAKE/sys/devices/virtual/dax/dax9.0/subsystem"
+echo 33554432 > "$FAKE/sys/devices/virtual/dax/dax9.0/size"
+echo 2097152 > "$FAKE/sys/devices/virtual/dax/dax9.0/align"
+ln -s "$FAKE/sys/devices/virtual/dax/dax9.0" "$FAKE/sys/dev/char/$ZERO"
+expect 0 "create on a device" env SOFTWRAP_SYSFS_ROOT="$FAKE" "$SW" pool create /dev/zero
+contains "created /dev/zero: 32 MiB.*does not grow" "create on a device takes all of it and does not grow"
+expect 1 "create on a device, too large" env SOFTWRAP_SYSFS_ROOT="$FAKE" "$SW" pool create /dev/zero --size 64M
+contains "holds 33554432 bytes" "a pool larger than its device is refused"
 expect 0 "check" "$SW" pool check "$P"
 contains "consistent" "check verdict"
 expect 0 "recover" "$SW" pool recover "$P" --engine undo

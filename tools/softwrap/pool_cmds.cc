@@ -9,6 +9,7 @@
 // close it — after a clean close every committed store is at home — and
 // only then map the file raw.  `info --raw` skips that step and shows the
 // file exactly as it is.
+#include <sys/stat.h>
 #include <cinttypes>
 #include <cstdio>
 #include <cstring>
@@ -31,6 +32,8 @@ void create_usage(FILE* out) {
           "Usage: softwrap pool create <path> [--size SIZE] [--max SIZE|unlimited] [--lanes N]\n"
           "                            [--lane-size SIZE] [--force] [--engine E] [--medium M]\n"
           "  Creates a pool file.  SIZE takes K/M/G/T suffixes (binary); default 64M, at least 8M.\n"
+          "  On a device-DAX device (/dev/daxX.Y) the pool is the whole device unless --size\n"
+          "  says less; it does not grow, and --force is needed over a pool it already holds.\n"
           "  --max SIZE         let the pool grow up to SIZE when its heap is full (\"unlimited\":\n"
           "                     as far as the file system goes); default: it does not grow\n"
           "                     (SOFTWRAP_POOL_MAX overrides)\n"
@@ -166,6 +169,8 @@ int pool_create(const std::vector<std::string>& args) {
   sw_config cfg{};
   if (!apply_engine_medium(opts, &cfg)) return kExitUsage;
   uint64_t size = 64ull << 20, v;
+  struct stat st{};
+  if (!opts.has("size") && ::stat(path.c_str(), &st) == 0 && S_ISCHR(st.st_mode)) size = 0;  // the whole device
   if (opts.has("size") && !parse_size(opts.get("size"), &size))
     return usage_error("bad --size '" + opts.get("size") + "'", "pool create");
   if (opts.has("max")) {
@@ -196,7 +201,7 @@ int pool_create(const std::vector<std::string>& args) {
   const auto* h = static_cast<const PoolHeader*>(sw_pool_base(p));
   printf("created %s: %s, %u lanes x %s of log, heap %s, %s (engine %s, medium %s)\n", path.c_str(),
          format_bytes(sw_pool_size(p)).c_str(), h->lanes, format_bytes(h->lane_size).c_str(),
-         format_bytes(h->chunk_count * h->chunk_size).c_str(), growth_text(cfg.max_size >= SW_POOL_SIZE_UNLIMITED ? cfg.max_size : sw_pool_max_size(p), size).c_str(),
+         format_bytes(h->chunk_count * h->chunk_size).c_str(), growth_text(cfg.max_size >= SW_POOL_SIZE_UNLIMITED ? cfg.max_size : sw_pool_max_size(p), sw_pool_size(p)).c_str(),
          sw_pool_engine_name(p), sw_pool_medium_name(p));
   if (sw_pool_close(p) != 0) return report_failure("cannot close '" + path + "'");
   return kExitOk;

@@ -7,6 +7,7 @@
 #include <unistd.h>
 #include <sys/sysmacros.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <climits>
 #include <cstdlib>
@@ -98,9 +99,25 @@ DomainReport detect_persistence_domain(bool is_char, unsigned major_no, unsigned
         r.detail = "unreadable: " + file + ": " + std::strerror(e);
         return r;
       }
-      if (v == "cpu_cache") {
+      // One word on current kernels; the first kernels to have the file
+      // (4.16) listed every flag, space-separated ("cpu_cache
+      // memory_controller"): the caches are persistent if they are named.
+      bool cache = false, memctrl = false, other = false;
+      for (size_t at = 0; at < v.size();) {
+        const size_t end = std::min(v.find(' ', at), v.size());
+        const std::string w = v.substr(at, end - at);
+        if (w == "cpu_cache") {
+          cache = true;
+        } else if (w == "memory_controller") {
+          memctrl = true;
+        } else if (!w.empty()) {
+          other = true;
+        }
+        at = end + 1;
+      }
+      if (cache && !other) {
         r.domain = PersistenceDomain::kCpuCache;
-      } else if (v == "memory_controller") {
+      } else if (memctrl && !other) {
         r.domain = PersistenceDomain::kMemoryController;
       } else {
         r.detail = "unrecognised value '" + v + "' in " + file;

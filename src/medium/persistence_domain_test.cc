@@ -154,6 +154,20 @@ TEST_F(FakeSysfs, UnknownValueIsNotReadable) {
   EXPECT_NE(r.detail.find("unrecognised value 'volatile'"), std::string::npos) << r.detail;
 }
 
+// The 4.16 kernel's form: every flag of the region, space-separated.
+TEST_F(FakeSysfs, OldKernelsListOfFlags) {
+  device("block", "259:0", std::string(kNdRegion) + "/namespace0.0/block/pmem0");
+  struct Case { const char* text; PersistenceDomain want; };
+  for (const Case c : {Case{"cpu_cache memory_controller\n", PersistenceDomain::kCpuCache},
+                       Case{"memory_controller cpu_cache\n", PersistenceDomain::kCpuCache},
+                       Case{"memory_controller \n", PersistenceDomain::kMemoryController},
+                       Case{"cpu_cache volatile\n", PersistenceDomain::kUnknown}}) {
+    SCOPED_TRACE(c.text);
+    write(std::string(kNdRegion) + "/persistence_domain", c.text);
+    EXPECT_EQ(detect_persistence_domain(false, 259, 0, root_).domain, c.want);
+  }
+}
+
 TEST_F(FakeSysfs, EmptyValueIsNotReadable) {
   device("block", "259:0", std::string(kNdRegion) + "/namespace0.0/block/pmem0");
   write(std::string(kNdRegion) + "/persistence_domain", "");

@@ -104,6 +104,26 @@ TEST(CrashControlTest, NonatomicIsCaughtOnGrowth) {
   EXPECT_GT(run_grow(SW_ENGINE_NONATOMIC, Persistency::kThemis, false).failures, 0u);
 }
 
+// A run of nonatomic on bank (it fails at once) under `model`.
+SimOptions nonatomic_bank(Persistency model) {
+  SimOptions o;
+  o.engine = SW_ENGINE_NONATOMIC;
+  o.model = model;
+  o.en.max_exhaustive = 256;
+  o.stop_after_failures = 1;
+  return o;
+}
+
+// Its first failure report ("" after a failed expectation).
+std::string first_report(const SimOptions& o) {
+  Simulator sim(o);
+  SimResult r;
+  sim.run(*find_workload("bank"), 1, 6, &r);
+  EXPECT_GT(r.failures, 0u);
+  EXPECT_FALSE(r.reports.empty());
+  return r.reports.empty() ? std::string() : r.reports[0];
+}
+
 TEST(CrashSuiteTest, QuickSuitePasses) {
   SuiteOptions o;
   const SuiteResult r = run_suite(o);
@@ -164,19 +184,10 @@ TEST(CrashSuiteTest, EadrSuitePasses) {
 // A failure report under the eADR model names the visible stores' prefix
 // and reproduces with the model and the stream form.
 TEST(CrashControlTest, EadrReportsNameTheVisibleStoresAndTheForm) {
-  SimOptions o;
-  o.engine = SW_ENGINE_NONATOMIC;
-  o.model = Persistency::kEadr;
+  SimOptions o = nonatomic_bank(Persistency::kEadr);
   o.cpu_cache.on = true;
   o.cpu_cache.streams = StreamForm::kTemporal;
-  o.en.max_exhaustive = 256;
-  o.stop_after_failures = 1;
-  Simulator sim(o);
-  SimResult r;
-  sim.run(*find_workload("bank"), 1, 6, &r);
-  EXPECT_GT(r.failures, 0u);
-  ASSERT_FALSE(r.reports.empty());
-  const std::string& rep = r.reports[0];
+  const std::string rep = first_report(o);
   EXPECT_NE(rep.find("model=eadr medium=cpu-cache/temporal"), std::string::npos) << rep;
   EXPECT_NE(rep.find("visible stores from 0x"), std::string::npos) << rep;
   EXPECT_NE(rep.find("--model eadr --cpu-cache temporal --workload bank"), std::string::npos) << rep;
@@ -201,18 +212,9 @@ TEST(CrashSuiteTest, SectorWritebackSuitePasses) {
 // with the model (and a writeback unit other than the page).
 TEST(CrashControlTest, PageCacheReportsNamePagesAndTheModel) {
   for (uint32_t unit : {kSyncPage, kSectorUnit}) {
-    SimOptions o;
-    o.engine = SW_ENGINE_NONATOMIC;
-    o.model = Persistency::kPageCache;
+    SimOptions o = nonatomic_bank(Persistency::kPageCache);
     o.writeback_unit = unit;
-    o.en.max_exhaustive = 256;
-    o.stop_after_failures = 1;
-    Simulator sim(o);
-    SimResult r;
-    sim.run(*find_workload("bank"), 1, 6, &r);
-    EXPECT_GT(r.failures, 0u);
-    ASSERT_FALSE(r.reports.empty());
-    const std::string& rep = r.reports[0];
+    const std::string rep = first_report(o);
     EXPECT_NE(rep.find("model=page-cache"), std::string::npos) << rep;
     if (unit == kSyncPage) {
       EXPECT_NE(rep.find("persisted: page 0x"), std::string::npos) << rep;

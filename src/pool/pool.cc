@@ -618,6 +618,22 @@ int read_device_head(int fd, const DevDax& dd, char* out, const std::string& pat
 
 }  // namespace
 
+int PoolFile::write_header(PoolHeader h, uint64_t size) {
+  std::memcpy(h.magic, kPoolMagic, sizeof h.magic);
+  h.layout_version = kLayoutVersion;
+  h.header_size = sizeof(PoolHeader);
+  h.pool_size = size;
+  if (int rc = random_bytes(h.uuid, sizeof h.uuid)) return rc;
+  h.uuid[6] = static_cast<uint8_t>((h.uuid[6] & 0x0F) | 0x40);  // RFC 4122 version 4
+  h.uuid[8] = static_cast<uint8_t>((h.uuid[8] & 0x3F) | 0x80);
+  h.create_time_ns = realtime_ns();
+  h.checksum = hash64(&h, kChecksummedBytes);
+  std::memcpy(base_, &h, sizeof h);
+  if (int rc = sync_bytes(base_, kPageSize)) return rc;
+  if (int rc = validate_header(base_, size)) return rc;  // self-check; cannot fail
+  return load_zones();
+}
+
 std::unique_ptr<PoolFile> PoolFile::create(const std::string& path, size_t size, const ResolvedConfig& cfg) {
   {
     struct stat pre{};
@@ -715,18 +731,7 @@ std::unique_ptr<PoolFile> PoolFile::create(const std::string& path, size_t size,
   meta->max_size = limit;
   if (pf->sync_bytes(pf->base_, size) != 0) return nullptr;
 
-  std::memcpy(h.magic, kPoolMagic, sizeof h.magic);
-  h.layout_version = kLayoutVersion;
-  h.header_size = sizeof(PoolHeader);
-  h.pool_size = size;
-  if (random_bytes(h.uuid, sizeof h.uuid) != 0) return nullptr;
-  h.uuid[6] = static_cast<uint8_t>((h.uuid[6] & 0x0F) | 0x40);  // RFC 4122 version 4
-  h.uuid[8] = static_cast<uint8_t>((h.uuid[8] & 0x3F) | 0x80);
-  h.create_time_ns = realtime_ns();
-  h.checksum = hash64(&h, kChecksummedBytes);
-  std::memcpy(pf->base_, &h, sizeof h);
-  if (pf->sync_bytes(pf->base_, kPageSize) != 0) return nullptr;
-  if (validate_header(pf->base_, size) != 0 || pf->load_zones() != 0) return nullptr;  // self-check; cannot fail
+  if (pf->write_header(h, size) != 0) return nullptr;
 
   // Make the new directory entry durable too (best effort).
   std::string dir = path.substr(0, path.find_last_of('/') == std::string::npos ? 0 : path.find_last_of('/'));
@@ -908,18 +913,7 @@ std::unique_ptr<PoolFile> PoolFile::create_on_device(const std::string& path, si
   meta->pool_size = size;
   meta->max_size = size;
   if (pf->sync_bytes(pf->base_, h.heap_offset) != 0) return nullptr;
-  std::memcpy(h.magic, kPoolMagic, sizeof h.magic);
-  h.layout_version = kLayoutVersion;
-  h.header_size = sizeof(PoolHeader);
-  h.pool_size = size;
-  if (random_bytes(h.uuid, sizeof h.uuid) != 0) return nullptr;
-  h.uuid[6] = static_cast<uint8_t>((h.uuid[6] & 0x0F) | 0x40);
-  h.uuid[8] = static_cast<uint8_t>((h.uuid[8] & 0x3F) | 0x80);
-  h.create_time_ns = realtime_ns();
-  h.checksum = hash64(&h, kChecksummedBytes);
-  std::memcpy(pf->base_, &h, sizeof h);
-  if (pf->sync_bytes(pf->base_, kPageSize) != 0) return nullptr;
-  if (validate_header(pf->base_, size) != 0 || pf->load_zones() != 0) return nullptr;  // self-check; cannot fail
+  if (pf->write_header(h, size) != 0) return nullptr;
   return pf;
 }
 

@@ -355,6 +355,10 @@ class PoolFile {
   // create() and open() on a device-DAX character device (devdax.h).
   static std::unique_ptr<PoolFile> create_on_device(const std::string& path, size_t size, const ResolvedConfig& cfg,
                                                     const DevDax& dd);
+  // Writes the header of a new pool of `size` bytes laid out as `h`
+  // (magic, version, a random uuid, the time, the checksum), makes it
+  // durable and loads the zones: the last step of creation.  0 or SW_E*.
+  int write_header(PoolHeader h, uint64_t size);
   // Makes [addr, addr + n) of the mapping durable: msync, or on a device
   // CPU flushes and a fence.  0 or SW_EIO.
   int sync_bytes(void* addr, size_t n) const;

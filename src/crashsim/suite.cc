@@ -38,7 +38,7 @@ struct ControlSpec {
   bool home_runs_late = false;
   bool objects_unlogged = false;
   bool alloc_unlogged = false;
-  CpuCacheForm cpu_cache;
+  CpuCacheForm cpu_cache = {};
   // Caught only by a failing crash image, not by a run that failed as a
   // whole (the workload seeing the API misbehave).
   bool by_images = false;

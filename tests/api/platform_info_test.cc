@@ -246,7 +246,26 @@ TEST_F(PlatformInfoTest, CpuCacheDomainDropsFlushesOnX86) {
       EXPECT_EQ(sw_pool_close(p), 0);
     }
   }
+  // undo-themis needs the Themis rule: the temporal form has it (a record
+  // persists before every later store), the non-temporal one does not.
   setenv("SOFTWRAP_PERSISTENCE", "cpu-cache", 1);
+  unsetenv("SOFTWRAP_THEMIS_IDEAL");
+  for (const char* form : {"temporal", "non-temporal"}) {
+    SCOPED_TRACE(form);
+    setenv("SOFTWRAP_CPU_CACHE_STREAMS", form, 1);
+    const std::string path = file_in("/dev/shm");
+    sw_config cfg{};
+    cfg.flags = SW_CONFIG_OVERWRITE;
+    cfg.engine = SW_ENGINE_UNDO_THEMIS;
+    sw_pool* p = sw_pool_create(path.c_str(), kPoolSize, &cfg);
+    if (std::strcmp(form, "temporal") == 0) {
+      ASSERT_NE(p, nullptr) << sw_errormsg();
+      EXPECT_EQ(sw_pool_close(p), 0);
+    } else {
+      EXPECT_EQ(p, nullptr);
+      EXPECT_EQ(sw_errno(), SW_ENOTSUP) << sw_errormsg();
+    }
+  }
   for (const char* var : {"SOFTWRAP_CPU_CACHE_STREAMS", "SOFTWRAP_CPU_CACHE_FENCES"}) {
     unsetenv("SOFTWRAP_CPU_CACHE_STREAMS");
     unsetenv("SOFTWRAP_CPU_CACHE_FENCES");

@@ -291,8 +291,9 @@ typedef struct sw_pool sw_pool;
  * sysfs).  The pool then takes the whole device (size 0) or `size` bytes of
  * it (SW_ENOSPC if it does not fit), does not grow (max_size must be 0 or
  * size: SW_EINVAL), is made durable with CPU flushes (x86 medium; no
- * msync), and replaces a pool the device already holds only with
- * SW_CONFIG_OVERWRITE (SW_EEXIST otherwise); a device is never removed.
+ * msync), and replaces what the device holds — a pool, or any data in its
+ * first page — only with SW_CONFIG_OVERWRITE (SW_EEXIST otherwise); a
+ * device is never removed.
  * sw_pool_open opens it the same way (not SW_CONFIG_READONLY: device DAX
  * has no copy-on-write mappings). */
 SW_API sw_pool *sw_pool_create(const char *path, size_t size, const sw_config *cfg);

@@ -166,10 +166,29 @@ class FakeDeviceTest : public ::testing::Test {
     fs::remove(g_fake);
   }
   static uint64_t file_size() { return fs::file_size(g_fake); }
+  static void zero_first_page() {
+    const int fd = ::open(g_fake.c_str(), O_WRONLY);
+    ASSERT_GE(fd, 0);
+    static const char zeros[4096] = {};
+    ASSERT_EQ(pwrite(fd, zeros, sizeof zeros, 0), static_cast<ssize_t>(sizeof zeros));
+    ::close(fd);
+  }
 };
 
 TEST_F(FakeDeviceTest, CreateFillsTheDeviceReopensAndNeverResizesIt) {
   sw_config cfg{};
+  // Another program's data in the first page: not taken without
+  // SW_CONFIG_OVERWRITE, and left as it was.
+  EXPECT_EQ(sw_pool_create(g_fake.c_str(), 0, &cfg), nullptr);
+  EXPECT_EQ(sw_errno(), SW_EEXIST);
+  EXPECT_NE(std::strstr(sw_errormsg(), "is not empty"), nullptr) << sw_errormsg();
+  {
+    std::ifstream in(g_fake, std::ios::binary);
+    char c = 0;
+    in.read(&c, 1);
+    EXPECT_EQ(c, static_cast<char>(0xAB));
+  }
+  zero_first_page();  // a new or zeroed device (its heap still holds old bytes)
   sw_pool* p = sw_pool_create(g_fake.c_str(), 0, &cfg);  // 0: the whole device
   ASSERT_NE(p, nullptr) << sw_errormsg();
   EXPECT_EQ(sw_pool_size(p), kDevSize);
@@ -229,6 +248,7 @@ TEST_F(FakeDeviceTest, EveryAlignmentOpens) {
 
 TEST_F(FakeDeviceTest, AnExistingPoolIsReplacedOnlyWithOverwrite) {
   sw_config cfg{};
+  zero_first_page();
   sw_pool* p = sw_pool_create(g_fake.c_str(), 16u << 20, &cfg);  // less than the device
   ASSERT_NE(p, nullptr) << sw_errormsg();
   EXPECT_EQ(sw_pool_size(p), 16u << 20);
@@ -271,6 +291,7 @@ TEST_F(FakeDeviceTest, MisuseIsRefusedWithAClearError) {
   EXPECT_NE(sw_errno(), 0);
   ASSERT_TRUE(fs::exists(g_fake));
   EXPECT_EQ(file_size(), kDevSize);
+  cfg.flags = SW_CONFIG_OVERWRITE;
   sw_pool* p = sw_pool_create(g_fake.c_str(), 0, &cfg);
   ASSERT_NE(p, nullptr) << sw_errormsg();
   ASSERT_EQ(sw_pool_close(p), 0);

@@ -897,11 +897,22 @@ std::unique_ptr<PoolFile> PoolFile::create_on_device(const std::string& path, si
   pf->skip_zone_fence_ = cfg.grow_skip_zone_fence;
   pf->created_zeroed_ = false;  // the heap holds whatever the device held
   if (pf->reserve_and_map(cfg.reserve_limit) != 0) return nullptr;
-  // A device is not created: it already exists and may hold a pool.
-  if (std::memcmp(pf->base_, kPoolMagic, sizeof h.magic) == 0 && (cfg.flags & SW_CONFIG_OVERWRITE) == 0) {
-    set_error(SW_EEXIST, "device '%s' already holds a softwrap pool (set SW_CONFIG_OVERWRITE to replace it)",
-              path.c_str());
-    return nullptr;
+  // A device is not created: it already exists and may hold a pool, ours
+  // or another program's.  Only a device whose first page is zero (a new
+  // or zeroed one) is taken without SW_CONFIG_OVERWRITE.
+  if ((cfg.flags & SW_CONFIG_OVERWRITE) == 0) {
+    if (std::memcmp(pf->base_, kPoolMagic, sizeof h.magic) == 0) {
+      set_error(SW_EEXIST, "device '%s' already holds a softwrap pool (set SW_CONFIG_OVERWRITE to replace it)",
+                path.c_str());
+      return nullptr;
+    }
+    for (uint64_t i = 0; i < kPageSize; ++i) {
+      if (pf->base_[i] != 0) {
+        set_error(SW_EEXIST, "device '%s' is not empty: its first page holds data that is not a softwrap pool (set "
+                  "SW_CONFIG_OVERWRITE to replace it)", path.c_str());
+        return nullptr;
+      }
+    }
   }
   // Make the old header invalid first, so that a crash below leaves a
   // device open() refuses; then zero everything before the heap (header,

@@ -33,7 +33,7 @@ void create_usage(FILE* out) {
           "                            [--lane-size SIZE] [--force] [--engine E] [--medium M]\n"
           "  Creates a pool file.  SIZE takes K/M/G/T suffixes (binary); default 64M, at least 8M.\n"
           "  On a device-DAX device (/dev/daxX.Y) the pool is the whole device unless --size\n"
-          "  says less; it does not grow, and --force is needed over a pool it already holds.\n"
+          "  says less; it does not grow, and --force is needed unless its first page is zero.\n"
           "  --max SIZE         let the pool grow up to SIZE when its heap is full (\"unlimited\":\n"
           "                     as far as the file system goes); default: it does not grow\n"
           "                     (SOFTWRAP_POOL_MAX overrides)\n"

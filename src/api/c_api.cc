@@ -662,13 +662,7 @@ sw_pool* assemble(std::unique_ptr<PoolFile> file, const ResolvedConfig& cfg) {
   MediumOptions mo;
   mo.kind = cfg.medium;
   mo.cpu_cache.on = p->domain.domain == PersistenceDomain::kCpuCache;
-  {
-    std::string err;
-    if (!parse_stream_form(getenv("SOFTWRAP_CPU_CACHE_STREAMS"), &mo.cpu_cache.streams, &err) ||
-        !parse_cpu_cache_fences(getenv("SOFTWRAP_CPU_CACHE_FENCES"), &mo.cpu_cache.keep_ordering_fences, &err)) {
-      return set_error(SW_EINVAL, "%s", err.c_str()), nullptr;
-    }
-  }
+  if (std::string err; !read_cpu_cache_env(&mo.cpu_cache, &err)) return set_error(SW_EINVAL, "%s", err.c_str()), nullptr;
   mo.is_dax = p->file->is_dax();
   mo.fd = p->file->fd();
   mo.scm_write_ns = cfg.scm_write_ns;
@@ -763,11 +757,8 @@ sw_pool* sw_pool_create(const char* path, size_t size, const sw_config* cfg) {
     // (assemble() reads it again, for open and attach too).
     PersistenceOverride ov;
     std::string err;
-    StreamForm sf;
-    bool keep;
-    if (!parse_persistence_override(getenv("SOFTWRAP_PERSISTENCE"), &ov, &err) ||
-        !parse_stream_form(getenv("SOFTWRAP_CPU_CACHE_STREAMS"), &sf, &err) ||
-        !parse_cpu_cache_fences(getenv("SOFTWRAP_CPU_CACHE_FENCES"), &keep, &err)) {
+    CpuCacheForm cc;
+    if (!parse_persistence_override(getenv("SOFTWRAP_PERSISTENCE"), &ov, &err) || !read_cpu_cache_env(&cc, &err)) {
       return set_error(SW_EINVAL, "%s", err.c_str()), nullptr;
     }
   }

@@ -121,6 +121,11 @@ bool parse_cpu_cache_fences(const char* value, bool* keep, std::string* err) {
   return false;
 }
 
+bool read_cpu_cache_env(CpuCacheForm* out, std::string* err) {
+  return parse_stream_form(getenv("SOFTWRAP_CPU_CACHE_STREAMS"), &out->streams, err) &&
+         parse_cpu_cache_fences(getenv("SOFTWRAP_CPU_CACHE_FENCES"), &out->keep_ordering_fences, err);
+}
+
 bool parse_medium_kind(const std::string& s, sw_medium_kind* out) {
   for (sw_medium_kind k : {SW_MEDIUM_AUTO, SW_MEDIUM_X86, SW_MEDIUM_MSYNC, SW_MEDIUM_SCM_EMU}) {
     if (s == medium_kind_name(k)) {

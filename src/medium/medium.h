@@ -156,6 +156,11 @@ struct CpuCacheForm {
   }
 };
 
+// SOFTWRAP_CPU_CACHE_STREAMS and SOFTWRAP_CPU_CACHE_FENCES into
+// out->streams and out->keep_ordering_fences (out->on untouched); false
+// with *err set for a bad value.
+bool read_cpu_cache_env(CpuCacheForm* out, std::string* err);
+
 struct MediumOptions {
   sw_medium_kind kind = SW_MEDIUM_AUTO;
   // The x86 medium's cpu-cache form (the pool's persistence domain is

@@ -204,10 +204,7 @@ TraceMedium::TraceMedium(void* base, size_t len, Trace* trace, WriteJournal* jou
 
 void TraceMedium::set_cpu_cache(const CpuCacheForm& cc) {
   cc_ = cc;
-  props_.auto_flush = cc.on;
-  // Under the cpu-cache form the rule is the eADR model's to decide as
-  // well; without it, as before.
-  props_.themis_rule = true;
+  props_.auto_flush = cc.on;  // themis_rule stays: the model decides (the constructor)
 }
 
 // Brackets one medium operation for the work measurement (trace_medium.h).

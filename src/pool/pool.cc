@@ -594,6 +594,19 @@ int PoolFile::setup(uint64_t initial, const PoolMeta& m, const ResolvedConfig& c
 
 namespace {
 
+// The size and geometry of a new pool, on a file or a device: 0 or SW_EINVAL.
+int check_new_pool(size_t size, const ResolvedConfig& cfg) {
+  if (size < kMinPoolSize) {
+    return set_error(SW_EINVAL, "pool size %zu is below the minimum of %" PRIu64 " bytes (8 MiB)", size,
+                     kMinPoolSize);
+  }
+  if (cfg.lanes < 1 || cfg.lanes > kMaxLanes ||
+      (cfg.lane_size != 0 && (cfg.lane_size % kPageSize != 0 || cfg.lane_size < kMinLaneSize))) {
+    return set_error(SW_EINVAL, "bad pool geometry: %u lanes of %" PRIu64 " bytes", cfg.lanes, cfg.lane_size);
+  }
+  return 0;
+}
+
 // Bytes of a device read at open: the header's page and PoolMeta's,
 // rounded up to whole alignment units (a device holds at least 8 MiB).
 uint64_t device_head_bytes(const DevDax& dd) { return (2 * kPageSize + dd.align - 1) / dd.align * dd.align; }
@@ -642,15 +655,7 @@ std::unique_ptr<PoolFile> PoolFile::create(const std::string& path, size_t size,
     if (dev < 0) return nullptr;
     if (dev > 0) return create_on_device(path, size, cfg, dd);
   }
-  if (size < kMinPoolSize) {
-    set_error(SW_EINVAL, "pool size %zu is below the minimum of %" PRIu64 " bytes (8 MiB)", size, kMinPoolSize);
-    return nullptr;
-  }
-  if (cfg.lanes < 1 || cfg.lanes > kMaxLanes ||
-      (cfg.lane_size != 0 && (cfg.lane_size % kPageSize != 0 || cfg.lane_size < kMinLaneSize))) {
-    set_error(SW_EINVAL, "bad pool geometry: %u lanes of %" PRIu64 " bytes", cfg.lanes, cfg.lane_size);
-    return nullptr;
-  }
+  if (check_new_pool(size, cfg) != 0) return nullptr;
   uint64_t limit = 0;
   if (creation_limit(size, cfg, &limit) != 0) return nullptr;
   PoolHeader h{};
@@ -864,18 +869,10 @@ std::unique_ptr<PoolFile> PoolFile::create_on_device(const std::string& path, si
               size);
     return nullptr;
   }
-  if (size < kMinPoolSize) {
-    set_error(SW_EINVAL, "pool size %zu is below the minimum of %" PRIu64 " bytes (8 MiB)", size, kMinPoolSize);
-    return nullptr;
-  }
+  if (check_new_pool(size, cfg) != 0) return nullptr;
   if (cfg.max_size != 0 && cfg.max_size != size) {
     set_error(SW_EINVAL, "a pool on device DAX '%s' does not grow: sw_config.max_size must be 0 or its size %zu",
               path.c_str(), size);
-    return nullptr;
-  }
-  if (cfg.lanes < 1 || cfg.lanes > kMaxLanes ||
-      (cfg.lane_size != 0 && (cfg.lane_size % kPageSize != 0 || cfg.lane_size < kMinLaneSize))) {
-    set_error(SW_EINVAL, "bad pool geometry: %u lanes of %" PRIu64 " bytes", cfg.lanes, cfg.lane_size);
     return nullptr;
   }
   PoolHeader h{};

@@ -254,10 +254,8 @@ int pool_info(const std::vector<std::string>& args) {
   printf("  flushes          %s%s\n", plat.flush_insn.c_str(), why);
   printf("  persistence      %s (%s%s%s)\n", plat.domain.c_str(), plat.source.c_str(),
          plat.detail.empty() ? "" : ": ", plat.detail.c_str());
-  struct stat fst{};
-  const bool device = ::stat(path.c_str(), &fst) == 0 && S_ISCHR(fst.st_mode);
   printf("  mapping          %s, %s pages\n",
-         device ? "synchronous (device DAX)"
+         pf->on_device() ? "synchronous (device DAX)"
          : plat.synchronous ? "synchronous (MAP_SYNC)" : "not synchronous (no MAP_SYNC: page-cache write-back)",
          format_bytes(plat.page_size).c_str());
   printf("  uuid             %s\n", format_uuid(h.uuid).c_str());

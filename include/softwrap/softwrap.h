@@ -179,7 +179,7 @@ typedef struct sw_config {
   uint32_t lanes;             /* log lanes = wraps open at once (default 32) */
   uint64_t lane_size;         /* fixed log bytes per lane (default: the
                                  lanes share min(pool/16, 24 MiB), at least
-                                 64 KiB each); a wrap whose
+                                 64 KiB each; at most 64 GiB); a wrap whose
                                  log outgrows it continues in log space
                                  taken from the heap, so lanes do not bound
                                  wraps: only free pool space does */

@@ -31,18 +31,18 @@ AliasRing::AliasRing(const ResolvedConfig& cfg, PoolFile* pool, Medium* medium, 
       load_(medium),
       filter_(pool->base(), pool->max_size(), cfg.filter_granule, live, regions),
       limit_(std::min<uint32_t>(std::max<uint32_t>(cfg.max_alias_tables, 2), kMaxRing)),
+      page_size_(cfg.shadow_page_size),
+      base_capacity_(cfg.alias_entries),
+      strict_(cfg.flags & SW_CONFIG_STRICT),
       ring_(std::bit_ceil(limit_)),
       threshold_(std::max<uint32_t>(cfg.alias_entries / cfg.retire_divisor, 1)),
-      page_size_(cfg.shadow_page_size),
       shadow_budget_(uint64_t{cfg.shadow_budget_kib} << 10),
-      base_capacity_(cfg.alias_entries),
-      inline_retire_(cfg.flags & SW_CONFIG_NO_RETIRE_THREAD),
-      strict_(cfg.flags & SW_CONFIG_STRICT),
       slots_(new std::atomic<AliasTable*>[ring_]),
       colours_(new Colour[size_t{ring_} * ring_]),
+      inline_retire_(cfg.flags & SW_CONFIG_NO_RETIRE_THREAD),
       help_(!(cfg.flags & SW_CONFIG_NO_RETIRE_HELP)),
-      home_runs_late_(cfg.home_runs_late),
-      retire_stepwise_(inline_retire_ && cfg.retire_stepwise) {
+      retire_stepwise_(inline_retire_ && cfg.retire_stepwise),
+      home_runs_late_(cfg.home_runs_late) {
   for (uint32_t i = 0; i < 2; ++i) tables_.push_back(std::make_unique<AliasTable>(cfg.alias_entries, page_size_, strict_));
   for (uint32_t i = 0; i < ring_; ++i) slots_[i].store(nullptr);
   slots_[0].store(tables_[0].get());

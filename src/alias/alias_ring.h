@@ -257,12 +257,8 @@ class AliasRing {
   LoadTap load_;
   AliasFilter filter_;  // aligned to cache lines (alias_filter.h)
   uint32_t limit_;  // tables in use at most (sw_config.max_alias_tables)
-  uint32_t ring_;   // slots: limit_ rounded up to a power of two
-  uint32_t threshold_;
   size_t page_size_;
-  uint64_t shadow_budget_;
   uint32_t base_capacity_;
-  bool inline_retire_;
   bool strict_;
   // slots_[gen % ring_] is the table of a live generation.  The table
   // objects themselves are owned by tables_ (freed with the ring: unpinned
@@ -271,14 +267,25 @@ class AliasRing {
   // steady state the same two tables — and their entries, filters and
   // shadow-page arenas — alternate and stay in the CPU caches, instead of
   // every slot of the ring taking its turn.
-  std::unique_ptr<std::atomic<AliasTable*>[]> slots_;
   std::vector<std::unique_ptr<AliasTable>> tables_;
   std::vector<AliasTable*> spare_;  // Empty tables, most recently recycled last
-  std::unique_ptr<Colour[]> colours_;
 
+  // One cache line holds what every wrap reads of the ring (throttle,
+  // enter, leave, after_commit, help): the generations, which only
+  // switches and retirement write, and the constants beside them, so that
+  // a wrap opening with cold caches misses one line here, not four.
   alignas(64) std::atomic<uint64_t> active_gen_{0};
   std::atomic<uint64_t> readable_gen_{0};
   std::atomic<uint64_t> oldest_gen_{0};  // oldest table not Empty
+  uint32_t ring_;   // slots: limit_ rounded up to a power of two
+  uint32_t threshold_;
+  uint64_t shadow_budget_;
+  std::unique_ptr<std::atomic<AliasTable*>[]> slots_;
+  std::unique_ptr<Colour[]> colours_;
+  bool inline_retire_;
+  bool help_;             // committing wraps help (not SW_CONFIG_NO_RETIRE_HELP)
+  bool retire_stepwise_;  // inline: a few chunks per step (crash simulator)
+  // (59 bytes: seq_ below starts the next line.)
   alignas(64) std::atomic<uint64_t> seq_{0};
   alignas(64) std::atomic<uint64_t> retired_seq_{0};
   std::atomic<uint64_t> home_seq_{0};
@@ -293,9 +300,7 @@ class AliasRing {
   void idle_switch_locked(uint64_t* last_seq, uint64_t* since);
   bool stop_ = false;
   std::atomic<bool> retiring_{false};
-  bool help_;             // committing wraps help (not SW_CONFIG_NO_RETIRE_HELP)
   bool home_runs_late_;   // crash-simulator control (ResolvedConfig::home_runs_late)
-  bool retire_stepwise_;  // inline: a few chunks per step (crash simulator)
   bool stepping_ = false;    // inline stepping: this step writes a budget of chunks (under mu_)
   uint32_t step_count_ = 0;  // inline stepping: steps so far (picks each step's budget)
   alignas(64) Job job_;

@@ -197,7 +197,7 @@ void claim(sw_pool* p, ThreadCtx& c, const char* fn, uint64_t off, uint64_t n) {
 // write access.  0 or an SW_E* code (nothing held then).
 int begin_engine(sw_pool* p, ThreadCtx& c) {
   // A shared pool: the wrap is a session of write access (share.h).
-  if (p->share) [[unlikely]] {
+  if (p->shared) [[unlikely]] {
     if (int rc = p->share->enter(-1)) return rc;
   }
   c.lane = p->lanes->acquire(
@@ -208,7 +208,7 @@ int begin_engine(sw_pool* p, ThreadCtx& c) {
   if (rc != 0) {
     p->lanes->release(c.lane);
     c.lane = ~0u;
-    if (p->share) p->share->exit();
+    if (p->shared) p->share->exit();
     return rc;
   }
   c.begun = true;
@@ -233,7 +233,7 @@ int begin_outer(sw_pool* p, ThreadCtx& c) {
 // handles from writing between its reads.
 int open_outer(sw_pool* p, ThreadCtx& c) {
   if (p->read_only) [[unlikely]] return refuse_wrap(p);
-  if (p->share) [[unlikely]] return begin_outer(p, c);
+  if (p->shared) [[unlikely]] return begin_outer(p, c);
   c.fail_code = 0;
   c.depth = 1;
   return 0;
@@ -301,7 +301,7 @@ int end_outer(sw_pool* p, ThreadCtx& c, bool abort) {
       c.counters.aborts.add();
     }
   }
-  if (p->claims) p->claims->release(&c, &c.claims);
+  if (p->strict) p->claims->release(&c, &c.claims);  // strict: claims exist
   if (objects) {
     c.objects.clear();
     p->engine->objects_ended(c);
@@ -314,7 +314,7 @@ int end_outer(sw_pool* p, ThreadCtx& c, bool abort) {
   // Gives write access up if this was the last session and another handle
   // has the pool open (after making every commit home); a failure to do so
   // keeps it, and the wrap's own result stands.
-  if (p->share) [[unlikely]] p->share->exit();
+  if (p->shared) [[unlikely]] p->share->exit();
   return rc;
 }
 
@@ -511,7 +511,7 @@ void store_n(sw_pool* p, void* addr, T v) {
   SW_NEED_POOL(p, "sw_store", (void)0);
   if (!check_user(p, "sw_store", addr, sizeof(T), sizeof(T), &off)) return;
   ThreadCtx& c = ctx_of(p);
-  if (c.begun && c.fail_code == 0 && !p->claims) [[likely]] {  // in a healthy begun wrap, not strict
+  if (c.begun && c.fail_code == 0 && !p->strict) [[likely]] {  // in a healthy begun wrap, not strict
     if (c.fresh.contains(off, sizeof(T))) {  // a block this wrap allocated: in place (engine/fresh.h)
       c.fresh.store(*p->medium, addr, v, sizeof(T));
     } else {
@@ -527,13 +527,13 @@ void store_n(sw_pool* p, void* addr, T v) {
       return;
     }
     if (begin_outer(p, c) != 0) return;
-    if (p->claims) claim(p, c, "sw_store", off, sizeof(T));
+    if (p->strict) claim(p, c, "sw_store", off, sizeof(T));
     p->engine->store(c, off, v, sizeof(T));
     end_outer(p, c, false);
     return;
   }
   if (c.fail_code || !begun_for_change(p, c)) return;
-  if (p->claims) claim(p, c, "sw_store", off, sizeof(T));
+  if (p->strict) claim(p, c, "sw_store", off, sizeof(T));
   if (c.fresh.contains(off, sizeof(T))) {
     c.fresh.store(*p->medium, addr, v, sizeof(T));
   } else {
@@ -678,6 +678,7 @@ sw_pool* assemble(std::unique_ptr<PoolFile> file, const ResolvedConfig& cfg) {
   // change meanwhile.
   if (p->file->shared()) {
     p->share = std::make_unique<Sharing>(p.get());
+    p->shared = true;
     if (p->share->open_begin() != 0) return nullptr;
   }
   if (p->file->bind(p->medium.get()) != 0) return nullptr;
@@ -1106,7 +1107,7 @@ void* sw_modify(sw_pool* p, void* addr, size_t n) {
   }
   void* view = nullptr;
   in_wrap(p, c, "sw_modify", [&] {  // the open wrap's: a failed one refused, the engine's part begun
-    if (p->claims) claim(p, c, "sw_modify", off, n);
+    if (p->strict) claim(p, c, "sw_modify", off, n);
     view = modify_object(p, c, off, n);
     return view != nullptr;
   });
@@ -1166,7 +1167,7 @@ static int write_common(sw_pool* p, const char* fn, void* dst, const void* src, 
   if (!check_user(p, fn, dst, n, 1, &off)) return last_error();
   ThreadCtx& c = ctx_of(p);
   const bool ok = in_wrap(p, c, fn, [&] {
-    if (p->claims) claim(p, c, fn, off, n);
+    if (p->strict) claim(p, c, fn, off, n);
     if (src && whole) {
       const bool compare = c.fresh.compare;
       c.write_whole = true;
@@ -1227,7 +1228,7 @@ static void* alloc_common(sw_pool* p, const char* fn, size_t n, bool zero, uint6
     alloc_fresh(p, c, off, info, zero ? n : 0);
     if (c.fail_code) return false;  // rolled back by the engine: no store may join it (see in_wrap)
     if (slot) {
-      if (p->claims) claim(p, c, fn, slot_off, 8);
+      if (p->strict) claim(p, c, fn, slot_off, 8);
       p->engine->store(c, slot_off, off, 8);
     }
     return true;
@@ -1298,7 +1299,7 @@ int sw_pfree_slot(sw_pool* p, uint64_t* slot) {
              false;
     }
     if (!free_at(p, c, off) || c.fail_code) return false;
-    if (p->claims) claim(p, c, "sw_pfree_slot", slot_off, 8);
+    if (p->strict) claim(p, c, "sw_pfree_slot", slot_off, 8);
     p->engine->store(c, slot_off, 0, 8);
     return true;
   });

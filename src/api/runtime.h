@@ -30,10 +30,23 @@
 // (size) and by the engine's alias filter (live).
 struct alignas(64) sw_pool : sw_pool_hot {
   sw_pool() : sw_pool_hot{} {}  // filled in by assemble() before the handle is returned
-  uint64_t id = 0;  // unique per process, never reused
   softwrap::ResolvedConfig cfg;
+  // What every wrap reads of the handle (ctx_of, open, begin, end, the
+  // checks of an address) shares one cache line.  The layers are declared
+  // in the order they are built (and destroyed in reverse).
+  alignas(64) uint64_t id = 0;  // unique per process, never reused
   std::unique_ptr<softwrap::PoolFile> file;
   std::unique_ptr<softwrap::Medium> medium;
+  std::unique_ptr<softwrap::LaneSet> lanes;
+  std::unique_ptr<softwrap::Allocator> alloc;  // before engine: outlives it (log extents)
+  std::unique_ptr<softwrap::Engine> engine;
+  uint64_t user_lo = 0;  // user addresses: [user_lo, size)
+  bool strict = false;        // SW_CONFIG_STRICT: misuse aborts (strict.h); `claims` exists
+  bool require_wrap = false;  // SW_CONFIG_REQUIRE_WRAP: no implicit wraps
+  bool read_only = false;     // SW_CONFIG_READONLY: no wraps at all (file->read_only(), kept here
+                              // beside what begin_outer reads anyway)
+  bool forked = false;        // this is a forked child's copy of its parent's handle: unusable
+  bool shared = false;        // SW_CONFIG_SHARED: `share` exists
   // Smallest block a wrap writes in place (fresh, c_api.cc alloc_fresh):
   // 0, or kFreshInPlaceMin where the medium syncs pages.  Set at open.
   uint64_t fresh_in_place_min = 0;
@@ -41,19 +54,10 @@ struct alignas(64) sw_pool : sw_pool_hot {
   const char* wcl_why = "";
   // The persistence domain read or given at open (sw_pool_platform).
   softwrap::DomainReport domain;
-  std::unique_ptr<softwrap::LaneSet> lanes;
-  std::unique_ptr<softwrap::Allocator> alloc;  // before engine: outlives it (log extents)
-  std::unique_ptr<softwrap::Engine> engine;
   sw_recovery_report report{};
-  uint64_t user_lo = 0;  // user addresses: [user_lo, size)
   std::mutex ctx_mu;
   std::vector<std::unique_ptr<softwrap::ThreadCtx>> ctxs;
   std::mutex root_mu;
-  bool strict = false;        // SW_CONFIG_STRICT: misuse aborts (strict.h)
-  bool require_wrap = false;  // SW_CONFIG_REQUIRE_WRAP: no implicit wraps
-  bool read_only = false;     // SW_CONFIG_READONLY: no wraps at all (file->read_only(), kept here
-                              // beside what begin_outer reads anyway)
-  bool forked = false;        // this is a forked child's copy of its parent's handle: unusable
   // SW_CONFIG_SHARED: write access (share.h); destroyed before the layers.
   std::unique_ptr<softwrap::Sharing> share;
   std::unique_ptr<softwrap::WordClaims> claims;  // strict mode only

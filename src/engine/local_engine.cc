@@ -81,7 +81,7 @@ class LocalEngine final : public Engine {
       inflight_[i].store(0);
       Lane& l = lanes_->lane(i);
       l.tail = l.reclaimed = 0;
-      l.committed.clear();
+      l.clear_frames();
       l.undo_gen = pool_->lane_header(i)->undo_committed_gen + 1;  // for wraps that spill
     }
   }
@@ -616,13 +616,7 @@ class LocalEngine final : public Engine {
     release_extents_locked(persisted_, &retiring_extents_, alloc_);
   }
 
-  void reclaim(Lane& l) {
-    const uint64_t r = published_.load(std::memory_order_acquire);
-    while (!l.committed.empty() && l.committed.front().seq <= r) {
-      l.reclaimed = l.committed.front().end;
-      l.committed.pop_front();
-    }
-  }
+  void reclaim(Lane& l) { l.reclaim_through(published_.load(std::memory_order_acquire)); }
 
   // The frame's lane part is short of room: move the watermark as far as
   // the commits in flight allow and take the space back (never waits).

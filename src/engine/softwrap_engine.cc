@@ -51,19 +51,27 @@ struct PageUndo {
 
 class SoftwrapEngine;
 
+// What a wrap of a few word stores reads and writes here lies in the
+// writer's two lines and its line buffer, and in the two lines after it
+// (a wrap that opens with cold caches misses five lines of its thread's
+// state, not nine).
 struct SwThread {
-  SwThread(SoftwrapEngine* eng, PoolFile* pool, Medium* medium, Allocator* alloc, RedoWriter::RoomFn fn)
-      : writer(pool, medium, alloc, fn, this), engine(eng), spill(pool, medium, alloc) {}
+  SwThread(SoftwrapEngine* eng, PoolFile* pool, Medium* medium, Allocator* alloc, RedoWriter::RoomFn fn, uint64_t id)
+      : writer(pool, medium, alloc, fn, this), stamp(id << 48), spill(pool, medium, alloc), engine(eng) {}
   RedoWriter writer;
-  SoftwrapEngine* engine;
-  Spill spill;       // in-place writes once the wrap outgrows its DRAM budget
-  uint64_t dram = 0;  // DRAM of the overflow tables and pages it made (see dram_of)
-  Lane* lane = nullptr;
+  // Every wrap's line.
+  alignas(64) Lane* lane = nullptr;
   WrapTag tag{};
-  uint64_t id = 0;
-  uint64_t stamp = 0;
+  // The wrap's entry stamp (meta): the thread context's 16-bit id (set
+  // once), the wrap serial, the valid bit.
+  uint64_t stamp;
+  uint64_t dram = 0;  // DRAM of the overflow tables and pages it made (see dram_of)
   std::vector<WordUndo> undo;
+  // A store's and a commit's second line: with the spill's first word.
   std::vector<PageUndo> page_undo;
+  WclPolicy wcl;    // write-combined logging: whether to compare
+  Spill spill;       // in-place writes once the wrap outgrows its DRAM budget
+  SoftwrapEngine* engine;
   std::vector<unsigned char> page_bytes;
   std::vector<unsigned char> scratch;
   // The shadow page this thread last wrote: page `po` of the table of
@@ -76,7 +84,6 @@ struct SwThread {
   uint64_t last_po = ~uint64_t{0};
   char* last_page = nullptr;
   WclQueue queued;  // write-combined logging: stores awaiting their compare
-  WclPolicy wcl;    // ... and whether to compare
   WclSeen seen;     // ... and the values the wrap last loaded or stored
 };
 
@@ -94,7 +101,7 @@ class SoftwrapEngine final : public Engine {
     for (uint32_t i = 0; i < lanes_->count(); ++i) {
       Lane& l = lanes_->lane(i);
       l.tail = l.reclaimed = 0;
-      l.committed.clear();
+      l.clear_frames();
       l.undo_gen = pool_->lane_header(i)->undo_committed_gen + 1;  // for wraps that spill
     }
   }
@@ -129,9 +136,8 @@ class SoftwrapEngine final : public Engine {
   }
 
   void attach(ThreadCtx& ctx) override {
-    auto* t = new SwThread(this, pool_, medium_, alloc_, &SoftwrapEngine::room);
+    auto* t = new SwThread(this, pool_, medium_, alloc_, &SoftwrapEngine::room, (thread_ids_.fetch_add(1) + 1) & 0xFFFF);
     t->writer.set_extent_reclaim(&SoftwrapEngine::reclaim_extents, t);
-    t->id = (thread_ids_.fetch_add(1) + 1) & 0xFFFF;
     ctx.engine_state = t;
   }
   void detach(ThreadCtx& ctx) override { delete st(ctx); }
@@ -164,7 +170,7 @@ class SoftwrapEngine final : public Engine {
     // does a wrap wait, before it takes its colour: for other wraps'
     // tables, never for its own.
     while (RedoWriter::lane_free_lines(*t.lane) == 0) {
-      ring_.wait_retired(t.lane->committed.front().seq);
+      ring_.wait_retired(t.lane->oldest_seq());
       reclaim(*t.lane);
     }
     // Committed frames that hold log extents and whose table is the active
@@ -176,7 +182,7 @@ class SoftwrapEngine final : public Engine {
     ring_.throttle(pressed(*t.lane) || extents_in_active);
     t.tag = ring_.enter();
     // meta = stamp: thread context id, wrap serial, valid bit.
-    t.stamp = t.id << 48 | (ctx.wrap_serial & ((uint64_t{1} << 47) - 1)) << 1 | kMetaValid;
+    t.stamp = (t.stamp & ~((uint64_t{1} << 48) - 1)) | (ctx.wrap_serial & ((uint64_t{1} << 47) - 1)) << 1 | kMetaValid;
     t.writer.begin(*t.lane);
     t.dram = 0;
     return 0;
@@ -744,17 +750,7 @@ class SoftwrapEngine final : public Engine {
     return retiring_extents_.size() < held;
   }
 
-  void reclaim(Lane& l) {
-    const uint64_t r = ring_.retired_seq();
-    while (!l.committed.empty() && l.committed.front().seq <= r) {
-      l.reclaimed = l.committed.front().end;
-      l.committed.pop_front();
-    }
-    if (l.committed.empty() && l.tail == l.reclaimed) {
-      // Nothing pending: restart at a line boundary (tail already is one).
-      l.reclaimed = l.tail;
-    }
-  }
+  void reclaim(Lane& l) { l.reclaim_through(ring_.retired_seq()); }
 
   // The frame's lane part is short of room: take back what retirement
   // has freed (never waits).

@@ -67,10 +67,10 @@ class Spill {
   void mark_done();
   static void restore(void* self, uint64_t off, const unsigned char* old, size_t n);
 
+  Lane* lane_ = nullptr;  // first: active() reads it on every store (SwThread puts it on a hot line)
   PoolFile* pool_;
   Medium* medium_;
   UndoWriter undo_;
-  Lane* lane_ = nullptr;
   WordSet saved_;
   WriteBehind dirty_;
   uint64_t in_place_ = 0;

@@ -7,15 +7,35 @@
 
 namespace softwrap {
 
+// Full (or no buffer yet): twice the room, the marks in order from 0.
+void Lane::grow_and_push(FrameMark m) {
+  const uint32_t cap = frames_ ? uint32_t{1} << frames_log2_ : 0;
+  const uint8_t log2 = frames_ ? frames_log2_ + 1 : 6;
+  auto* grown = new FrameMark[size_t{1} << log2];
+  for (uint32_t k = 0; k < frames_count_; ++k) grown[k] = frames_[(frames_head_ + k) & (cap - 1)];
+  delete[] frames_;
+  frames_ = grown;
+  frames_log2_ = log2;
+  frames_head_ = 0;
+  push_frame(m);
+}
+
+void Lane::reclaim_slow(uint64_t retired) {
+  while (frames_count_ != 0 && oldest_frame().seq <= retired) {
+    reclaimed = oldest_frame().end;
+    pop_frame();
+  }
+}
+
 LaneSet::LaneSet(PoolFile* pool) {
   const PoolHeader& h = pool->header();
-  lanes_.reserve(h.lanes);
-  for (uint32_t i = 0; i < h.lanes; ++i) {
-    auto l = std::make_unique<Lane>();
-    l->index = i;
-    l->base = pool->lane_base(i);
-    l->size = h.lane_size;
-    lanes_.push_back(std::move(l));
+  count_ = h.lanes;
+  lanes_ = std::make_unique<Lane[]>(count_);
+  for (uint32_t i = 0; i < count_; ++i) {
+    Lane& l = lanes_[i];
+    l.index = i;
+    l.base = pool->lane_base(i);
+    l.size = h.lane_size;
   }
 }
 
@@ -25,7 +45,7 @@ uint32_t LaneSet::acquire(uint32_t hint, UsableFn usable, void* ctx) {
   for (unsigned spins = 0;; ++spins) {
     uint32_t fallback = n;  // a free lane `usable` refused, kept if nothing better turns up
     for (uint32_t k = 0; k < n; ++k) {
-      Lane& l = *lanes_[i];
+      Lane& l = lanes_[i];
       bool expected = false;
       if (!l.busy.load(std::memory_order_relaxed) &&
           l.busy.compare_exchange_strong(expected, true, std::memory_order_acquire)) {
@@ -46,6 +66,6 @@ uint32_t LaneSet::acquire(uint32_t hint, UsableFn usable, void* ctx) {
   }
 }
 
-void LaneSet::release(uint32_t i) { lanes_[i]->busy.store(false, std::memory_order_release); }
+void LaneSet::release(uint32_t i) { lanes_[i].busy.store(false, std::memory_order_release); }
 
 }  // namespace softwrap

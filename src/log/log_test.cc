@@ -54,10 +54,7 @@ class LogTest : public ::testing::Test {
   }
   // Grants room by forgetting committed frames (what retirement does).
   static void reclaim_all(void*, Lane& l) {
-    while (!l.committed.empty()) {
-      l.reclaimed = l.committed.front().end;
-      l.committed.pop_front();
-    }
+    l.reclaim_through(~uint64_t{0} - 1);
   }
   // Retirement that never frees anything.
   static void reclaim_none(void*, Lane&) {}
@@ -72,6 +69,61 @@ class LogTest : public ::testing::Test {
   std::unique_ptr<LaneSet> lanes_;
   std::unique_ptr<Allocator> alloc_;
 };
+
+// A lane's queue of committed frames: oldest first through growth and
+// wrap-around, and its oldest_seq() — the only word reclaim_through() reads
+// while no frame has retired — always the oldest frame's seq (~0 when
+// empty).  A stale oldest_seq() above the oldest frame would keep retired
+// space from ever being reclaimed; the checks after each step catch it.
+TEST(LaneFramesTest, QueueKeepsOrderAndItsOldestSeqThroughGrowthAndWrapAround) {
+  Lane l;
+  l.size = 1 << 20;
+  EXPECT_TRUE(l.frames_empty());
+  EXPECT_EQ(l.oldest_seq(), ~uint64_t{0});
+  uint64_t next = 1, oldest = 1;
+  // 64 marks fit the first buffer: push past it twice while popping, so
+  // that the ring wraps and grows with its head in the middle.
+  for (int round = 0; round < 6; ++round) {
+    for (int k = 0; k < 50; ++k, ++next) l.push_frame({next * 64, next});
+    for (int k = 0; k < 30; ++k, ++oldest) {
+      ASSERT_EQ(l.oldest_seq(), oldest);
+      ASSERT_EQ(l.oldest_frame().seq, oldest);
+      ASSERT_EQ(l.oldest_frame().end, oldest * 64);
+      l.pop_frame();
+    }
+    ASSERT_EQ(l.frames(), next - oldest);
+  }
+  l.clear_frames();
+  EXPECT_TRUE(l.frames_empty());
+  EXPECT_EQ(l.oldest_seq(), ~uint64_t{0});
+  l.push_frame({64, 500});
+  EXPECT_EQ(l.oldest_seq(), 500u) << "the first frame after a clear sets the summary";
+}
+
+TEST(LaneFramesTest, ReclaimThroughFreesExactlyTheRetiredFrames) {
+  Lane l;
+  l.size = 1 << 20;
+  for (uint64_t s = 1; s <= 10; ++s) l.push_frame({s * 128, s});
+  l.reclaim_through(0);
+  EXPECT_EQ(l.reclaimed, 0u);
+  EXPECT_EQ(l.frames(), 10u);
+  l.reclaim_through(4);
+  EXPECT_EQ(l.reclaimed, 4u * 128);
+  EXPECT_EQ(l.oldest_seq(), 5u);
+  l.reclaim_through(4);  // nothing more retired: the summary alone answers
+  EXPECT_EQ(l.frames(), 6u);
+  l.reclaim_through(10);
+  EXPECT_EQ(l.reclaimed, 10u * 128);
+  EXPECT_TRUE(l.frames_empty());
+  EXPECT_EQ(l.oldest_seq(), ~uint64_t{0});
+  // A frame pushed into the emptied queue is reclaimed once it retires.
+  l.push_frame({11 * 128, 11});
+  l.reclaim_through(10);
+  EXPECT_EQ(l.frames(), 1u);
+  l.reclaim_through(11);
+  EXPECT_EQ(l.reclaimed, 11u * 128);
+  EXPECT_TRUE(l.frames_empty());
+}
 
 TEST_F(LogTest, CommittedFrameIsFoundWithEveryEntry) {
   RedoWriter w = writer();
@@ -355,8 +407,12 @@ class FreshVouchTest : public LogTest {
   void frame(uint32_t lane, uint64_t seq, uint64_t lo, uint64_t n, uint64_t store_off = 0) {
     RedoWriter w = writer();
     w.begin(lanes_->lane(lane));
-    if (store_off != 0) ASSERT_TRUE(w.append_store(store_off, seq, 8));
-    if (n != 0) ASSERT_TRUE(w.append_fresh(lo, n, fresh_hash(file_->at(lo), lo, n)));
+    if (store_off != 0) {
+      ASSERT_TRUE(w.append_store(store_off, seq, 8));
+    }
+    if (n != 0) {
+      ASSERT_TRUE(w.append_fresh(lo, n, fresh_hash(file_->at(lo), lo, n)));
+    }
     ASSERT_TRUE(w.commit(seq));
     medium_->fence(FenceKind::kCommit);
   }

@@ -266,7 +266,7 @@ bool RedoWriter::append_word(uint64_t w, uint64_t v, uint64_t cur) {
   counters().wcl_half.add();
   if (!in_range_) counters().wcl_allowed2.add(1);  // half of a PAIR's word saved
   if (!pending_.set) {
-    pending_ = {true, w, v, halves};
+    pending_ = {w, v, halves, true};
     return true;
   }
   pending_.set = false;
@@ -374,7 +374,7 @@ bool RedoWriter::commit(uint64_t seq) {
   fill_ += 8;
   if (fill_ < kLine) std::memset(reinterpret_cast<char*>(line_) + fill_, 0, kLine - fill_);
   flush_line();
-  lane_->committed.push_back({lane_->tail, seq});
+  lane_->push_frame({lane_->tail, seq});
   lane_ = nullptr;
   return true;
 }

@@ -124,7 +124,7 @@ class RedoWriter {
   using RoomFn = void (*)(void* self, Lane& lane);
 
   RedoWriter(const PoolFile* pool, Medium* medium, Allocator* alloc, RoomFn room, void* room_self)
-      : pool_(pool), medium_(medium), extents_(alloc), room_(room), room_self_(room_self) {}
+      : medium_(medium), pool_(pool), extents_(alloc), room_(room), room_self_(room_self) {}
 
   // Free whole lines in the lane (logical space not holding live frames).
   static uint64_t lane_free_lines(const Lane& lane) { return (lane.reclaimed + lane.size - lane.tail) / 64; }
@@ -184,7 +184,7 @@ class RedoWriter {
     return true;
   }
   // Trailer + last partial line streamed.  The caller fences.  Records the
-  // frame in lane.committed.  False if out of space.
+  // frame in the lane's queue (Lane::push_frame).  False if out of space.
   bool commit(uint64_t seq);
   // Forget the open frame; the lane's tail returns to its start and its
   // extents go back to the heap.
@@ -239,27 +239,33 @@ class RedoWriter {
   void stream_lines(const unsigned char* src, size_t lines);
 
   static constexpr uint32_t kLine = 64;
-  const PoolFile* pool_;
-  Medium* medium_;
-  ExtentSource extents_;
-  RoomFn room_;
-  void* room_self_;
-  Lane* lane_ = nullptr;
+  // What a frame's begin, stores and commit read and write: two cache
+  // lines and the line being filled (a wrap that opens with cold caches
+  // misses three lines here).  First line: a store's.
+  alignas(64) Lane* lane_ = nullptr;
   uint64_t start_ = 0;  // logical lane position of the frame header
   uint64_t limit_ = 0;  // logical lane position the frame's lane part may reach
   char* ext_ = nullptr;  // current extent (nullptr: writing in the lane)
-  uint64_t ext_pos_ = 0, ext_size_ = 0;
   uint64_t hash_ = 0;
+  uint64_t frame_words_ = 0;  // log words of this frame so far
   uint32_t count_ = 0;
-  struct Pending {
-    bool set = false;
+  uint32_t fill_ = 0;  // bytes in line_
+  Medium* medium_;
+  // Second line: a frame's begin and commit, and a store's test for a
+  // waiting half word.
+  alignas(64) struct Pending {
     uint64_t w = 0, full = 0;
     unsigned halves = 0;     // bit 0: low half changed, bit 1: high half
+    bool set = false;
   } pending_;                // a half-changed word waiting for a partner
   int64_t saved_words_ = 0;  // log words this frame saves over no WCL
+  const PoolFile* pool_;
+  uint64_t ext_pos_ = 0, ext_size_ = 0;
   bool in_range_ = false;    // append_range_wcl is logging a range's halves
-  uint64_t frame_words_ = 0;  // log words of this frame so far
-  uint32_t fill_ = 0;  // bytes in line_
+  // The rest: where log space comes from when the lane is short of it.
+  ExtentSource extents_;
+  RoomFn room_;
+  void* room_self_;
   alignas(64) uint64_t line_[8];
 };
 

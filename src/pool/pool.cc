@@ -133,7 +133,13 @@ int compute_layout(uint64_t size, uint32_t lanes, uint64_t lane_size, PoolHeader
     if (lane_size < kMinLaneSize) lane_size = kMinLaneSize;
     if (lane_size > kMaxDefaultLaneSize) lane_size = kMaxDefaultLaneSize;
   }
-  const uint64_t log_bytes = uint64_t{lanes} * lane_size;  // lanes <= 1024, lane_size < 2^54
+  if (lane_size > kMaxLaneSize) {
+    // A lane's DRAM queue of committed frames counts them in 32 bits (at
+    // most one per line of the lane: log/lanes.h).
+    return set_error(SW_EINVAL, "a lane of %" PRIu64 " bytes is larger than the maximum %" PRIu64
+                     " (64 GiB); use more lanes", lane_size, kMaxLaneSize);
+  }
+  const uint64_t log_bytes = uint64_t{lanes} * lane_size;  // lanes <= 1024, lane_size <= 2^36
   if (lane_size > size || log_bytes > size / 2) {
     return set_error(SW_EINVAL,
                      "a log of %u lanes x %" PRIu64 " bytes does not fit in half of a %" PRIu64
@@ -517,9 +523,10 @@ int PoolFile::validate_header(const void* data, size_t file_size, bool* upgrade)
   if (h.lanes == 0 || h.lanes > kMaxLanes) {
     return set_error(SW_ECORRUPT, "pool header: lanes %u is not in [1, %u]", h.lanes, kMaxLanes);
   }
-  if (h.lane_size < kMinLaneSize || h.lane_size % kPageSize != 0 || h.lane_size > h.pool_size) {
+  if (h.lane_size < kMinLaneSize || h.lane_size % kPageSize != 0 || h.lane_size > h.pool_size ||
+      h.lane_size > kMaxLaneSize) {
     return set_error(SW_ECORRUPT, "pool header: lane_size %" PRIu64 " is not a multiple of 4096 in [64 KiB, %"
-                     PRIu64 "]", h.lane_size, h.pool_size);
+                     PRIu64 "]", h.lane_size, std::min(h.pool_size, kMaxLaneSize));
   }
   if (h.chunk_size != kChunkSize) {
     return set_error(SW_ECORRUPT, "pool header: chunk_size %" PRIu64 ", expected %" PRIu64, h.chunk_size,

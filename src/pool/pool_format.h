@@ -37,6 +37,9 @@ inline constexpr uint32_t kLayoutVersionV1 = 1;
 inline constexpr uint32_t kLayoutVersionV2 = 2;
 inline constexpr uint64_t kPageSize = 4096;
 inline constexpr uint64_t kMinPoolSize = 8ull << 20;
+// A lane at most 64 GiB: its DRAM queue of committed frames (log/lanes.h)
+// counts them, at most one per 64-byte line, in 32 bits.
+inline constexpr uint64_t kMaxLaneSize = 64ull << 30;
 inline constexpr uint64_t kChunkSize = 256ull << 10;
 // PoolMeta::max_size of a pool that grows as far as the file system allows.
 inline constexpr uint64_t kUnlimitedPoolSize = UINT64_MAX;

@@ -249,6 +249,11 @@ TEST_F(PoolFileTest, CreateRefusesBadSizesWithoutCreatingAFile) {
   EXPECT_EQ(PoolFile::create(path(), kPool, cfg), nullptr);
   EXPECT_EQ(last_error(), SW_EINVAL);
   EXPECT_NE(std::strstr(last_error_message(), "half"), nullptr) << last_error_message();
+  cfg.lanes = 1;  // above the 64 GiB a lane's frame queue can count
+  cfg.lane_size = kMaxLaneSize + kPageSize;
+  EXPECT_EQ(PoolFile::create(path(), kPool, cfg), nullptr);
+  EXPECT_EQ(last_error(), SW_EINVAL);
+  EXPECT_NE(std::strstr(last_error_message(), "maximum"), nullptr) << last_error_message();
   cfg.lanes = 0;
   cfg.lane_size = 0;
   EXPECT_EQ(PoolFile::create(path(), kPool, cfg), nullptr);

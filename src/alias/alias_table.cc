@@ -1,6 +1,8 @@
 // alias_table.cc — insertion by compare-and-swap, recycling, page arena.
 #include "alias/alias_table.h"
 
+#include <cstddef>
+
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
@@ -56,25 +58,26 @@ void PageArena::reset() {
 
 AliasTable::AliasTable(uint32_t capacity, size_t page_size, bool keep_base)
     : mask_(capacity - 1),
-      page_size_(page_size),
       keep_base_(keep_base),
+      page_size_(page_size),
       page_mask_(~(uint64_t{page_size} - 1)),
       filter_mask_(std::max<uint64_t>(uint64_t{capacity} * 4, 4096) - 1),
-      filter_(new std::atomic<uint64_t>[(filter_mask_ + 1) / 64]),
-      word_filter_(new std::atomic<uint64_t>[(filter_mask_ + 1) / 64]),
-      granule_filter_(new std::atomic<uint64_t>[(filter_mask_ + 1) / 64]),
+      filter_(new FilterBlock[(filter_mask_ + 1) / 64]),
       entries_(new AliasEntry[capacity]),
       used_(new std::atomic<uint32_t>[capacity]),
       base_(keep_base ? new uint64_t[capacity] : nullptr),
       arena_(page_alloc_size(page_size) + (keep_base ? page_size : 0)) {
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Winvalid-offsetof"
+  static_assert(offsetof(AliasTable, used_) + sizeof(used_) <= 64 && offsetof(AliasTable, count_) == 0,
+                "what a wrap reads of a table lies on its first line");
+#pragma GCC diagnostic pop
   filter_clear_all();
 }
 
 void AliasTable::filter_clear_all() {
   for (uint64_t i = 0; i < (filter_mask_ + 1) / 64; ++i) {
-    filter_[i].store(0, std::memory_order_relaxed);
-    word_filter_[i].store(0, std::memory_order_relaxed);
-    granule_filter_[i].store(0, std::memory_order_relaxed);
+    for (std::atomic<uint64_t>& w : filter_[i].w) w.store(0, std::memory_order_relaxed);
   }
 }
 
@@ -93,10 +96,12 @@ AliasEntry* AliasTable::find_or_insert(uint64_t key, bool* inserted) {
       if (!filtered) {
         // Before the key is visible, so find() never skips it.
         const uint64_t hint = page_hint(key_page(key));
-        filter_add(filter_, hint);
+        FilterBlock& b = block(hint);
+        filter_set(b.w[kPageWord], bit(hint));
         if (!(key & 1)) {
-          filter_add(word_filter_, hint);
-          filter_add(granule_filter_, granule_hint(key & ~uint64_t{63}));
+          filter_set(b.w[kWordKeyWord], bit(hint));
+          const uint64_t gb = granule_bit(key & ~uint64_t{63});
+          filter_set(b.w[kGranuleWord + gb / 64], uint64_t{1} << (gb & 63));
         }
         filtered = true;
       }
@@ -118,7 +123,7 @@ AliasEntry* AliasTable::find_or_insert(uint64_t key, bool* inserted) {
 
 void AliasTable::clear() {
   const uint32_t n = count_.load(std::memory_order_relaxed);
-  const uint64_t filter_words = (filter_mask_ + 1) / 64;
+  const uint64_t filter_blocks = (filter_mask_ + 1) / 64;
   if (n > mask_ / 4) {
     for (uint32_t i = 0; i <= mask_; ++i) {
       AliasEntry& e = entries_[i];
@@ -128,17 +133,15 @@ void AliasTable::clear() {
     }
   } else {
     // Few keys (softwrap-local clears its table after every wrap): visit
-    // only them, and clear only their filter words if that is less work.
-    const bool by_key = uint64_t{n} * 4 < filter_words;
+    // only them, and clear only their filter blocks if that is less work.
+    const bool by_key = uint64_t{n} * 4 < filter_blocks;
     for (uint32_t k = 0; k < n; ++k) {
       AliasEntry& e = entries_[used_[k].load(std::memory_order_relaxed)];
       if (by_key) {
         const uint64_t key = e.key.load(std::memory_order_relaxed);
-        const uint64_t b = (page_hint(key_page(key)) >> 32) & filter_mask_;
-        filter_[b >> 6].store(0, std::memory_order_relaxed);  // only keys set bits
-        word_filter_[b >> 6].store(0, std::memory_order_relaxed);
-        const uint64_t g = (granule_hint(key & ~uint64_t{63}) >> 32) & filter_mask_;
-        granule_filter_[g >> 6].store(0, std::memory_order_relaxed);
+        // Only keys set bits, and every bit of a block is set by a key
+        // whose page falls in it.
+        for (std::atomic<uint64_t>& w : block(page_hint(key_page(key))).w) w.store(0, std::memory_order_relaxed);
       }
       e.key.store(0, std::memory_order_relaxed);
       e.value.store(0, std::memory_order_relaxed);
@@ -207,7 +210,7 @@ void overlay_table(AliasTable& t, uint64_t off, size_t n, size_t page_size, uint
   }
   if (t.may_hold_words(hint)) {
     for (uint64_t g = off & ~uint64_t{63}; g < off + n; g += 64) {
-      if (!t.may_hold_granule(g)) continue;
+      if (!t.may_hold_granule(hint, g)) continue;
       for (uint64_t w = std::max(g, off & ~uint64_t{7}); w < std::min(g + 64, off + n); w += 8) {
         AliasEntry* e = t.probe(w);
         if (!e || !(e->meta.load(std::memory_order_acquire) & kMetaValid)) continue;

@@ -67,7 +67,7 @@ class PageArena {
 enum class TableState : int { kEmpty = 0, kActive, kFull, kClosed, kRetired };
 const char* table_state_name(TableState s);
 
-class AliasTable {
+class alignas(64) AliasTable {
  public:
   // keep_base: strict mode (api/strict.h) — the table also keeps, for each
   // word key and each shadow page, the value the word or page had (through
@@ -85,18 +85,24 @@ class AliasTable {
   // whether anything of a page may be here (page_hint(po), computed once
   // for all tables) before it probes for words or the page.
   static uint64_t page_hint(uint64_t page_off) { return mix64(page_off); }
-  bool may_hold(uint64_t hint) const { return filter_has(filter_, hint); }
+  bool may_hold(uint64_t hint) const { return block(hint).w[kPageWord].load(std::memory_order_acquire) & bit(hint); }
   // Whether word keys of the page may be here (a second filter, set only by
   // word keys): writers and readers of a page that has a shadow page but no
   // word entries skip probing for each of its words.
-  bool may_hold_words(uint64_t hint) const { return filter_has(word_filter_, hint); }
-  // Whether word keys of the 64-byte granule at g (64-aligned) may be here
-  // (a third filter, set only by word keys): a reader overlaying a range
-  // probes only the words of granules that may hold some.  A B+tree node
-  // read whole (~280 bytes) shares its shadow page with other nodes whose
-  // counts were stored as words; without this it probed every word of it.
+  bool may_hold_words(uint64_t hint) const {
+    return block(hint).w[kWordKeyWord].load(std::memory_order_acquire) & bit(hint);
+  }
+  // Whether word keys of the 64-byte granule at g (64-aligned) of the page
+  // whose hint is page_hint may be here (a third filter, set only by word
+  // keys): a reader overlaying a range probes only the words of granules
+  // that may hold some.  A B+tree node read whole (~280 bytes) shares its
+  // shadow page with other nodes whose counts were stored as words;
+  // without this it probed every word of it.
   static uint64_t granule_hint(uint64_t g) { return mix64(g ^ 0x5bd1e995); }
-  bool may_hold_granule(uint64_t g) const { return filter_has(granule_filter_, granule_hint(g)); }
+  bool may_hold_granule(uint64_t page_hint, uint64_t g) const {
+    const uint64_t gb = granule_bit(g);
+    return block(page_hint).w[kGranuleWord + gb / 64].load(std::memory_order_acquire) & (uint64_t{1} << (gb & 63));
+  }
 
   // Entry for key or nullptr.  Lock-free.
   AliasEntry* find(uint64_t key) {
@@ -149,50 +155,70 @@ class AliasTable {
   // page_size bytes of a shadow page's base (after its mask).
   uint64_t& word_base(const AliasEntry* e) { return base_[static_cast<size_t>(e - entries_.get())]; }
   char* page_base(char* page) const { return page + page_alloc_size(page_size_); }
-  std::atomic<bool> has_pages{false};
-  std::atomic<bool> has_words{false};  // softwrap-local's shortcut; global tables use word_filter_
+  // has_pages, has_words: on the table's first line (below).
 
   // Recycling: REQUIRES no concurrent users.
   void clear();
 
+  // Ring bookkeeping (state, gen, seq_boundary): after the first line (below).
+
+ private:
+  // Three one-hash Bloom filters, blocked so that what one key sets lies
+  // in one cache line: the page's bucket b = (page_hint >> 32) &
+  // filter_mask_ (4 buckets per slot) picks the 64-byte block b / 64 and
+  // bit b % 64 of its first word (pages of all keys) and of its second
+  // (pages of word keys); a word key's 64-byte granule sets one of the 384
+  // bits of the block's last six words.  A lookup of a page with nothing
+  // aliased — the common case for loads — touches one line of a small
+  // array instead of probing the large entry array, and inserting a word
+  // key writes one filter line, not three (a cold wrap's misses: docs/
+  // design.md, "What a wrap touches lies together").  Bits are set before
+  // a key is inserted and cleared only when the table is emptied.
+  static constexpr int kPageWord = 0, kWordKeyWord = 1, kGranuleWord = 2;
+  static constexpr uint64_t kGranuleBits = 6 * 64;
+  struct alignas(64) FilterBlock {
+    std::atomic<uint64_t> w[8];
+  };
+  static_assert(sizeof(FilterBlock) == 64);
+  uint64_t key_page(uint64_t key) const { return key & page_mask_; }
+  const FilterBlock& block(uint64_t h) const { return filter_[((h >> 32) & filter_mask_) >> 6]; }
+  FilterBlock& block(uint64_t h) { return filter_[((h >> 32) & filter_mask_) >> 6]; }
+  static uint64_t bit(uint64_t h) { return uint64_t{1} << ((h >> 32) & 63); }
+  static uint64_t granule_bit(uint64_t g) { return (granule_hint(g) >> 32) % kGranuleBits; }
+  static void filter_set(std::atomic<uint64_t>& w, uint64_t bit) {
+    if (!(w.load(std::memory_order_relaxed) & bit)) w.fetch_or(bit, std::memory_order_release);
+  }
+  void filter_clear_all();
+
+  // The first line holds all a wrap reads of a table (a store's insert,
+  // put_word's page test, throttle's fill): a cold wrap misses it once.
+  std::atomic<uint32_t> count_{0};
+  std::atomic<uint32_t> pages_{0};
+  uint32_t mask_;
+  bool keep_base_;
+
+ public:
+  std::atomic<bool> has_pages{false};
+  std::atomic<bool> has_words{false};  // softwrap-local's shortcut; global tables use the word-key filter
+
+ private:
+  size_t page_size_;
+  uint64_t page_mask_;  // clears the in-page bits of a key (and a page key's tag bit)
+  uint64_t filter_mask_;
+  std::unique_ptr<FilterBlock[]> filter_;  // (filter_mask_ + 1) / 64 blocks
+  std::unique_ptr<AliasEntry[]> entries_;
+  // Slots in insertion order: used_[i] is the slot of the i-th key, so
+  // retirement and recycling visit only the keys, not the whole array.
+  std::unique_ptr<std::atomic<uint32_t>[]> used_;
+  // (end of the first line)
+
+ public:
   // Ring bookkeeping (owned by AliasRing).
   std::atomic<TableState> state{TableState::kEmpty};
   uint64_t gen = 0;
   uint64_t seq_boundary = 0;  // last commit seq of wraps whose stores all land here or older
 
  private:
-  // A one-hash Bloom filter over the pages of the keys (4 bits per slot):
-  // a lookup of a page with nothing aliased — the common case for loads —
-  // touches one word of a small array instead of probing the large entry
-  // array.  Bits are set before a key is inserted and cleared only when
-  // the table is emptied.
-  uint64_t key_page(uint64_t key) const { return key & page_mask_; }
-  using Filter = std::unique_ptr<std::atomic<uint64_t>[]>;
-  bool filter_has(const Filter& f, uint64_t h) const {
-    const uint64_t b = (h >> 32) & filter_mask_;
-    return f[b >> 6].load(std::memory_order_acquire) & (uint64_t{1} << (b & 63));
-  }
-  void filter_add(Filter& f, uint64_t h) {
-    const uint64_t b = (h >> 32) & filter_mask_;
-    const uint64_t bit = uint64_t{1} << (b & 63);
-    if (!(f[b >> 6].load(std::memory_order_relaxed) & bit)) f[b >> 6].fetch_or(bit, std::memory_order_release);
-  }
-  void filter_clear_all();
-
-  uint32_t mask_;
-  size_t page_size_;
-  bool keep_base_;
-  uint64_t page_mask_;  // clears the in-page bits of a key (and a page key's tag bit)
-  uint64_t filter_mask_;
-  Filter filter_;       // pages of all keys
-  Filter word_filter_;  // pages of word keys
-  Filter granule_filter_;  // 64-byte granules of word keys
-  std::unique_ptr<AliasEntry[]> entries_;
-  // Slots in insertion order: used_[i] is the slot of the i-th key, so
-  // retirement and recycling visit only the keys, not the whole array.
-  std::unique_ptr<std::atomic<uint32_t>[]> used_;
-  std::atomic<uint32_t> count_{0};
-  std::atomic<uint32_t> pages_{0};
   std::unique_ptr<uint64_t[]> base_;  // keep_base only, per slot
   PageArena arena_;
 };

@@ -85,6 +85,46 @@ TEST(AliasTable, OverlayPutsWordsOverThePageAndSkipsInvalidEntries) {
   EXPECT_EQ(std::string(reinterpret_cast<char*>(out), 20), "ppppWWWWWWWWpppppppp");
 }
 
+// The three filters share one block per page bucket (alias_table.h): no
+// key may be missed by the filter a reader asks (a false negative hides an
+// alias), whichever filter and block its bits went to, and a clear — by
+// key, when few keys were inserted, or of every block — leaves no bit of
+// the old keys behind.
+TEST(AliasTable, FiltersNeverMissAKeyAndAClearLeavesNoneOfItsBits) {
+  constexpr size_t kPage = 4096;
+  for (const uint32_t keys : {8u, 3000u}) {  // 8: clear by key; 3000: clear every block
+    AliasTable t(1 << 12, kPage);
+    uint64_t s = 0x9E3779B97F4A7C15ull * keys;
+    std::vector<uint64_t> words, pages;
+    for (uint32_t k = 0; k < keys; ++k) {
+      s ^= s << 13, s ^= s >> 7, s ^= s << 17;
+      const uint64_t w = (s % (uint64_t{1} << 30)) & ~uint64_t{7};
+      bool ins;
+      if (k % 5 == 4) {
+        const uint64_t pk = page_key(w & ~uint64_t{kPage - 1});
+        if (t.find_or_insert(pk, &ins) && ins) pages.push_back(pk & ~uint64_t{1});
+      } else if (t.find_or_insert(w, &ins) && ins) {
+        words.push_back(w);
+      }
+    }
+    ASSERT_FALSE(words.empty());
+    for (uint64_t w : words) {
+      const uint64_t hint = AliasTable::page_hint(w & ~uint64_t{kPage - 1});
+      ASSERT_TRUE(t.may_hold(hint)) << w;
+      ASSERT_TRUE(t.may_hold_words(hint)) << w;
+      ASSERT_TRUE(t.may_hold_granule(hint, w & ~uint64_t{63})) << w;
+      ASSERT_NE(t.find(w), nullptr) << w;
+    }
+    for (uint64_t po : pages) ASSERT_TRUE(t.may_hold(AliasTable::page_hint(po))) << po;
+    t.clear();
+    for (uint64_t w : words) {
+      const uint64_t hint = AliasTable::page_hint(w & ~uint64_t{kPage - 1});
+      EXPECT_FALSE(t.may_hold(hint) || t.may_hold_words(hint) || t.may_hold_granule(hint, w & ~uint64_t{63})) << w;
+    }
+    for (uint64_t po : pages) EXPECT_FALSE(t.may_hold(AliasTable::page_hint(po))) << po;
+  }
+}
+
 TEST(ShadowPage, OnlyWrittenBytesAreOverlaidAndRetired) {
   AliasTable t(64, 64);
   char* page = t.new_page();

@@ -184,7 +184,8 @@ class alignas(64) AliasTable {
   const FilterBlock& block(uint64_t h) const { return filter_[((h >> 32) & filter_mask_) >> 6]; }
   FilterBlock& block(uint64_t h) { return filter_[((h >> 32) & filter_mask_) >> 6]; }
   static uint64_t bit(uint64_t h) { return uint64_t{1} << ((h >> 32) & 63); }
-  static uint64_t granule_bit(uint64_t g) { return (granule_hint(g) >> 32) % kGranuleBits; }
+  // The hint's high 32 bits scaled to [0, 384): a multiply, not a division.
+  static uint64_t granule_bit(uint64_t g) { return ((granule_hint(g) >> 32) * kGranuleBits) >> 32; }
   static void filter_set(std::atomic<uint64_t>& w, uint64_t bit) {
     if (!(w.load(std::memory_order_relaxed) & bit)) w.fetch_or(bit, std::memory_order_release);
   }

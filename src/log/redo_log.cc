@@ -19,12 +19,19 @@
 
 namespace softwrap {
 
-uint64_t frame_seed(const PoolFile& pool, uint32_t lane, uint64_t phys_pos) {
+uint64_t pool_seed(const PoolFile& pool) {
   const PoolHeader& h = pool.header();
-  uint64_t s = hash64(h.uuid, sizeof h.uuid);
-  s = hash_word(s, 0x5245444Full ^ lane);
+  return hash64(h.uuid, sizeof h.uuid);
+}
+
+uint64_t frame_seed_from(uint64_t pool_seed, uint32_t lane, uint64_t phys_pos) {
+  uint64_t s = hash_word(pool_seed, 0x5245444Full ^ lane);
   s = hash_word(s, phys_pos);
   return s;
+}
+
+uint64_t frame_seed(const PoolFile& pool, uint32_t lane, uint64_t phys_pos) {
+  return frame_seed_from(pool_seed(pool), lane, phys_pos);
 }
 
 // ------------------------------------------------------------ ExtentSource
@@ -86,7 +93,7 @@ void RedoWriter::begin(Lane& lane) {
   start_ = lane.tail;
   limit_ = std::min(lane.reclaimed + lane.size, start_ + lane.size - kLine);
   ext_ = nullptr;
-  hash_ = frame_seed(*pool_, lane.index, start_ % lane.size);
+  hash_ = frame_seed_from(pool_seed_, lane.index, start_ % lane.size);
   count_ = 0;
   fill_ = 0;
   frame_words_ = 0;

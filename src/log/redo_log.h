@@ -63,6 +63,13 @@ uint64_t fresh_hash(const void* bytes, uint64_t off, uint64_t len);
 
 // Seed of the frame checksum for a physical lane position.
 uint64_t frame_seed(const PoolFile& pool, uint32_t lane, uint64_t phys_pos);
+// The pool's part of every log checksum seed (a hash of its UUID, which
+// never changes while the pool is open): writers keep it, so that opening
+// a frame or writing an undo record reads neither the pool header — a
+// line of persistent memory a cold wrap would miss — nor hashes it again.
+uint64_t pool_seed(const PoolFile& pool);
+// frame_seed(pool, lane, phys_pos) given pool_seed(pool).
+uint64_t frame_seed_from(uint64_t pool_seed, uint32_t lane, uint64_t phys_pos);
 
 // Heap chunks a frame (or an undo generation) continued in.
 struct LogExtent {
@@ -124,7 +131,7 @@ class RedoWriter {
   using RoomFn = void (*)(void* self, Lane& lane);
 
   RedoWriter(const PoolFile* pool, Medium* medium, Allocator* alloc, RoomFn room, void* room_self)
-      : medium_(medium), pool_(pool), extents_(alloc), room_(room), room_self_(room_self) {}
+      : medium_(medium), pool_(pool), pool_seed_(pool_seed(*pool)), extents_(alloc), room_(room), room_self_(room_self) {}
 
   // Free whole lines in the lane (logical space not holding live frames).
   static uint64_t lane_free_lines(const Lane& lane) { return (lane.reclaimed + lane.size - lane.tail) / 64; }
@@ -261,8 +268,10 @@ class RedoWriter {
   int64_t saved_words_ = 0;  // log words this frame saves over no WCL
   const PoolFile* pool_;
   uint64_t ext_pos_ = 0, ext_size_ = 0;
+  uint64_t pool_seed_;       // pool_seed(*pool_), for begin's frame_seed
+  // The rest: where log space comes from when the lane is short of it,
+  // and a range's write-combined logging.
   bool in_range_ = false;    // append_range_wcl is logging a range's halves
-  // The rest: where log space comes from when the lane is short of it.
   ExtentSource extents_;
   RoomFn room_;
   void* room_self_;

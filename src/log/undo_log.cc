@@ -16,9 +16,9 @@ namespace {
 constexpr uint64_t kInExtent = uint64_t{1} << 63;  // seg_id of extents: pool offset | this
 constexpr uint64_t kLinkBytes = 24;
 
-uint64_t undo_seed(const PoolFile& pool, uint32_t lane, uint64_t pos, uint64_t gen) {
-  uint64_t s = hash64(pool.header().uuid, 16);
-  s = hash_word(s, 0x554E444Full ^ lane);
+// pool_seed: redo_log.h's pool_seed(pool).
+uint64_t undo_seed(uint64_t pool_seed, uint32_t lane, uint64_t pos, uint64_t gen) {
+  uint64_t s = hash_word(pool_seed, 0x554E444Full ^ lane);
   s = hash_word(s, pos);
   return hash_word(s, gen);
 }
@@ -52,7 +52,7 @@ bool UndoWriter::link() {
   const uint64_t bytes = uint64_t{e.chunks} * kChunkSize;
   const uint64_t gen = lane_->undo_gen & 0xFFFFFFFF;
   uint64_t rec[3] = {e.offset << 8 | kUndoLink, bytes | gen << 32, 0};
-  uint64_t h = undo_seed(*pool_, lane_->index, seg_id_ + pos_, gen);
+  uint64_t h = undo_seed(pool_seed_, lane_->index, seg_id_ + pos_, gen);
   h = hash_word(hash_word(h, rec[0]), rec[1]);
   rec[2] = hash_finish(h);
   medium_->stream(seg_ + pos_, rec, kLinkBytes);
@@ -78,7 +78,7 @@ bool UndoWriter::append(uint64_t off, size_t n) {
     buf_[0] = off << 8 | kUndoRecord;
     buf_[1] = uint64_t{static_cast<uint32_t>(part)} | (gen << 32);
     std::memcpy(&buf_[2], pool_->at(off), part);
-    uint64_t h = undo_seed(*pool_, lane_->index, seg_id_ + pos_, gen);
+    uint64_t h = undo_seed(pool_seed_, lane_->index, seg_id_ + pos_, gen);
     for (uint64_t i = 0; i < 2 + nw; ++i) h = hash_word(h, buf_[i]);
     buf_[2 + nw] = hash_finish(h);
     medium_->stream(seg_ + pos_, buf_.data(), bytes);
@@ -115,6 +115,7 @@ uint64_t visit_undo(const PoolFile& pool, uint32_t lane, UndoVisit visit, void* 
     seg_size = kChunkSize;
   }
   uint64_t budget = pool.size();  // bytes: a chain of links cannot loop forever
+  const uint64_t seed = pool_seed(pool);
   auto word = [&](uint64_t p) {
     uint64_t w;
     std::memcpy(&w, seg + p, 8);
@@ -127,7 +128,7 @@ uint64_t visit_undo(const PoolFile& pool, uint32_t lane, UndoVisit visit, void* 
     const uint64_t nw = kind == kUndoRecord ? (n + 7) / 8 : 0;
     const uint64_t bytes = (3 + nw) * 8;
     if (bytes > seg_size - pos || bytes > budget) break;
-    uint64_t hs = undo_seed(pool, lane, seg_id + pos, gen);
+    uint64_t hs = undo_seed(seed, lane, seg_id + pos, gen);
     for (uint64_t i = 0; i < 2 + nw; ++i) hs = hash_word(hs, word(pos + 8 * i));
     if (hash_finish(hs) != word(pos + (2 + nw) * 8)) break;
     budget -= bytes;

@@ -39,7 +39,7 @@ inline constexpr uint64_t kUndoLink = 0x6;
 class UndoWriter {
  public:
   UndoWriter(const PoolFile* pool, Medium* medium, Allocator* alloc)
-      : pool_(pool), medium_(medium), extents_(alloc) {}
+      : pool_(pool), medium_(medium), pool_seed_(pool_seed(*pool)), extents_(alloc) {}
   void begin(Lane& lane);
   // As begin, but the records start in a log extent of one chunk (a redo
   // wrap that spills: its lane holds its redo frame).  Returns the
@@ -63,6 +63,7 @@ class UndoWriter {
 
   const PoolFile* pool_;
   Medium* medium_;
+  uint64_t pool_seed_;  // pool_seed(*pool_): every record's checksum seed starts with it
   ExtentSource extents_;
   Lane* lane_ = nullptr;
   char* seg_ = nullptr;     // lane base, or the current extent

@@ -38,7 +38,6 @@ AliasRing::AliasRing(const ResolvedConfig& cfg, PoolFile* pool, Medium* medium, 
       threshold_(std::max<uint32_t>(cfg.alias_entries / cfg.retire_divisor, 1)),
       shadow_budget_(uint64_t{cfg.shadow_budget_kib} << 10),
       slots_(new std::atomic<AliasTable*>[ring_]),
-      colours_(new Colour[size_t{ring_} * ring_]),
       inline_retire_(cfg.flags & SW_CONFIG_NO_RETIRE_THREAD),
       help_(!(cfg.flags & SW_CONFIG_NO_RETIRE_HELP)),
       retire_stepwise_(inline_retire_ && cfg.retire_stepwise),
@@ -79,35 +78,33 @@ void AliasRing::stop() {
   helpers_.clear();
 }
 
-WrapTag AliasRing::enter() {
-  for (;;) {
-    const uint64_t a = active_gen_.load();
-    const uint64_t m = readable_gen_.load();
-    Colour& c = colour(a, m);
-    c.n.fetch_add(1);
-    if (active_gen_.load() == a && readable_gen_.load() == m) return {a, m};
-    c.n.fetch_sub(1);
-  }
+void AliasRing::add_slot(WrapSlot* s) {
+  std::lock_guard<std::mutex> g(wrap_slots_mu_);
+  wrap_slots_.push_back(s);
 }
 
-void AliasRing::leave(const WrapTag& tag) {
-  colour(tag.active, tag.readable).n.fetch_sub(1);
-  // Wake the retirer only when this wrap may have been what it waits for.
-  if (tag.active != active_gen_.load(std::memory_order_relaxed) ||
-      tag.readable != readable_gen_.load(std::memory_order_relaxed)) {
-    wake();
-  }
+void AliasRing::remove_slot(WrapSlot* s) {
+  std::lock_guard<std::mutex> g(wrap_slots_mu_);
+  wrap_slots_.erase(std::remove(wrap_slots_.begin(), wrap_slots_.end(), s), wrap_slots_.end());
 }
 
 int64_t AliasRing::writers_of(uint64_t gen) {
+  std::lock_guard<std::mutex> g(wrap_slots_mu_);
   int64_t n = 0;
-  for (uint32_t m = 0; m < ring_; ++m) n += colours_[(gen % ring_) * ring_ + m].n.load();
+  for (WrapSlot* s : wrap_slots_) {
+    const uint64_t w = s->word.load();
+    if (w != 0 && unpack_colour(w).active <= gen) ++n;
+  }
   return n;
 }
 
 int64_t AliasRing::readers_of(uint64_t gen) {
+  std::lock_guard<std::mutex> g(wrap_slots_mu_);
   int64_t n = 0;
-  for (uint32_t a = 0; a < ring_; ++a) n += colours_[a * ring_ + gen % ring_].n.load();
+  for (WrapSlot* s : wrap_slots_) {
+    const uint64_t w = s->word.load();
+    if (w != 0 && unpack_colour(w).readable <= gen) ++n;
+  }
   return n;
 }
 
@@ -258,7 +255,7 @@ bool AliasRing::try_switch_locked(bool overflow, bool wake_retirer) {
   return true;
 }
 
-void AliasRing::after_commit(bool pressure) {
+void AliasRing::after_commit(bool pressure, TableCache& c) {
   const uint64_t a = active_gen_.load();
   if (retire_stepwise_ && oldest_gen_.load() != a) {
     // Inline stepping: a few more chunks of the table going home.
@@ -268,7 +265,7 @@ void AliasRing::after_commit(bool pressure) {
     }
     stepping_ = false;
   }
-  if (!pressure && !past_threshold(table(a), 1)) return;
+  if (!pressure && !past_threshold(table(a, c), 1)) return;
   if (oldest_gen_.load() != a) return;  // other table still draining
   // A commit does not wait for the lock: if the retirer (or another
   // committer) holds it, a later commit switches.  The active table has
@@ -307,9 +304,9 @@ bool AliasRing::make_room(uint64_t gen, const WrapTag& tag) {
   }
 }
 
-void AliasRing::throttle(bool pressure) {
+void AliasRing::throttle(bool pressure, TableCache& c) {
   const uint64_t a = active_gen_.load();
-  AliasTable& t = table(a);
+  AliasTable& t = table(a, c);
   if (!pressure && !past_threshold(t, 3) && t.count() < t.hard_limit() / 2) return;
   if (pressure && oldest_gen_.load() == a && t.count() == 0) return;  // nothing to switch away from
   // The active table is well past its threshold but the other one is still

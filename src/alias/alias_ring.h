@@ -19,7 +19,18 @@
 // sets A_X R_Y, A_X R̄_Y, A_Y R_X, A_Y R̄_X.  Table t may go Full -> Closed
 // when no open wrap has a = t (every wrap that could write into it has
 // committed), and Retired -> Empty when no open wrap has m = t (no wrap can
-// still be looking it up).
+// still be looking it up).  The paper counts each set in a shared counter;
+// here each thread keeps its open wrap's colour in a slot of its own
+// (WrapSlot, in the line of thread state every wrap touches anyway), and
+// the retirer, which alone asks "does any open wrap have a = t?", reads
+// every registered slot.  So opening and closing a wrap writes no line
+// another thread writes (a shared counter was an atomic add on a line every
+// thread's wraps contended for, and a line a wrap opening with cold caches
+// missed).  Ordering: enter() stores the slot, then reads both generations
+// again (all seq_cst); a switch or retirement changes a generation, then
+// reads the slots (seq_cst).  In the single total order either the slot's
+// store comes first, and the retirer sees the wrap, or the generation's
+// store does, and the wrap's re-read sees it and tags itself again.
 //
 // Commit order: every committed wrap takes a sequence number.  At a switch
 // the ring records the table's seq_boundary S: wraps with seq <= S stored
@@ -73,6 +84,25 @@ struct WrapTag {
   uint64_t readable;  // m
 };
 
+// Where one thread's open wrap keeps its colour (see the top of this
+// file): 0 while it has none, else the packed tag.  Owned by the thread's
+// state, registered with the ring (AliasRing::add_slot) for as long as it
+// may be used; written only by its thread, read by the retirer.
+struct WrapSlot {
+  std::atomic<uint64_t> word{0};
+};
+
+// A thread's copy of which table object is generation `gen`'s (kept in
+// state the thread touches anyway, so that a wrap does not read the ring's
+// slot array): the ring assigns a generation its table before publishing
+// the generation and keeps it there until the table is recycled, which
+// happens only after the generation stopped being active.  So a copy whose
+// gen is the active generation just read is that generation's table.
+struct TableCache {
+  uint64_t gen = ~uint64_t{0};
+  AliasTable* table = nullptr;
+};
+
 class AliasRing {
  public:
   // live: where the alias filter publishes its live word (the pool's
@@ -81,14 +111,50 @@ class AliasRing {
             uint64_t* regions = nullptr);
   ~AliasRing();
 
-  // ---- colours (lock-free: one fetch_add and a re-check)
-  WrapTag enter();
-  void leave(const WrapTag& tag);
+  // ---- colours (lock-free: a store to the thread's own slot and a re-check)
+  // A thread's slot joins the ring before its first enter() and leaves it
+  // (remove_slot) only while it holds no colour.
+  void add_slot(WrapSlot* s);
+  void remove_slot(WrapSlot* s);
+  WrapTag enter(WrapSlot& s) {
+    for (;;) {
+      const WrapTag t = colour_now();
+      if (try_enter(s, t)) return t;
+    }
+  }
+  void leave(WrapSlot& s, const WrapTag& tag) {
+    s.word.store(0);
+    // Wake the retirer only when this wrap may have been what it waits for.
+    if (tag.active != active_gen_.load(std::memory_order_relaxed) ||
+        tag.readable != readable_gen_.load(std::memory_order_relaxed)) {
+      wake();
+    }
+  }
+  // enter()'s two steps, apart for the tests: the generations now, and
+  // publishing them as the slot's colour, which holds only if neither
+  // generation moved meanwhile (false: the slot holds a stale colour, which
+  // keeps tables longer but never too short; tag again or leave).
+  // The colour slot s holds (REQUIRES: s holds one; its own thread).
+  static WrapTag colour_of(const WrapSlot& s) { return unpack_colour(s.word.load(std::memory_order_relaxed)); }
+  WrapTag colour_now() const { return {active_gen_.load(), readable_gen_.load()}; }
+  bool try_enter(WrapSlot& s, const WrapTag& t) {
+    s.word.store(pack_colour(t));
+    return active_gen_.load() == t.active && readable_gen_.load() == t.readable;
+  }
 
   // ---- tables, newest first: for (g = active_gen(); g + 1 > readable_gen() ...)
   uint64_t active_gen() const { return active_gen_.load(std::memory_order_seq_cst); }
   uint64_t readable_gen() const { return readable_gen_.load(std::memory_order_seq_cst); }
   AliasTable& table(uint64_t gen) { return *slots_[gen & (ring_ - 1)].load(std::memory_order_acquire); }
+  // The same through a thread's copy (TableCache), for a generation read
+  // from active_gen().
+  AliasTable& table(uint64_t gen, TableCache& c) {
+    if (c.gen != gen) [[unlikely]] {
+      c.table = &table(gen);
+      c.gen = gen;
+    }
+    return *c.table;
+  }
   size_t page_size() const { return page_size_; }
   // Strict mode: tables keep base values and retirement checks home against
   // them before writing (a plain store there would be overwritten).
@@ -125,7 +191,11 @@ class AliasRing {
   // ---- policy
   // After a commit: switch if the active table is past its threshold (or
   // `pressure`, a lane past a quarter full) and the other table is Empty.
-  void after_commit(bool pressure);
+  void after_commit(bool pressure, TableCache& c);
+  void after_commit(bool pressure) {
+    TableCache c;
+    after_commit(pressure, c);
+  }
   // A store found table `gen` at its hard limit.  Makes a new table active
   // if the ring has room; else waits (bounded) for one to be recycled.
   // Returns false when no progress is possible (the wrap must fail).
@@ -134,7 +204,11 @@ class AliasRing {
   // opener's lane is filling: `pressure`) while the other is still
   // draining, wait (bounded) for the drain, then switch — before the wrap
   // takes its colour, so the frames in its lane never wait for it.
-  void throttle(bool pressure);
+  void throttle(bool pressure, TableCache& c);
+  void throttle(bool pressure) {
+    TableCache c;
+    throttle(pressure, c);
+  }
   // Waits until retired_seq() >= seq, or until the deadline; asks for a
   // switch first.  False on timeout.
   bool wait_retired(uint64_t seq);
@@ -182,12 +256,17 @@ class AliasRing {
   static constexpr int kMaxRing = 64;
   static constexpr uint64_t kMaxEntries = uint64_t{1} << 30;
   static constexpr uint64_t kThrottleWaitNs = 100'000'000;
-  struct alignas(64) Colour {
-    std::atomic<int64_t> n{0};
-  };
-  Colour& colour(uint64_t a, uint64_t m) { return colours_[(a & (ring_ - 1)) * ring_ + (m & (ring_ - 1))]; }
-  int64_t writers_of(uint64_t gen);  // open wraps with a == gen
-  int64_t readers_of(uint64_t gen);  // open wraps with m == gen
+  // A slot's word: (a + 1) << 6 | (a - m); a - m < kMaxRing (live tables).
+  static uint64_t pack_colour(const WrapTag& t) { return (t.active + 1) << 6 | (t.active - t.readable); }
+  static WrapTag unpack_colour(uint64_t w) { return {(w >> 6) - 1, (w >> 6) - 1 - (w & 63)}; }
+  static_assert(kMaxRing <= 64, "a slot keeps a - m in 6 bits");
+  // Open wraps that may still write into table gen (a <= gen: a wrap stores
+  // into the table active at each store, never an older one than its a) /
+  // look it up (m <= gen).  Tables close and recycle in generation order,
+  // so no wrap with a < gen (m < gen) is left when gen's turn comes: the
+  // counts are those of a == gen (m == gen) of the paper.
+  int64_t writers_of(uint64_t gen);
+  int64_t readers_of(uint64_t gen);
 
   // A table is due for a switch at `threshold_` entries or when its
   // shadow pages hold more than shadow_budget_ bytes (x times either; 2 MiB
@@ -281,16 +360,17 @@ class AliasRing {
   uint32_t threshold_;
   uint64_t shadow_budget_;
   std::unique_ptr<std::atomic<AliasTable*>[]> slots_;
-  std::unique_ptr<Colour[]> colours_;
   bool inline_retire_;
   bool help_;             // committing wraps help (not SW_CONFIG_NO_RETIRE_HELP)
   bool retire_stepwise_;  // inline: a few chunks per step (crash simulator)
-  // (59 bytes: seq_ below starts the next line.)
+  // (51 bytes: seq_ below starts the next line.)
   alignas(64) std::atomic<uint64_t> seq_{0};
   alignas(64) std::atomic<uint64_t> retired_seq_{0};
   std::atomic<uint64_t> home_seq_{0};
 
   std::mutex mu_;  // switches, state transitions
+  std::mutex wrap_slots_mu_;  // after mu_ where both are held
+  std::vector<WrapSlot*> wrap_slots_;  // every thread's (add_slot)
   std::condition_variable cv_;      // retirer waits for work
   std::condition_variable done_cv_;  // waiters for progress
   std::atomic<bool> work_{false};

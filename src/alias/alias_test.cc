@@ -183,6 +183,21 @@ TEST(ShadowPage, DirtyRunsAndOverlayMatchTheMaskByteByByte) {
   }
 }
 
+// An open wrap's colour, in a slot of its own as a thread's wrap keeps it.
+struct Held {
+  explicit Held(AliasRing& r) : ring(&r) {
+    r.add_slot(&slot);
+    tag = r.enter(slot);
+  }
+  ~Held() { ring->remove_slot(&slot); }
+  Held(const Held&) = delete;
+  Held& operator=(const Held&) = delete;
+  void leave() { ring->leave(slot, tag); }
+  AliasRing* ring;
+  WrapSlot slot;
+  WrapTag tag{};
+};
+
 class AliasRingTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -240,25 +255,27 @@ class AliasRingTest : public ::testing::Test {
 TEST_F(AliasRingTest, TablesGoThroughTheFiveStatesAndRetireHome) {
   ring_ = std::make_unique<AliasRing>(cfg_, file_.get(), medium_.get());
   EXPECT_EQ(ring_->table(0).state.load(), TableState::kActive);
-  WrapTag w1 = ring_->enter();
+  Held w1(*ring_);
   for (uint64_t i = 0; i < 40; ++i) put(heap(i), i + 1000);
-  WrapTag w2 = ring_->enter();
+  Held w2(*ring_);
   const uint64_t s2 = ring_->next_seq();
-  ring_->leave(w2);
+  w2.leave();
   ring_->after_commit(false);  // 40 >= 256/8: switch; w1 keeps table 0 Full
   EXPECT_EQ(ring_->active_gen(), 1u);
   EXPECT_EQ(ring_->table(0).state.load(), TableState::kFull);
-  WrapTag reader = ring_->enter();  // (a=1, m=0): may read table 0
+  Held reader(*ring_);  // (a=1, m=0): may read table 0
   const uint64_t s1 = ring_->next_seq();
-  ring_->leave(w1);
+  w1.leave();
   ASSERT_TRUE(ring_->wait_retired(s2));
   // Closed, retired home — but the reader pins it: Retired, not Empty.
   EXPECT_EQ(ring_->table(0).state.load(), TableState::kRetired);
+  ring_->throttle(true);  // steps the ring on as far as it can go
+  EXPECT_EQ(ring_->table(0).state.load(), TableState::kRetired) << "the reader's slot still pins it";
   EXPECT_GE(ring_->retired_seq(), s2);
   EXPECT_EQ(file_->meta()->retired_seq, ring_->retired_seq()) << "watermark persisted";
   for (uint64_t i = 0; i < 40; ++i) EXPECT_EQ(*reinterpret_cast<uint64_t*>(file_->at(heap(i))), i + 1000);
   EXPECT_EQ(ring_->lookup_word(heap(3)), 1003u);
-  ring_->leave(reader);
+  reader.leave();
   ASSERT_EQ(ring_->quiesce(), 0);
   EXPECT_EQ(ring_->table(0).state.load(), TableState::kEmpty);
   EXPECT_EQ(ring_->table(0).count(), 0u);
@@ -267,30 +284,79 @@ TEST_F(AliasRingTest, TablesGoThroughTheFiveStatesAndRetireHome) {
 
 TEST_F(AliasRingTest, OpenWriterKeepsItsTableFromClosing) {
   ring_ = std::make_unique<AliasRing>(cfg_, file_.get(), medium_.get());
-  WrapTag writer = ring_->enter();
+  Held writer(*ring_);
   for (uint64_t i = 0; i < 40; ++i) put(heap(i), 7);
-  WrapTag other = ring_->enter();
+  Held other(*ring_);
   ring_->next_seq();
-  ring_->leave(other);
+  other.leave();
   ring_->after_commit(false);
   EXPECT_EQ(ring_->active_gen(), 1u);
   EXPECT_EQ(ring_->table(0).state.load(), TableState::kFull) << "writer still open";
   EXPECT_EQ(*reinterpret_cast<uint64_t*>(file_->at(heap(0))), 0u) << "home untouched before commit";
   ring_->next_seq();
-  ring_->leave(writer);
+  writer.leave();
   ASSERT_EQ(ring_->quiesce(), 0);
   EXPECT_EQ(*reinterpret_cast<uint64_t*>(file_->at(heap(0))), 7u);
 }
 
+// enter() tags a wrap with the generations it read, published in its
+// slot, only if they have not moved since: a colour read before a switch
+// must be refused, or the retirer (which read the slots after switching)
+// could close a table the wrap then writes into.
+TEST_F(AliasRingTest, AColourReadBeforeASwitchDoesNotHold) {
+  ring_ = std::make_unique<AliasRing>(cfg_, file_.get(), medium_.get());
+  WrapSlot late;
+  ring_->add_slot(&late);
+  const WrapTag stale = ring_->colour_now();
+  EXPECT_EQ(stale.active, 0u);
+  {
+    Held w(*ring_);
+    for (uint64_t i = 0; i < 40; ++i) put(heap(i), i + 1);
+    ring_->next_seq();
+    w.leave();
+  }
+  ring_->after_commit(false);  // 40 >= 256/8: switch
+  ASSERT_EQ(ring_->active_gen(), 1u);
+  EXPECT_FALSE(ring_->try_enter(late, stale)) << "the active generation moved after it was read";
+  const WrapTag now = ring_->enter(late);
+  EXPECT_EQ(now.active, 1u);
+  EXPECT_EQ(AliasRing::colour_of(late).active, 1u);
+  EXPECT_EQ(AliasRing::colour_of(late).readable, now.readable);
+  ring_->leave(late, now);
+  EXPECT_EQ(late.word.load(), 0u) << "a closed wrap holds no colour";
+  ring_->remove_slot(&late);
+  ASSERT_EQ(ring_->quiesce(), 0);
+  EXPECT_EQ(*reinterpret_cast<uint64_t*>(file_->at(heap(39))), 40u);
+}
+
+// A thread's copy of the active table is used only for the generation it
+// was taken for: after a switch the same copy answers the new table.
+TEST_F(AliasRingTest, ATableCacheAnswersOnlyForItsGeneration) {
+  ring_ = std::make_unique<AliasRing>(cfg_, file_.get(), medium_.get());
+  TableCache c;
+  EXPECT_EQ(&ring_->table(0, c), &ring_->table(0));
+  {
+    Held w(*ring_);
+    for (uint64_t i = 0; i < 40; ++i) put(heap(i), i + 1);
+    ring_->next_seq();
+    w.leave();
+  }
+  ring_->after_commit(false, c);  // 40 >= 256/8: switch
+  ASSERT_EQ(ring_->active_gen(), 1u);
+  EXPECT_EQ(&ring_->table(1, c), &ring_->table(1)) << "the copy of generation 0 is not generation 1's table";
+  EXPECT_NE(&ring_->table(1, c), &ring_->table(0));
+  ASSERT_EQ(ring_->quiesce(), 0);
+}
+
 TEST_F(AliasRingTest, OverflowAddsTablesAndNewerValuesWin) {
   ring_ = std::make_unique<AliasRing>(cfg_, file_.get(), medium_.get());
-  WrapTag w = ring_->enter();
+  Held w(*ring_);
   uint64_t key = 0;
   for (int round = 0; round < 3; ++round) {
     const uint64_t g = ring_->active_gen();
     AliasTable& t = ring_->table(g);
     while (t.count() < t.hard_limit()) put(heap(key++), round);
-    ASSERT_TRUE(ring_->make_room(g, w));
+    ASSERT_TRUE(ring_->make_room(g, w.tag));
     EXPECT_EQ(ring_->active_gen(), g + 1);
   }
   put(heap(0), 99);  // newest table
@@ -298,7 +364,7 @@ TEST_F(AliasRingTest, OverflowAddsTablesAndNewerValuesWin) {
   EXPECT_EQ(ring_->lookup_word(heap(key - 1)), 2u);
   EXPECT_GT(ring_->table(ring_->active_gen()).capacity(), 256u) << "overflow tables grow";
   ring_->next_seq();
-  ring_->leave(w);
+  w.leave();
   ASSERT_EQ(ring_->quiesce(), 0);
   EXPECT_EQ(*reinterpret_cast<uint64_t*>(file_->at(heap(0))), 99u);
   EXPECT_EQ(*reinterpret_cast<uint64_t*>(file_->at(heap(key - 1))), 2u);
@@ -319,9 +385,9 @@ TEST_F(AliasRingTest, ShadowPagesPastTheBudgetForceASwitchBelowTheEntryThreshold
     ++pages;
   }
   EXPECT_LT(t.count(), 8192u / 16);
-  WrapTag w = ring_->enter();
+  Held w(*ring_);
   ring_->next_seq();
-  ring_->leave(w);
+  w.leave();
   ring_->after_commit(false);
   EXPECT_EQ(ring_->active_gen(), 1u) << "switched at " << pages << " pages";
   ASSERT_EQ(ring_->quiesce(), 0);
@@ -338,10 +404,10 @@ TEST_F(AliasRingTest, SteadyStateAlternatesBetweenTwoTables) {
   for (uint64_t gen = 0; gen < 20; ++gen) {
     ASSERT_EQ(ring_->active_gen(), gen);
     seen.insert(&ring_->table(gen));
-    WrapTag w = ring_->enter();
+    Held w(*ring_);
     for (uint64_t i = 0; i < 40; ++i) put(heap(gen * 64 + i), gen * 1000 + i);
     ring_->next_seq();
-    ring_->leave(w);
+    w.leave();
     ring_->after_commit(false);  // 40 >= 256/8: switch, retire inline
   }
   EXPECT_EQ(seen.size(), 2u);
@@ -361,9 +427,9 @@ TEST_F(AliasRingTest, TheShadowBudgetIsConfigurable) {
   AliasTable& t = ring_->table(0);
   const uint64_t base = (file_->header().heap_offset + 4095) & ~uint64_t{4095};
   for (uint64_t p = 0; p < 15; ++p) ASSERT_NO_FATAL_FAILURE(add_page(t, base + p * 4096, 8, 'y'));
-  WrapTag w = ring_->enter();
+  Held w(*ring_);
   ring_->next_seq();
-  ring_->leave(w);
+  w.leave();
   ring_->after_commit(false);
   EXPECT_EQ(ring_->active_gen(), 1u) << "15 pages of 4.5 KiB pass 64 KiB";
   ASSERT_EQ(ring_->quiesce(), 0);
@@ -429,14 +495,14 @@ TEST_F(AliasRingTest, RetirementWritesHomeBeforeTheFilterClearsTheSlots) {
   ring_ = std::make_unique<AliasRing>(cfg_, file_.get(), &checking);
   for (uint64_t round = 0; round < 4; ++round) {
     const uint64_t g = ring_->active_gen();
-    WrapTag w = ring_->enter();
+    Held w(*ring_);
     for (uint64_t i = 0; i < 40; ++i) put(word(i), round * 1000 + i + 1);  // 40 >= 256/8: a switch at commit
     for (uint64_t p = 0; p < 4; ++p) {
       ASSERT_NO_FATAL_FAILURE(add_page(ring_->table(g), pages + p * 4096, 64 * p + round, static_cast<char>('a' + round)));
     }
     EXPECT_FALSE(ring_->filter().clear_word(word(7))) << "aliased in live generation " << g;
     ring_->next_seq();
-    ring_->leave(w);
+    w.leave();
     ring_->after_commit(false);  // switch, then close and retire g inline
     ASSERT_EQ(ring_->readable_gen(), g + 1) << "round " << round << ": table " << g << " retired";
     EXPECT_TRUE(ring_->filter().clear_word(word(7))) << "retired: the slot is clear";

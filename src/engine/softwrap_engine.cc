@@ -61,7 +61,10 @@ struct SwThread {
   RedoWriter writer;
   // Every wrap's line.
   alignas(64) Lane* lane = nullptr;
-  WrapTag tag{};
+  // The open wrap's colour, registered with the ring (alias_ring.h); also
+  // the colour a load or read outside a wrap holds while it looks up.
+  WrapSlot slot;
+  WrapTag tag() const { return AliasRing::colour_of(slot); }
   // The wrap's entry stamp (meta): the thread context's 16-bit id (set
   // once), the wrap serial, the valid bit.
   uint64_t stamp;
@@ -69,6 +72,7 @@ struct SwThread {
   std::vector<WordUndo> undo;
   // A store's and a commit's second line: with the spill's first word.
   std::vector<PageUndo> page_undo;
+  TableCache tab;   // the active table, as every store and commit finds it
   WclPolicy wcl;    // write-combined logging: whether to compare
   Spill spill;       // in-place writes once the wrap outgrows its DRAM budget
   SoftwrapEngine* engine;
@@ -123,7 +127,7 @@ class SoftwrapEngine final : public Engine {
   // the wrap holds, so its own loads of them reach the library (the table
   // cannot retire while the wrap is open).
   void object_made(ThreadCtx& ctx, uint64_t off, size_t n) override {
-    ring_.filter().raise_gen(off, n, st(ctx)->tag.active);
+    ring_.filter().raise_gen(off, n, st(ctx)->tag().active);
   }
   // Every frame up to seq retired: its values are home, no lookup reads a
   // table holding them, and recovery never replays it (home_seq(); not
@@ -138,9 +142,13 @@ class SoftwrapEngine final : public Engine {
   void attach(ThreadCtx& ctx) override {
     auto* t = new SwThread(this, pool_, medium_, alloc_, &SoftwrapEngine::room, (thread_ids_.fetch_add(1) + 1) & 0xFFFF);
     t->writer.set_extent_reclaim(&SoftwrapEngine::reclaim_extents, t);
+    ring_.add_slot(&t->slot);
     ctx.engine_state = t;
   }
-  void detach(ThreadCtx& ctx) override { delete st(ctx); }
+  void detach(ThreadCtx& ctx) override {
+    ring_.remove_slot(&st(ctx)->slot);
+    delete st(ctx);
+  }
 
   // A lane past a quarter full makes its wraps push the alias ring to
   // switch tables (so that retirement frees the lane).  Acquisition passes
@@ -179,8 +187,8 @@ class SoftwrapEngine final : public Engine {
     // (reclaim_log_space).
     const bool extents_in_active = has_retiring_extents_.load(std::memory_order_relaxed) &&
                                    newest_extent_gen_.load(std::memory_order_relaxed) >= ring_.active_gen();
-    ring_.throttle(pressed(*t.lane) || extents_in_active);
-    t.tag = ring_.enter();
+    ring_.throttle(pressed(*t.lane) || extents_in_active, t.tab);
+    ring_.enter(t.slot);
     // meta = stamp: thread context id, wrap serial, valid bit.
     t.stamp = (t.stamp & ~((uint64_t{1} << 48) - 1)) | (ctx.wrap_serial & ((uint64_t{1} << 47) - 1)) << 1 | kMetaValid;
     t.writer.begin(*t.lane);
@@ -200,10 +208,10 @@ class SoftwrapEngine final : public Engine {
       // A wrap that wrote nothing: no frame, no sequence number, no fence
       // (its frame header never left the writer).
       t.writer.abandon();
-      ring_.leave(t.tag);
+      ring_.leave(t.slot, t.tag());
       const bool pressure = pressed(*t.lane);
       t.lane = nullptr;
-      ring_.after_commit(pressure);
+      ring_.after_commit(pressure, t.tab);
       return 0;
     }
     const uint64_t seq = ring_.next_seq();
@@ -244,13 +252,13 @@ class SoftwrapEngine final : public Engine {
       }
       has_retiring_extents_.store(true, std::memory_order_relaxed);
     }
-    ring_.leave(t.tag);
+    ring_.leave(t.slot, t.tag());
     t.undo.clear();
     t.page_undo.clear();
     t.page_bytes.clear();
     const bool pressure = pressed(*t.lane);
     t.lane = nullptr;
-    ring_.after_commit(pressure);
+    ring_.after_commit(pressure, t.tab);
     return 0;
   }
 
@@ -297,7 +305,7 @@ class SoftwrapEngine final : public Engine {
     t.page_undo.clear();
     t.page_bytes.clear();
     t.writer.abandon();
-    ring_.leave(t.tag);
+    ring_.leave(t.slot, t.tag());
     t.lane = nullptr;
     return 0;
   }
@@ -310,9 +318,10 @@ class SoftwrapEngine final : public Engine {
       // lookup_word() asks the alias filter first (no colour needed for a
       // home read: only table reads must keep tables from being recycled).
       if (ring_.filter().clear_word(w)) return extract(home_word_loaded(w), off - w, size);
-      const WrapTag tag = ring_.enter();
+      SwThread& t = *st(ctx);
+      const WrapTag tag = ring_.enter(t.slot);
       v = ring_.lookup_word(w);
-      ring_.leave(tag);
+      ring_.leave(t.slot, tag);
     } else {
       drain(ctx);
       v = ring_.lookup_word(w);
@@ -344,7 +353,7 @@ class SoftwrapEngine final : public Engine {
         // raise itself is for the wrap's own loads, which must find the
         // queued store: they read home only where the filter is clear (its
         // table cannot retire while the wrap is open).
-        const bool home_view = ring_.filter().raise_word_was_clear(w, t.tag.active);
+        const bool home_view = ring_.filter().raise_word_was_clear(w, t.tag().active);
         return queue_word(t.queued, t.wcl, pool_->at(w), w | (home_view ? 1 : 0), v, counters().stores,
                           [&] { return drain_queue(ctx, t); });
       }
@@ -392,7 +401,7 @@ class SoftwrapEngine final : public Engine {
       // it is where the store goes (put_word would find it too).  One probe
       // instead of a lookup through the ring and a second probe.
       const uint64_t g = ring_.active_gen();
-      AliasTable& tab = ring_.table(g);
+      AliasTable& tab = ring_.table(g, t.tab);
       AliasEntry* e = tab.find(w);
       if (e != nullptr && (e->meta.load(std::memory_order_acquire) & kMetaValid)) {
         cur = e->value.load(std::memory_order_relaxed);
@@ -430,12 +439,12 @@ class SoftwrapEngine final : public Engine {
         relaxed_copy(dst, pool_->at(off), n);
         return;
       }
-      tag = ring_.enter();
+      tag = ring_.enter(st(ctx)->slot);
     }
     auto* out = static_cast<unsigned char*>(dst);
     const uint64_t below = ring_.active_gen() + 1;
     for_pages(off, n, [&](uint64_t o, size_t len, size_t done) { ring_.visible_bytes(o, len, below, out + done); });
-    if (!ctx.begun) ring_.leave(tag);
+    if (!ctx.begun) ring_.leave(st(ctx)->slot, tag);
   }
 
   // No table that a reader overlays — generations readable_gen() through
@@ -596,7 +605,7 @@ class SoftwrapEngine final : public Engine {
   [[gnu::always_inline]] bool put_word(SwThread& t, uint64_t w, uint64_t v) {
     for (;;) {
       const uint64_t g = ring_.active_gen();
-      AliasTable& tab = ring_.table(g);
+      AliasTable& tab = ring_.table(g, t.tab);
       ring_.filter().raise_word(w, g);  // before the alias is visible (alias_filter.h)
       // A word of a page this table already shadows goes into that page
       // (unless the word has an entry of its own, which shadows the page):
@@ -612,7 +621,7 @@ class SoftwrapEngine final : public Engine {
       bool inserted;
       AliasEntry* e = tab.find_or_insert(w, &inserted);
       if (!e) {
-        if (!ring_.make_room(g, t.tag)) return false;
+        if (!ring_.make_room(g, t.tag())) return false;
         t.dram += table_bytes(ring_.table(ring_.active_gen()));  // an overflow table for this wrap
         continue;
       }
@@ -644,7 +653,7 @@ class SoftwrapEngine final : public Engine {
     const uint64_t po = o & ~(uint64_t{page_size_} - 1);
     for (;;) {
       const uint64_t g = ring_.active_gen();
-      AliasTable& tab = ring_.table(g);
+      AliasTable& tab = ring_.table(g, t.tab);
       ring_.filter().raise_gen(o, len, g);  // before the bytes are visible (alias_filter.h)
       char* page;
       if (t.last_gen == g && t.last_po == po) {
@@ -654,7 +663,7 @@ class SoftwrapEngine final : public Engine {
         bool inserted;
         AliasEntry* e = tab.find_or_insert(page_key(po), &inserted);
         if (!e) {
-          if (!ring_.make_room(g, t.tag)) return false;
+          if (!ring_.make_room(g, t.tag())) return false;
           continue;
         }
         if (inserted) {
@@ -724,7 +733,7 @@ class SoftwrapEngine final : public Engine {
   // table (twice the active one) a growing wrap would need.
   void maybe_spill(ThreadCtx& ctx, SwThread& t) {
     if (t.spill.active()) return;
-    if (dram_of(t) + 2 * table_bytes(ring_.table(ring_.active_gen())) <= spill_bytes_) return;
+    if (dram_of(t) + 2 * table_bytes(ring_.table(ring_.active_gen(), t.tab)) <= spill_bytes_) return;
     if (!t.spill.start(*t.lane, t.writer.frame_phys())) fail(ctx);
   }
 
@@ -774,7 +783,7 @@ class SoftwrapEngine final : public Engine {
     {
       std::lock_guard<std::mutex> g(ext_mu_);
       for (const RetiringFrame& f : retiring_extents_) {
-        if (f.gen < t.tag.active) want = std::max(want, f.seq);
+        if (f.gen < t.tag().active) want = std::max(want, f.seq);
       }
     }
     if (want == 0) return false;

@@ -93,6 +93,7 @@ void RedoWriter::begin(Lane& lane) {
   start_ = lane.tail;
   limit_ = std::min(lane.reclaimed + lane.size, start_ + lane.size - kLine);
   ext_ = nullptr;
+  ext_size_ = 0;
   hash_ = frame_seed_from(pool_seed_, lane.index, start_ % lane.size);
   count_ = 0;
   fill_ = 0;

@@ -198,7 +198,9 @@ class RedoWriter {
   void abandon();
   // The extents the last committed frame continued in (release them once
   // the frame is retired).
-  std::vector<LogExtent> take_extents() { return extents_.hand_over(); }
+  // A frame that took none (ext_size_ still 0 from begin) reads nothing
+  // past the writer's first two lines.
+  std::vector<LogExtent> take_extents() { return ext_size_ == 0 ? std::vector<LogExtent>{} : extents_.hand_over(); }
   // See ExtentSource::set_reclaim.
   void set_extent_reclaim(ExtentSource::ReclaimFn fn, void* self) { extents_.set_reclaim(fn, self); }
 
@@ -267,7 +269,8 @@ class RedoWriter {
   } pending_;                // a half-changed word waiting for a partner
   int64_t saved_words_ = 0;  // log words this frame saves over no WCL
   const PoolFile* pool_;
-  uint64_t ext_pos_ = 0, ext_size_ = 0;
+  uint64_t ext_pos_ = 0;
+  uint64_t ext_size_ = 0;    // bytes of the current extent; 0 until the frame takes one
   uint64_t pool_seed_;       // pool_seed(*pool_), for begin's frame_seed
   // The rest: where log space comes from when the lane is short of it,
   // and a range's write-combined logging.

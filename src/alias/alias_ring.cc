@@ -12,6 +12,7 @@
 #include "alias/home_writer.h"
 
 #include <algorithm>
+#include <cstddef>
 #include <bit>
 #include <cstdio>
 #include <cstring>
@@ -42,6 +43,12 @@ AliasRing::AliasRing(const ResolvedConfig& cfg, PoolFile* pool, Medium* medium, 
       help_(!(cfg.flags & SW_CONFIG_NO_RETIRE_HELP)),
       retire_stepwise_(inline_retire_ && cfg.retire_stepwise),
       home_runs_late_(cfg.home_runs_late) {
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Winvalid-offsetof"
+  static_assert(offsetof(AliasRing, retired_seq_) + sizeof(retired_seq_) - offsetof(AliasRing, active_gen_) <= 64 &&
+                    offsetof(AliasRing, active_gen_) % 64 == 0,
+                "what every wrap reads of the ring lies on one line");
+#pragma GCC diagnostic pop
   for (uint32_t i = 0; i < 2; ++i) tables_.push_back(std::make_unique<AliasTable>(cfg.alias_entries, page_size_, strict_));
   for (uint32_t i = 0; i < ring_; ++i) slots_[i].store(nullptr);
   slots_[0].store(tables_[0].get());
@@ -513,6 +520,7 @@ bool AliasRing::run_phase(AliasTable& t, bool pages, HomeWriter& home, uint32_t 
     job_.entries.store(entries, std::memory_order_relaxed);
     job_.done.store(0, std::memory_order_relaxed);
     job_.claim.store(uint64_t{total} << 32, std::memory_order_release);
+    phase_open_.store(true, std::memory_order_release);
     done_cv_.notify_all();  // wraps waiting at open (throttle) help
     if (!helpers_.empty()) {
       phase_serial_.fetch_add(1, std::memory_order_release);
@@ -547,6 +555,7 @@ bool AliasRing::run_phase(AliasTable& t, bool pages, HomeWriter& home, uint32_t 
       sched_yield();
     }
   }
+  phase_open_.store(false, std::memory_order_relaxed);
   job_.claim.store(0, std::memory_order_relaxed);
   return true;
 }

@@ -230,7 +230,7 @@ class AliasRing {
   // help_done() — also when its commit failed.  Inline: one load and a
   // compare when there is nothing to help with.
   void help(Help* h, uint64_t entries) {
-    if (help_ && unclaimed() != 0) help_slow(h, entries);
+    if (help_ && phase_open_.load(std::memory_order_acquire) && unclaimed() != 0) help_slow(h, entries);
   }
   void help_done(Help* h) {
     if (h->chunks != 0) help_done_slow(h);
@@ -350,9 +350,13 @@ class AliasRing {
   std::vector<AliasTable*> spare_;  // Empty tables, most recently recycled last
 
   // One cache line holds what every wrap reads of the ring (throttle,
-  // enter, leave, after_commit, help): the generations, which only
-  // switches and retirement write, and the constants beside them, so that
-  // a wrap opening with cold caches misses one line here, not four.
+  // enter, leave, after_commit, help, and the lanes' reclaim): the
+  // generations and the retired watermark, which only switches and
+  // retirement write (the retirer writes both at the end of a table), the
+  // constants beside them, and whether a retirement phase is open (which
+  // only a phase's start and end write), so that a wrap opening with cold
+  // caches misses one line here, not six; the ring's constructor checks
+  // that they fit.
   alignas(64) std::atomic<uint64_t> active_gen_{0};
   std::atomic<uint64_t> readable_gen_{0};
   std::atomic<uint64_t> oldest_gen_{0};  // oldest table not Empty
@@ -363,10 +367,12 @@ class AliasRing {
   bool inline_retire_;
   bool help_;             // committing wraps help (not SW_CONFIG_NO_RETIRE_HELP)
   bool retire_stepwise_;  // inline: a few chunks per step (crash simulator)
-  // (51 bytes: seq_ below starts the next line.)
+  // A retirement phase is published (set after job_.claim, cleared before
+  // it is reset): a commit reads the job's line only while one is.
+  std::atomic<bool> phase_open_{false};
+  std::atomic<uint64_t> retired_seq_{0};
   alignas(64) std::atomic<uint64_t> seq_{0};
-  alignas(64) std::atomic<uint64_t> retired_seq_{0};
-  std::atomic<uint64_t> home_seq_{0};
+  alignas(64) std::atomic<uint64_t> home_seq_{0};
 
   std::mutex mu_;  // switches, state transitions
   std::mutex wrap_slots_mu_;  // after mu_ where both are held

@@ -124,18 +124,18 @@ class AliasRing {
   }
   void leave(WrapSlot& s, const WrapTag& tag) {
     s.word.store(0);
-    // Wake the retirer only when this wrap may have been what it waits for.
-    if (tag.active != active_gen_.load(std::memory_order_relaxed) ||
-        tag.readable != readable_gen_.load(std::memory_order_relaxed)) {
-      wake();
-    }
+    // Wake the retirer only when this wrap may have been what it waits for
+    // (seq_cst loads after the store: a switch the ring made before it read
+    // this slot is seen here; a wake missed otherwise would only wait for
+    // the retirer's 2 ms poll).
+    if (tag.active != active_gen_.load() || tag.readable != readable_gen_.load()) wake();
   }
+  // The colour slot s holds (REQUIRES: s holds one; its own thread).
+  static WrapTag colour_of(const WrapSlot& s) { return unpack_colour(s.word.load(std::memory_order_relaxed)); }
   // enter()'s two steps, apart for the tests: the generations now, and
   // publishing them as the slot's colour, which holds only if neither
   // generation moved meanwhile (false: the slot holds a stale colour, which
   // keeps tables longer but never too short; tag again or leave).
-  // The colour slot s holds (REQUIRES: s holds one; its own thread).
-  static WrapTag colour_of(const WrapSlot& s) { return unpack_colour(s.word.load(std::memory_order_relaxed)); }
   WrapTag colour_now() const { return {active_gen_.load(), readable_gen_.load()}; }
   bool try_enter(WrapSlot& s, const WrapTag& t) {
     s.word.store(pack_colour(t));

@@ -802,8 +802,10 @@ class SoftwrapEngine final : public Engine {
   AliasRing ring_;
   std::mutex ext_mu_;
   RetiringExtents retiring_extents_;  // by seq; GUARDED_BY(ext_mu_)
-  std::atomic<bool> has_retiring_extents_{false};
-  std::atomic<uint64_t> newest_extent_gen_{0};  // the largest RetiringFrame::gen pushed (a hint)
+  // What every wrap's begin, stores and commit read of the engine past
+  // its first line, on one line of its own (not beside the extent list,
+  // which only wraps with log extents touch).
+  alignas(64) std::atomic<uint64_t> newest_extent_gen_{0};  // the largest RetiringFrame::gen pushed (a hint)
   size_t page_size_;
   uint64_t spill_bytes_;
   bool wcl_;  // write-combined logging (SW_CONFIG_WCL)
@@ -811,6 +813,7 @@ class SoftwrapEngine final : public Engine {
   // (ResolvedConfig::wcl_words): else the word paths run as without WCL.
   bool wcl_stores_;
   HelpControl help_control_;  // crash-simulator control (pool.h)
+  std::atomic<bool> has_retiring_extents_{false};
   std::atomic<uint64_t> thread_ids_{0};
 };
 

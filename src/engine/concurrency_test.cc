@@ -192,6 +192,44 @@ TEST_P(ConcurrencyTest, NeighboursSharingShadowPagesDoNotDisturbEachOther) {
       ASSERT_EQ(0, std::memcmp(base + (obj * kThreads + t) * kObj, &oracle[t][obj * kObj], kObj)) << t << " " << obj;
 }
 
+// A word one thread rewrites whole, wrap after wrap, is read whole by
+// another: sw_load64 returns one of the values stored, never bytes of two
+// (as an aligned 8-byte load does on x86).  Two patterns with no byte in
+// common make any mix visible.  Under softwrap the words live in a shadow
+// page (sw_write, and a store to a word of a page the table shadows), whose
+// bytes a reader once took one at a time.
+TEST_P(ConcurrencyTest, AWordRewrittenWholeIsNeverReadTorn) {
+  constexpr uint64_t kA = 0x0123456789abcdefull, kB = ~kA;
+  auto* w = static_cast<uint64_t*>(sw_pool_root(pool_, 1024));
+  ASSERT_NE(w, nullptr);
+  std::atomic<bool> writing{true};
+  std::atomic<int> errors{0};
+  std::atomic<uint64_t> torn{0};
+  std::thread writer([&] {
+    for (int n = 0; n < 5000 * kScale; ++n) {
+      const uint64_t v = n % 2 ? kA : kB;
+      if (sw_wrap_open(pool_) != 0) ++errors;
+      if (sw_write(pool_, &w[0], &v, 8) != 0) ++errors;  // w[0] by range: the page's bytes
+      sw_store64(pool_, &w[1], v);                         // w[1] by store, into the same page
+      if (sw_wrap_close(pool_) != 0) ++errors;
+    }
+    writing.store(false);
+  });
+  uint64_t loads = 0;
+  while (writing.load()) {
+    for (int i = 0; i < 2; ++i) {
+      const uint64_t v = sw_load64(pool_, &w[i]);
+      if (v != 0 && v != kA && v != kB) torn.store(v);
+    }
+    ++loads;
+  }
+  writer.join();
+  ASSERT_EQ(errors.load(), 0) << sw_errormsg();
+  EXPECT_EQ(torn.load(), 0u) << std::hex << "a load returned 0x" << torn.load() << ", bytes of two stores, in "
+                             << std::dec << loads << " pairs of loads";
+  EXPECT_GT(loads, 0u);
+}
+
 TEST_P(ConcurrencyTest, ConcurrentAllocationsNeverOverlap) {
   auto* root = static_cast<uint64_t*>(sw_pool_root(pool_, kThreads * 8));
   ASSERT_NE(root, nullptr);

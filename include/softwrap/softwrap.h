@@ -778,11 +778,15 @@ SW_API void *sw_modify(sw_pool *pool, void *addr, size_t n);
  * calls the library with SW_CONFIG_COUNT_LOADS and on a medium that records
  * loads (the crash simulator's trace medium, for the Themis simulator): the
  * filter is then regions and a slot that are always raised.  An inline
- * load costs a test of the handle, a load of its region (in this struct,
- * at a constant offset: a cache hit in a loop) after a shift and a mask by
- * constants, a compare with 0 and the plain load: no call, no thread-local access, no
- * write to shared memory, and no counting (sw_stats.loads counts only the
- * loads that reach the library; all of them under SW_CONFIG_COUNT_LOADS).
+ * load costs a load of its region (in this struct, at a constant offset: a
+ * cache hit in a loop) after a shift and a mask by constants, a compare
+ * with 0 and the plain load: no call, no thread-local access, no write to
+ * shared memory, and no counting (sw_stats.loads counts only the loads that
+ * reach the library; all of them under SW_CONFIG_COUNT_LOADS).  The handle
+ * is not tested per load: which regions to read (the handle's, or for NULL
+ * regions always raised, which send the load to the library and its error)
+ * is a branch-free function of the handle, which a loop over one handle
+ * computes once.
  *
  * Views.  A loop over many loads of one pool can take a view instead — sw_view v = sw_view_of(pool); ...
  * sw_view_load64(&v, addr) — a copy of what the check needs, which the
@@ -902,9 +906,30 @@ static inline int sw_hot_range(sw_pool *pool, const void *addr, size_t n) {
   }
 }
 
+/* The regions an inline load reads: the handle's, or for NULL regions that
+ * are always raised (so the load goes to the library, which reports the
+ * misuse).  A select, not a branch: in a loop over one handle the compiler
+ * computes it once, before the loop, and each load is then a shift, a mask,
+ * a load and compare of its region and a branch beside the plain load. */
+static inline const uint64_t *sw_hot_regions_of(sw_pool *pool) {
+  const uintptr_t raised = (uintptr_t)sw_hot_raised_regions;
+  const uintptr_t own = (uintptr_t)pool + offsetof(sw_pool_hot, regions);
+  uintptr_t mask = 0 - (uintptr_t)(pool != 0), r;
+  /* Opaque to the optimiser, which would otherwise turn the select back
+   * into a branch in every load; still a function of the handle alone. */
+  __asm__("" : "+r"(mask));
+  r = raised ^ ((own ^ raised) & mask);
+  __asm__("" : "+r"(r));
+  return (const uint64_t *)r;
+}
+
 #define SW_HOT_LOAD(pool, addr, T, slow)                                                      \
   do {                                                                                        \
-    if (__builtin_expect((pool) != 0 && sw_hot_clear((pool), (uintptr_t)(addr)), 1))         \
+    if (__builtin_expect(sw_hot_region_clear(sw_hot_regions_of(pool), (uintptr_t)(addr)), 1)) \
+      return __atomic_load_n((const T *)(addr), __ATOMIC_RELAXED);                            \
+    if ((pool) != 0 &&                                                                        \
+        sw_hot_slot_clear((const sw_pool_hot *)(const void *)(pool),                          \
+                          (uintptr_t)(addr) >> ((const sw_pool_hot *)(const void *)(pool))->filter_shift)) \
       return __atomic_load_n((const T *)(addr), __ATOMIC_RELAXED);                            \
     return slow((pool), (addr));                                                              \
   } while (0)

@@ -952,6 +952,17 @@ TEST(InlineReadView, AViewOfNoPoolFailsAsSwLoad64Does) {
   EXPECT_EQ(sw_errno(), want);
   EXPECT_EQ(sw_view_load8(&none, &word), 0u);
   EXPECT_EQ(sw_errno(), want);
+  // A loop over a NULL handle the compiler cannot see (the regions an
+  // inline load reads are chosen once for the loop): every load fails.
+  sw_pool* volatile hidden = nullptr;
+  sw_pool* const none_pool = hidden;
+  const uint64_t words[4] = {1, 2, 3, 4};
+  uint64_t sum = 0;
+  for (const uint64_t& w : words) {
+    sum += sw_load64(none_pool, &w);
+    EXPECT_EQ(sw_errno(), want);
+  }
+  EXPECT_EQ(sum, 0u);
 }
 
 const Param kLibraryPath[] = {

@@ -880,11 +880,29 @@ static inline int sw_hot_slot_clear(const sw_pool_hot *h, uintptr_t i) {
 static inline int sw_hot_region_clear(const uint64_t *c, uintptr_t a) {
   return __atomic_load_n(&c[(a >> SW_HOT_REGION_SHIFT) & (SW_HOT_REGIONS - 1)], __ATOMIC_ACQUIRE) == 0;
 }
-/* Whether address a's region, or failing that its slot, is clear. */
+/* The regions an inline load reads: the handle's, or for NULL regions that
+ * are always raised (so the load goes to the library, which reports the
+ * misuse).  A select, not a branch: in a loop over one handle the compiler
+ * computes it once, before the loop, and each load is then a shift, a mask,
+ * a load and compare of its region and a branch beside the plain load. */
+static inline const uint64_t *sw_hot_regions_of(sw_pool *pool) {
+  const uintptr_t raised = (uintptr_t)sw_hot_raised_regions;
+  const uintptr_t own = (uintptr_t)pool + offsetof(sw_pool_hot, regions);
+  uintptr_t mask = 0 - (uintptr_t)(pool != 0), r;
+  /* Both values opaque to the optimiser: without the first it turns the
+   * select back into a branch in every load, without the second it keeps
+   * the last xor inside the loop.  Still functions of the handle alone. */
+  __asm__("" : "+r"(mask));
+  r = raised ^ ((own ^ raised) & mask);
+  __asm__("" : "+r"(r));
+  return (const uint64_t *)r;
+}
+/* Whether address a's region, or failing that its slot, is clear (never
+ * for a NULL pool). */
 static inline int sw_hot_clear(sw_pool *pool, uintptr_t a) {
   const sw_pool_hot *h = (const sw_pool_hot *)(const void *)pool;
-  if (__builtin_expect(sw_hot_region_clear(h->regions, a), 1)) return 1;
-  return sw_hot_slot_clear(h, a >> h->filter_shift);
+  if (__builtin_expect(sw_hot_region_clear(sw_hot_regions_of(pool), a), 1)) return 1;
+  return pool != 0 && sw_hot_slot_clear(h, a >> h->filter_shift);
 }
 
 /* Whether the n bytes at addr (n > 0, any alignment) lie in the heap and
@@ -906,30 +924,9 @@ static inline int sw_hot_range(sw_pool *pool, const void *addr, size_t n) {
   }
 }
 
-/* The regions an inline load reads: the handle's, or for NULL regions that
- * are always raised (so the load goes to the library, which reports the
- * misuse).  A select, not a branch: in a loop over one handle the compiler
- * computes it once, before the loop, and each load is then a shift, a mask,
- * a load and compare of its region and a branch beside the plain load. */
-static inline const uint64_t *sw_hot_regions_of(sw_pool *pool) {
-  const uintptr_t raised = (uintptr_t)sw_hot_raised_regions;
-  const uintptr_t own = (uintptr_t)pool + offsetof(sw_pool_hot, regions);
-  uintptr_t mask = 0 - (uintptr_t)(pool != 0), r;
-  /* Opaque to the optimiser, which would otherwise turn the select back
-   * into a branch in every load; still a function of the handle alone. */
-  __asm__("" : "+r"(mask));
-  r = raised ^ ((own ^ raised) & mask);
-  __asm__("" : "+r"(r));
-  return (const uint64_t *)r;
-}
-
 #define SW_HOT_LOAD(pool, addr, T, slow)                                                      \
   do {                                                                                        \
-    if (__builtin_expect(sw_hot_region_clear(sw_hot_regions_of(pool), (uintptr_t)(addr)), 1)) \
-      return __atomic_load_n((const T *)(addr), __ATOMIC_RELAXED);                            \
-    if ((pool) != 0 &&                                                                        \
-        sw_hot_slot_clear((const sw_pool_hot *)(const void *)(pool),                          \
-                          (uintptr_t)(addr) >> ((const sw_pool_hot *)(const void *)(pool))->filter_shift)) \
+    if (__builtin_expect(sw_hot_clear((pool), (uintptr_t)(addr)), 1))                        \
       return __atomic_load_n((const T *)(addr), __ATOMIC_RELAXED);                            \
     return slow((pool), (addr));                                                              \
   } while (0)

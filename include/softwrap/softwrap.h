@@ -305,9 +305,9 @@ SW_API sw_pool *sw_pool_create(const char *path, size_t size, const sw_config *c
  * for a cfg->max_size below the pool's size; SW_ENOTSUP for
  * SW_ENGINE_UNDO_THEMIS on a medium without the Themis rule unless
  * SW_CONFIG_THEMIS_IDEAL is set.  Never writes to a file it
- * refused.  A pool of layout version 1 (softwrap before growable pools) is
- * upgraded in place to version 2, crash-safely; older releases then refuse
- * it.  cfg may be NULL. */
+ * refused.  A pool of an older layout version (1 to 3) is upgraded in
+ * place to the current one (4), crash-safely, unless other handles share
+ * it; older releases then refuse it.  cfg may be NULL. */
 SW_API sw_pool *sw_pool_open(const char *path, const sw_config *cfg);
 
 /* Retires everything, makes it durable, unmaps and frees the handle.

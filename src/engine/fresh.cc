@@ -141,7 +141,7 @@ bool FreshSet::order_written(Medium& m, RedoWriter& log, const PoolFile& pool, b
     flush(m);
     return true;
   }
-  if (!vouch || bytes_ > kVouchMax || pool.header().layout_version < kLayoutVersion) {
+  if (!vouch || bytes_ > kVouchMax || pool.header().layout_version < kLayoutVersionV3) {
     flush(m);
     m.fence(FenceKind::kDataOrder);
     return true;

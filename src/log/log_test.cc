@@ -187,6 +187,141 @@ TEST_F(LogTest, AnyDamagedWordInvalidatesTheFrame) {
   EXPECT_EQ(scan(2, 0).size(), 1u);
 }
 
+// Layout version 4: a frame of at most six entry words goes out as one
+// line (header with the seq, entries, zero words, checksum); a seventh word
+// makes it a classic frame of two lines.  Every kind an entry can be in a
+// line reads back and replays the same either way.
+TEST_F(LogTest, AFrameOfUpToSixEntryWordsIsOneLine) {
+  ASSERT_EQ(file_->header().layout_version, kLayoutVersion);
+  RedoWriter w = writer();
+  ASSERT_TRUE(w.one_line_frames());
+  Lane& lane = lanes_->lane(1);
+  const char text[] = "fourteen bytes";
+  struct Case {
+    const char* what;
+    int stores;       // word stores of 0x1000 + i at heap(i)
+    bool range;       // and a 14-byte range at heap(20) + 1 (4 words)
+    bool pair;        // and a PAIR of half-changed words at heap(30), heap(31) (3 words)
+    uint64_t lines;   // lines the frame takes
+  };
+  const Case cases[] = {{"one store", 1, false, false, 1},     {"two stores", 2, false, false, 1},
+                        {"three stores", 3, false, false, 1},  {"four stores", 4, false, false, 2},
+                        {"a range and a store", 1, true, false, 1}, {"a pair and a store", 1, false, true, 1},
+                        {"a pair and two stores", 2, false, true, 2}, {"a range", 0, true, false, 1}};
+  uint64_t seq = 100;
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.what);
+    const uint64_t start = lane.tail;
+    w.begin(lane);
+    for (int i = 0; i < c.stores; ++i) ASSERT_TRUE(w.append_store(heap(i), 0x1000 + i, 8));
+    if (c.range) ASSERT_TRUE(w.append_range(heap(20) + 1, text, 14));
+    if (c.pair) {
+      ASSERT_TRUE(w.append_word(heap(30), 0x11111111'00000005, 0x11111111'00000000));
+      ASSERT_TRUE(w.append_word(heap(31), 0x00000007'22222222, 0x00000000'22222222));
+    }
+    ASSERT_TRUE(w.commit(++seq));
+    EXPECT_EQ(lane.tail - start, 64 * c.lines);
+    uint64_t head;
+    std::memcpy(&head, file_->lane_base(1) + start % lane.size, 8);
+    EXPECT_EQ(head, c.lines == 1 ? kOneLineTag << 48 | seq : kFrameMagic);
+    std::memset(file_->at(heap(0)), 0, 8 * 40);
+    const std::vector<RedoFrame> frames = scan(1, seq - 1);
+    ASSERT_EQ(frames.size(), 1u);
+    EXPECT_EQ(frames[0].seq, seq);
+    EXPECT_EQ(frames[0].phys_pos, start % lane.size);
+    EXPECT_EQ(frames[0].entries, uint32_t(c.stores + (c.range ? 1 : 0) + (c.pair ? 2 : 0)));
+    apply_frame(*file_, *medium_, frames[0]);
+    for (int i = 0; i < c.stores; ++i) EXPECT_EQ(*reinterpret_cast<uint64_t*>(file_->at(heap(i))), uint64_t(0x1000 + i));
+    if (c.range) EXPECT_EQ(0, std::memcmp(file_->at(heap(20) + 1), text, 14));
+    if (c.pair) {
+      EXPECT_EQ(*reinterpret_cast<uint64_t*>(file_->at(heap(30))), 5u) << "the low half only, onto zeros";
+      EXPECT_EQ(*reinterpret_cast<uint64_t*>(file_->at(heap(31))), uint64_t{7} << 32);
+    }
+  }
+  // A seq beyond the header's 48 bits: a classic frame.
+  w.begin(lane);
+  const uint64_t start = lane.tail;
+  ASSERT_TRUE(w.append_store(heap(0), 1, 8));
+  ASSERT_TRUE(w.commit(kOneLineSeqMax + 1));
+  EXPECT_EQ(lane.tail - start, 64u);
+  uint64_t head;
+  std::memcpy(&head, file_->lane_base(1) + start % lane.size, 8);
+  EXPECT_EQ(head, kFrameMagic);
+  const std::vector<RedoFrame> frames = scan(1, kOneLineSeqMax);
+  ASSERT_EQ(frames.size(), 1u);
+  EXPECT_EQ(frames[0].seq, kOneLineSeqMax + 1);
+}
+
+// Every word of a one-line frame counts: the header (tag and seq), each
+// entry word, the zero words after the entries and the checksum.  Moved to
+// another line of the lane, the frame is not found either.
+TEST_F(LogTest, AnyDamagedWordInvalidatesAOneLineFrame) {
+  RedoWriter w = writer();
+  Lane& lane = lanes_->lane(2);
+  w.begin(lane);
+  ASSERT_TRUE(w.append_store(heap(3), 0xABCD, 8));
+  ASSERT_TRUE(w.commit(9));
+  ASSERT_EQ(lane.tail, 64u);
+  ASSERT_EQ(scan(2, 0).size(), 1u);
+  char* line = file_->lane_base(2);
+  for (uint64_t b = 0; b < 64; b += 4) {
+    const char saved = line[b];
+    line[b] ^= 0x04;
+    uint64_t torn = 0;
+    EXPECT_TRUE(scan(2, 0, &torn).empty()) << "flipped byte " << b;
+    line[b] = saved;
+  }
+  // The checksum as log-format.md gives it: the seed, kFrameMagic, words
+  // 1-6, then the header.  Redone over a word after the first zero word,
+  // the line still is no frame: entries end at the first zero word.
+  uint64_t wd[8];
+  std::memcpy(wd, line, 64);
+  auto sum = [&] {
+    uint64_t h = hash_word(frame_seed(*file_, 2, 0), kFrameMagic);
+    for (int i = 1; i <= 6; ++i) h = hash_word(h, wd[i]);
+    return hash_finish(hash_word(h, wd[0]));
+  };
+  ASSERT_EQ(sum(), wd[7]);
+  wd[4] = heap(4) << 8 | 3 << 4 | kStore;
+  wd[7] = sum();
+  std::memcpy(line, wd, 64);
+  EXPECT_TRUE(scan(2, 0).empty()) << "a word after the padding began";
+  wd[3] = wd[4];  // the same entry right after the first: a valid frame of two stores
+  wd[4] = 0;
+  wd[7] = sum();
+  std::memcpy(line, wd, 64);
+  ASSERT_EQ(scan(2, 0).size(), 1u);
+  EXPECT_EQ(scan(2, 0)[0].entries, 2u);
+  std::memcpy(line + 64, line, 64);  // the same line one line further on
+  std::memset(line, 0, 64);
+  uint64_t torn = 0;
+  EXPECT_TRUE(scan(2, 0, &torn).empty());
+  EXPECT_EQ(torn, 1u) << "the moved line is a candidate whose checksum fails";
+}
+
+// A pool still at version 3 (an older release shares it, so it was not
+// upgraded) gets classic frames only: a version-3 reader finds them.
+TEST_F(LogTest, AVersion3PoolGetsClassicFramesOnly) {
+  PoolHeader& h = const_cast<PoolHeader&>(file_->header());
+  h.layout_version = kLayoutVersionV3;
+  RedoWriter w = writer();
+  EXPECT_FALSE(w.one_line_frames());
+  Lane& lane = lanes_->lane(0);
+  w.begin(lane);
+  ASSERT_TRUE(w.append_store(heap(0), 5, 8));
+  ASSERT_TRUE(w.commit(3));
+  uint64_t head;
+  std::memcpy(&head, file_->lane_base(0), 8);
+  EXPECT_EQ(head, kFrameMagic);
+  EXPECT_EQ(lane.tail, 64u);
+  w.begin(lane);
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE(w.append_store(heap(i), 6, 8));
+  ASSERT_TRUE(w.commit(4));
+  EXPECT_EQ(lane.tail, 64u + 128u) << "three stores: header, 6 words, trailer: two lines";
+  EXPECT_EQ(scan(0, 0).size(), 2u);
+  h.layout_version = kLayoutVersion;
+}
+
 TEST_F(LogTest, FramesWrapAroundTheLaneAndOldOnesAreOverwritten) {
   RedoWriter w = writer();
   Lane& lane = lanes_->lane(3);

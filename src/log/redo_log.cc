@@ -88,6 +88,15 @@ void release_extents_locked(uint64_t retired, RetiringExtents* q, Allocator* all
 
 // ------------------------------------------------------------------ writer
 
+RedoWriter::RedoWriter(const PoolFile* pool, Medium* medium, Allocator* alloc, RoomFn room, void* room_self)
+    : medium_(medium),
+      pool_(pool),
+      pool_seed_(pool_seed(*pool)),
+      one_line_(pool->header().layout_version >= kLayoutVersion),
+      extents_(alloc),
+      room_(room),
+      room_self_(room_self) {}
+
 void RedoWriter::begin(Lane& lane) {
   lane_ = &lane;
   start_ = lane.tail;
@@ -365,15 +374,33 @@ bool RedoWriter::append_range_wcl(uint64_t off, const unsigned char* now, const 
 
 bool RedoWriter::commit(uint64_t seq) {
   if (pending_.set && !flush_pending()) return false;
+  // Lines of a frame of `words` words through its entries (header and
+  // links included).
+  auto lines = [this](uint64_t words) { return one_line_ && words <= 1 + kOneLineEntryWords ? 1 : (words + 3 + 7) / 8; };
   if (saved_words_ > 0) {
     counters().log_words_saved.add(static_cast<uint64_t>(saved_words_));
     // Frames are whole lines: what the frame would have taken without WCL
     // against what it takes.
-    const uint64_t now_lines = (frame_words_ + 3 + 7) / 8;
-    const uint64_t then_lines = (frame_words_ + 3 + static_cast<uint64_t>(saved_words_) + 7) / 8;
-    counters().log_lines_saved.add(then_lines - now_lines);
+    counters().log_lines_saved.add(lines(frame_words_ + static_cast<uint64_t>(saved_words_)) - lines(frame_words_));
   }
   saved_words_ = 0;
+  // Header and entries all in the open line, nothing of the frame streamed
+  // or linked (fill_ would then hold fewer than all its words): the line
+  // is the frame.
+  if (one_line_ && frame_words_ <= 1 + kOneLineEntryWords && fill_ == frame_words_ * 8 && seq - 1 < kOneLineSeqMax) {
+    counters().log_bytes.add(16);
+    for (uint32_t i = fill_ / 8; i <= kOneLineEntryWords; ++i) {
+      line_[i] = 0;
+      hash_ = hash_word(hash_, 0);
+    }
+    const uint64_t head = kOneLineTag << 48 | seq;
+    line_[0] = head;  // begin hashed kFrameMagic in its place
+    line_[7] = hash_finish(hash_word(hash_, head));
+    flush_line();
+    lane_->push_frame({lane_->tail, seq});
+    lane_ = nullptr;
+    return true;
+  }
   if (!ensure(1)) return false;  // the three trailer words, no link after them
   counters().log_bytes.add(24 + 8);
   put(uint64_t{count_} << 8 | kCommit);
@@ -413,6 +440,10 @@ class FrameReader {
 
   // Words left in the current segment.
   uint64_t left() const { return left_; }
+  // Words read so far.
+  uint64_t read() const { return read_; }
+  // A one-line frame: after its header, the six entry words of the line.
+  void one_line() { left_ = kOneLineEntryWords; }
   bool next(uint64_t* w) {
     if (left_ == 0 || budget_ == 0) return false;
     if (ext_) {
@@ -423,6 +454,7 @@ class FrameReader {
     pos_ += 8;
     --left_;
     --budget_;
+    ++read_;
     return true;
   }
   // Up to `words` contiguous words at the position (advanced past them).
@@ -433,6 +465,7 @@ class FrameReader {
     pos_ += n * 8;
     left_ -= n;
     budget_ -= n;
+    read_ += n;
     *got = n;
     return reinterpret_cast<const unsigned char*>(base);
   }
@@ -453,6 +486,7 @@ class FrameReader {
   uint64_t pos_;     // lane: physical byte position (mod lane size); extent: byte offset
   uint64_t left_;    // words left in the segment
   uint64_t budget_;  // words left in all (a chain of links cannot loop forever)
+  uint64_t read_ = 0;
 };
 
 struct WalkResult {
@@ -482,10 +516,16 @@ WalkResult walk_frame(const PoolFile& pool, uint32_t lane, uint64_t phys, Medium
   FrameReader r(pool, lane, phys);
   WalkResult res;
   uint64_t w;
-  if (!r.next(&w) || w != kFrameMagic) return res;
-  uint64_t hash = hash_word(frame_seed(pool, lane, phys), w);
+  if (!r.next(&w)) return res;
+  const uint64_t head = w;
+  const bool one_line = head >> 48 == kOneLineTag;
+  if (!one_line && head != kFrameMagic) return res;
+  if (one_line) r.one_line();
+  uint64_t hash = hash_word(frame_seed(pool, lane, phys), kFrameMagic);
   uint64_t count = 0;
+  uint64_t entries_end = 1;  // words through the last whole entry (one-line frames)
   while (r.next(&w)) {
+    if (one_line && w == 0) break;  // the padding: no entry starts with 0
     hash = hash_word(hash, w);
     const uint64_t kind = w & 0xF;
     if (kind == kStore) {
@@ -572,12 +612,12 @@ WalkResult walk_frame(const PoolFile& pool, uint32_t lane, uint64_t phys, Medium
       if (apply) apply->flush(pool.at(off), n);
       res.vouches = true;
       ++count;
-    } else if (kind == kLink) {
+    } else if (kind == kLink && !one_line) {
       uint64_t bytes;
       if (!r.next(&bytes)) break;
       hash = hash_word(hash, bytes);
       if (!r.jump(w >> 8, bytes)) break;
-    } else if (kind == kCommit) {
+    } else if (kind == kCommit && !one_line) {
       uint64_t seq, sum;
       if (!r.next(&seq)) break;
       hash = hash_word(hash, seq);
@@ -588,6 +628,22 @@ WalkResult walk_frame(const PoolFile& pool, uint32_t lane, uint64_t phys, Medium
     } else {
       break;
     }
+    entries_end = r.read();
+  }
+  if (one_line) {
+    // Zero words from the last whole entry to the checksum in word 7.  A
+    // damaged or stale entry fails here or in the sum.
+    const char* line = pool.lane_base(lane) + phys;
+    bool padded = true;
+    for (uint64_t i = entries_end; i <= kOneLineEntryWords; ++i) {
+      std::memcpy(&w, line + 8 * i, 8);
+      padded = padded && w == 0;
+      hash = hash_word(hash, w);
+    }
+    uint64_t sum;
+    std::memcpy(&sum, line + 8 * (kOneLineEntryWords + 1), 8);
+    res.valid = padded && sum == hash_finish(hash_word(hash, head));
+    res.seq = head & kOneLineSeqMax;
   }
   res.parsed = count > 0;
   res.entries = static_cast<uint32_t>(count);
@@ -603,7 +659,7 @@ void scan_lane(const PoolFile& pool, uint32_t lane, uint64_t min_seq, std::vecto
   for (uint64_t p = 0; p < size; p += 64) {
     uint64_t first;
     std::memcpy(&first, base + p, 8);
-    if (first != kFrameMagic) continue;
+    if (first != kFrameMagic && first >> 48 != kOneLineTag) continue;
     WalkResult r = walk_frame(pool, lane, p, nullptr, nullptr);
     if (!r.valid && !validate_commit && r.parsed) {  // control variant only: trust what parsed
       if (r.seq <= min_seq) r.seq = min_seq + 1;

@@ -19,6 +19,12 @@
 //                    Nothing to replay; recovery takes the frame as
 //                    committed only if home matches (drop_unvouched).
 //   trailer   (count << 8 | kCommit), seq, checksum
+// A wrap whose entries fit in 48 bytes (six words, no LINK) writes a
+// one-line frame instead (layout version 4):
+//   word 0    kOneLineTag << 48 | seq
+//   words 1-6 the entries, then zero words (no entry starts with 0)
+//   word 7    checksum of the seed, kFrameMagic, words 1-6, then word 0
+// so a wrap of up to three word stores streams one line, not two.
 // Entries never straddle a link: a range that does not fit is split into
 // several RANGE entries, and a link is always written while there is room
 // for it, so a reader meets LINK only where it expects an entry kind.  The
@@ -57,6 +63,13 @@ class PoolFile;
 
 inline constexpr uint64_t kFrameMagic = 0x3146524F44455257ull;  // "WREDORF1"
 enum RedoKind : uint64_t { kStore = 1, kRange = 2, kHalfPair = 3, kLink = 4, kFresh = 5, kCommit = 0xC };
+// One-line frames (layout version 4): the header's top 16 bits ("SW");
+// its low 48 bits are the seq (a wrap with a larger seq writes a classic
+// frame).  kFrameMagic's top bits differ, so a header is one or the other.
+inline constexpr uint64_t kOneLineTag = 0x5753;
+inline constexpr uint64_t kOneLineSeqMax = (uint64_t{1} << 48) - 1;
+inline constexpr uint64_t kOneLineEntryWords = 6;
+static_assert(kFrameMagic >> 48 != kOneLineTag);
 
 // The hash a FRESH record carries for the len bytes at pool offset off.
 uint64_t fresh_hash(const void* bytes, uint64_t off, uint64_t len);
@@ -130,8 +143,10 @@ class RedoWriter {
   // lane.reclaimed from what retirement has freed.  Must not wait.
   using RoomFn = void (*)(void* self, Lane& lane);
 
-  RedoWriter(const PoolFile* pool, Medium* medium, Allocator* alloc, RoomFn room, void* room_self)
-      : medium_(medium), pool_(pool), pool_seed_(pool_seed(*pool)), extents_(alloc), room_(room), room_self_(room_self) {}
+  // A writer made for a pool of layout version 4 writes one-line frames; on
+  // an older pool (one an older release shares, so it was not upgraded)
+  // classic ones only.
+  RedoWriter(const PoolFile* pool, Medium* medium, Allocator* alloc, RoomFn room, void* room_self);
 
   // Free whole lines in the lane (logical space not holding live frames).
   static uint64_t lane_free_lines(const Lane& lane) { return (lane.reclaimed + lane.size - lane.tail) / 64; }
@@ -190,9 +205,13 @@ class RedoWriter {
     }
     return true;
   }
-  // Trailer + last partial line streamed.  The caller fences.  Records the
-  // frame in the lane's queue (Lane::push_frame).  False if out of space.
+  // Trailer + last partial line streamed (or, for a frame of at most six
+  // entry words in its first line, that line as a one-line frame).  The
+  // caller fences.  Records the frame in the lane's queue
+  // (Lane::push_frame).  False if out of space.
   bool commit(uint64_t seq);
+  // Whether commit() writes one-line frames (the pool is version 4).
+  bool one_line_frames() const { return one_line_; }
   // Forget the open frame; the lane's tail returns to its start and its
   // extents go back to the heap.
   void abandon();
@@ -272,6 +291,7 @@ class RedoWriter {
   uint64_t ext_pos_ = 0;
   uint64_t ext_size_ = 0;    // bytes of the current extent; 0 until the frame takes one
   uint64_t pool_seed_;       // pool_seed(*pool_), for begin's frame_seed
+  bool one_line_;            // commit writes one-line frames where they fit
   // The rest: where log space comes from when the lane is short of it,
   // and a range's write-combined logging.
   bool in_range_ = false;    // append_range_wcl is logging a range's halves

@@ -393,7 +393,7 @@ class PoolFile {
   bool created_zeroed_ = false;  // heap_zero_at_open()
   uint64_t* size_mirror_ = nullptr;  // mirror_size()
   uint64_t mirror_below_ = 0;
-  bool upgrade_ = false;    // bind() brings a version-1 pool to version 2
+  bool upgrade_ = false;    // bind() brings an older pool to kLayoutVersion
   bool limit_changed_ = false;  // bind() records limit_
   bool skip_zone_fence_ = false;  // ResolvedConfig::grow_skip_zone_fence
   Medium* medium_ = nullptr;

@@ -29,12 +29,16 @@ inline constexpr char kPoolMagic[16] = "SOFTWRAP-POOL-1";  // 15 chars + NUL
 // linked frame for a torn one and lose a committed wrap), zones (growth)
 // and PoolMeta's durable size and limit.  Version 3: redo frames may hold
 // FRESH entries (a version-2 reader would take such a frame for a torn one
-// and lose a committed wrap).  Pools of versions 1 and 2 are upgraded in
-// place when they are opened for use (pool.cc); zones keep the version
-// they were formatted with (2 or 3: their layout is the same).
-inline constexpr uint32_t kLayoutVersion = 3;
+// and lose a committed wrap).  Version 4: a wrap whose entries fit in 48
+// bytes may write a one-line frame (docs/log-format.md; a version-3 reader
+// would not find it and lose a committed wrap).  Pools of versions 1 to 3
+// are upgraded in place when they are opened for use (pool.cc); zones keep
+// the version they were formatted with (2 to 4: their layout is the same),
+// and a zone added to a pool takes the pool header's version.
+inline constexpr uint32_t kLayoutVersion = 4;
 inline constexpr uint32_t kLayoutVersionV1 = 1;
 inline constexpr uint32_t kLayoutVersionV2 = 2;
+inline constexpr uint32_t kLayoutVersionV3 = 3;
 inline constexpr uint64_t kPageSize = 4096;
 inline constexpr uint64_t kMinPoolSize = 8ull << 20;
 // A lane at most 64 GiB: its DRAM queue of committed frames (log/lanes.h)

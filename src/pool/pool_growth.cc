@@ -173,7 +173,7 @@ int PoolFile::load_zones_from(uint32_t index, uint64_t off, uint64_t first, uint
     const char* bad = nullptr;
     if (std::memcmp(z.magic, kZoneMagic, sizeof z.magic) != 0) {
       bad = "bad magic (no zone starts where the previous one ends)";
-    } else if (z.layout_version != kLayoutVersion && z.layout_version != kLayoutVersionV2) {
+    } else if (z.layout_version < kLayoutVersionV2 || z.layout_version > kLayoutVersion) {
       bad = "wrong layout version";
     } else if (z.checksum != hash64(&z, offsetof(ZoneHeader, checksum))) {
       bad = "checksum mismatch";
@@ -270,17 +270,22 @@ int PoolFile::bind(Medium* medium) {
     medium->fence(FenceKind::kOther);
     limit_changed_ = false;
   }
-  // A version-2 pool other handles have open stays version 2 for this
-  // session: they may be processes of an older release, which read the
-  // header once, at their open, and would take this one's FRESH frames for
-  // torn ones if they recovered after it (the engines vouch only on a
-  // version-3 pool: FreshSet::before_commit).  The first handle to open it
-  // alone upgrades it.
-  if (upgrade_ && header().layout_version == kLayoutVersionV2 && shared_ && others_open()) upgrade_ = false;
+  // A version-2 or -3 pool other handles have open keeps its version for
+  // this session: they may be processes of an older release, which read
+  // the header once, at their open, and would take this one's FRESH frames
+  // (version 3) or miss its one-line frames (version 4) if they recovered
+  // after it (the engines vouch only on a version-3 pool or newer:
+  // FreshSet::before_commit; the redo writer writes one-line frames only
+  // on a version-4 pool: RedoWriter).  The first handle to open it alone
+  // upgrades it.
+  if (upgrade_ && (header().layout_version == kLayoutVersionV2 || header().layout_version == kLayoutVersionV3) &&
+      shared_ && others_open()) {
+    upgrade_ = false;
+  }
   if (upgrade_) {
-    // Version 1 or 2 -> 3: the word holding layout_version (and
+    // Version 1, 2 or 3 -> 4: the word holding layout_version (and
     // header_size), then the checksum.  PoolMeta is durable first, so
-    // whichever of the two a crash keeps, open reads the pool as version 3
+    // whichever of the two a crash keeps, open reads the pool as version 4
     // and an older reader refuses it (validate_header); this finishes the
     // job.
     SW_TRACE_LABEL("open:upgrade");
@@ -389,7 +394,7 @@ int PoolFile::grow(uint64_t min_chunks, Zone* added) {
     SW_TRACE_LABEL("grow:zone");
     ZoneHeader z{};
     std::memcpy(z.magic, kZoneMagic, sizeof z.magic);
-    z.layout_version = kLayoutVersion;
+    z.layout_version = header().layout_version;  // an older release sharing the pool reads its zones
     z.index = index;
     std::memcpy(z.uuid, header().uuid, sizeof z.uuid);
     z.offset = start;

@@ -378,14 +378,18 @@ TEST_F(PoolFileTest, RefusesOtherLayoutVersion) {
 // opened for use, it is upgraded in place (PoolMeta first, then the
 // header), keeps its bytes, and a crash between the header's two words
 // (version, then checksum) leaves a header open() accepts and finishes.
-// A version-2 pool that another handle has open shared (perhaps a process
-// of an older release, which would read this one's FRESH frames as torn)
-// is not upgraded; the first handle alone on it upgrades it.
-TEST_F(PoolFileTest, SharedVersion2PoolIsUpgradedOnlyByAHandleAlone) {
-  const std::string p = path();
+// A version-2 or -3 pool that another handle has open shared (perhaps a
+// process of an older release, which would read this one's FRESH frames as
+// torn or miss its one-line frames) is not upgraded, and a zone it grows
+// by keeps the pool's version (the older release reads it); the first
+// handle alone on it upgrades it.
+TEST_F(PoolFileTest, SharedVersion2And3PoolsAreUpgradedOnlyByAHandleAlone) {
+  for (const uint32_t from : {kLayoutVersionV2, kLayoutVersionV3}) {
+  SCOPED_TRACE("version " + std::to_string(from));
+  const std::string p = path(("v" + std::to_string(from)).c_str());
   make_pool(p);
-  edit_header(p, [](PoolHeader* h) {
-    h->layout_version = kLayoutVersionV2;
+  edit_header(p, [from](PoolHeader* h) {
+    h->layout_version = from;
     reseal(h);
   });
   ResolvedConfig cfg;
@@ -395,11 +399,18 @@ TEST_F(PoolFileTest, SharedVersion2PoolIsUpgradedOnlyByAHandleAlone) {
   auto other = PoolFile::open(p, cfg);  // the other process's handle
   ASSERT_NE(other, nullptr) << last_error_message();
   {
-    auto pf = PoolFile::open(p, cfg);
+    ResolvedConfig grows = cfg;
+    grows.max_size = 4 * kPool;
+    auto pf = PoolFile::open(p, grows);
     ASSERT_NE(pf, nullptr) << last_error_message();
     auto medium = make_medium(mo, pf->base(), pf->size());
     ASSERT_EQ(pf->bind(medium.get()), 0) << last_error_message();
-    EXPECT_EQ(pf->header().layout_version, kLayoutVersionV2);
+    EXPECT_EQ(pf->header().layout_version, from);
+    Zone added{};
+    ASSERT_EQ(pf->grow(1, &added), 0) << last_error_message();
+    ZoneHeader z;
+    std::memcpy(&z, pf->base() + added.offset, sizeof z);
+    EXPECT_EQ(z.layout_version, from) << "a zone an older release sharing the pool reads";
   }
   other.reset();
   auto pf = PoolFile::open(p, cfg);
@@ -407,10 +418,11 @@ TEST_F(PoolFileTest, SharedVersion2PoolIsUpgradedOnlyByAHandleAlone) {
   auto medium = make_medium(mo, pf->base(), pf->size());
   ASSERT_EQ(pf->bind(medium.get()), 0) << last_error_message();
   EXPECT_EQ(pf->header().layout_version, kLayoutVersion);
+  }
 }
 
-TEST_F(PoolFileTest, Version1And2PoolsAreUpgradedInPlace) {
-  for (const uint32_t from : {kLayoutVersionV1, kLayoutVersionV2}) {
+TEST_F(PoolFileTest, Version1To3PoolsAreUpgradedInPlace) {
+  for (const uint32_t from : {kLayoutVersionV1, kLayoutVersionV2, kLayoutVersionV3}) {
   for (const bool torn : {false, true}) {
     SCOPED_TRACE(std::string(torn ? "upgrade torn between version and checksum, " : "") + "version " +
                  std::to_string(from));
@@ -433,7 +445,7 @@ TEST_F(PoolFileTest, Version1And2PoolsAreUpgradedInPlace) {
       h.layout_version = from;
       reseal(&h);
       if (torn) h.layout_version = kLayoutVersion;  // the version word landed, the checksum did not
-      if (torn && from == kLayoutVersionV2) {   // and the other way round: the checksum landed
+      if (torn && from != kLayoutVersionV1) {   // and the other way round: the checksum landed
         h.layout_version = kLayoutVersion;
         reseal(&h);
         h.layout_version = from;

@@ -385,9 +385,11 @@ bool RedoWriter::commit(uint64_t seq) {
   }
   saved_words_ = 0;
   // Header and entries all in the open line, nothing of the frame streamed
-  // or linked (fill_ would then hold fewer than all its words): the line
-  // is the frame.
-  if (one_line_ && frame_words_ <= 1 + kOneLineEntryWords && fill_ == frame_words_ * 8 && seq - 1 < kOneLineSeqMax) {
+  // or linked (fill_ would then hold fewer than all its words; and a line
+  // is streamed once full, so fill_ <= 56: at most six entry words): the
+  // line is the frame.
+  static_assert(kOneLineEntryWords == kLine / 8 - 2);
+  if (one_line_ && fill_ == frame_words_ * 8 && seq - 1 < kOneLineSeqMax) {
     counters().log_bytes.add(16);
     for (uint32_t i = fill_ / 8; i <= kOneLineEntryWords; ++i) {
       line_[i] = 0;
